@@ -1,11 +1,15 @@
 # Small helpers shared by the host, plugin and test CMakeLists.
 
-# plinth_add_subdirs(DIR): add_subdirectory for each direct child of DIR holding a CMakeLists.txt,
+# plinth_add_subdirs(DIR [EXCLUDE names...]): add_subdirectory for each direct child of DIR holding a CMakeLists.txt,
 # so a new component or plugin folder joins the build without editing this file.
 function(plinth_add_subdirs dir)
+  cmake_parse_arguments(A "" "" "EXCLUDE" ${ARGN})
   file(GLOB children LIST_DIRECTORIES true RELATIVE ${dir} CONFIGURE_DEPENDS ${dir}/*)
   list(SORT children)
   foreach(child IN LISTS children)
+    if(child IN_LIST A_EXCLUDE)
+      continue()
+    endif()
     if(IS_DIRECTORY ${dir}/${child} AND EXISTS ${dir}/${child}/CMakeLists.txt)
       add_subdirectory(${dir}/${child})
     endif()
