@@ -1,0 +1,76 @@
+/* plinth plugin ABI — what every kind's function table starts with: the instance lifecycle and
+ * extension lookup, and the arguments of create (config, host API, model, wired dependencies). */
+#ifndef PLINTH_PLUGIN_H
+#define PLINTH_PLUGIN_H
+
+#include "plinth/abi.h"
+#include "plinth/host_api.h"
+#include "plinth/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct plinth_backend_vtable;
+struct plinth_kv_cache_vtable;
+struct plinth_prefix_cache_vtable;
+
+/* A wired dependency: another plugin's table and instance. Both NULL when not wired. The host
+ * creates dependencies first and destroys them last, so a ref stays valid until destroy. */
+typedef struct plinth_backend_ref {
+  const struct plinth_backend_vtable* vtable;
+  plinth_instance* instance;
+} plinth_backend_ref;
+typedef struct plinth_kv_cache_ref {
+  const struct plinth_kv_cache_vtable* vtable;
+  plinth_instance* instance;
+} plinth_kv_cache_ref;
+typedef struct plinth_prefix_cache_ref {
+  const struct plinth_prefix_cache_vtable* vtable;
+  plinth_instance* instance;
+} plinth_prefix_cache_ref;
+
+/* Arguments of create. Creation order: backend, kv_cache, prefix_cache, scheduler, speculator,
+ * graph_runner; each receives the refs of those before it that it may use:
+ *   kv_cache: backend (KV layout, memory info, allocate_kv)
+ *   prefix_cache: kv_cache (block references)
+ *   scheduler: kv_cache, prefix_cache (may be NULL)
+ *   speculator: backend (a second backend instance for a draft model is the host's job)
+ *   graph_runner: backend (must offer the "plinth.cuda_stream/1" extension) */
+typedef struct plinth_create_args {
+  uint32_t struct_size;
+  const plinth_host_api* host;    /* valid until destroy returns */
+  const char* instance_name;      /* the manifest's name for this plugin, for log lines */
+  const char* config_json;        /* the manifest's `config` object, already validated against the
+                                     plugin's schema with defaults filled in; valid during create */
+  const plinth_model_desc* model; /* backend and speculator: the model; NULL for other kinds */
+  plinth_backend_ref backend;
+  plinth_kv_cache_ref kv_cache;
+  plinth_prefix_cache_ref prefix_cache;
+} plinth_create_args;
+
+/* Instance lifecycle, the second member of every kind's table. */
+typedef struct plinth_lifecycle {
+  uint32_t struct_size;
+  /* Required. Creates an instance into *out (set only on success). Errors: INVALID_ARGUMENT for a
+   * config the schema could not express as wrong, UNSUPPORTED for a model it cannot run,
+   * OUT_OF_MEMORY. Must not throw; may start threads, which destroy joins. */
+  int32_t (*create)(const plinth_create_args* args, plinth_instance** out, plinth_error* err);
+  /* Required. Frees everything the instance owns and joins its threads. inst may be NULL. */
+  void (*destroy)(plinth_instance* inst);
+  /* Optional (NULL = no extensions). Returns the extension table named `name` ("<vendor>.<what>/<major>",
+   * e.g. "plinth.cuda_stream/1"), or NULL when absent. The table lives as long as the instance. */
+  const void* (*get_extension)(plinth_instance* inst, const char* name);
+} plinth_lifecycle;
+
+/* The common head of every kind's table: the host reads it without knowing the kind. */
+typedef struct plinth_vtable_head {
+  uint32_t struct_size;
+  plinth_lifecycle lifecycle;
+} plinth_vtable_head;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PLINTH_PLUGIN_H */

@@ -1,0 +1,57 @@
+// plinth SDK — prefix_cache adapter: builds a plinth_prefix_cache_vtable from a C++ class.
+//   struct MyPrefixCache {
+//     explicit MyPrefixCache(const plinth_create_args&);
+//     plinth_prefix_match match(std::span<const int32_t> tokens);
+//     void release(uint64_t handle);
+//     void insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks);
+//     uint32_t evict(uint32_t num_blocks);          // returns blocks evicted
+//     plinth_prefix_stats stats();
+//   };
+#ifndef PLINTH_PREFIX_CACHE_HPP
+#define PLINTH_PREFIX_CACHE_HPP
+
+#include <span>
+
+#include "plinth/plugin.hpp"
+
+namespace plinth::sdk {
+
+template <class T>
+constexpr plinth_prefix_cache_vtable prefix_cache_vtable() {
+  plinth_prefix_cache_vtable v{};
+  v.struct_size = sizeof(plinth_prefix_cache_vtable);
+  v.lifecycle = lifecycle<T>();
+  v.match = [](plinth_instance* i, const int32_t* t, uint32_t n, plinth_prefix_match* out,
+               plinth_error* e) -> int32_t {
+    return guard(e, [&] {
+      *out = self<T>(i).match(std::span<const int32_t>(t, n));
+      out->struct_size = sizeof(*out);
+    });
+  };
+  v.release = [](plinth_instance* i, uint64_t h) {
+    try {
+      self<T>(i).release(h);
+    } catch (...) {
+    }
+  };
+  v.insert = [](plinth_instance* i, const int32_t* t, uint32_t nt, const int32_t* b, uint32_t nb,
+                plinth_error* e) -> int32_t {
+    return guard(e, [&] {
+      self<T>(i).insert(std::span<const int32_t>(t, nt), std::span<const int32_t>(b, nb));
+    });
+  };
+  v.evict = [](plinth_instance* i, uint32_t n, uint32_t* evicted, plinth_error* e) -> int32_t {
+    return guard(e, [&] {
+      uint32_t k = self<T>(i).evict(n);
+      if (evicted != nullptr) *evicted = k;
+    });
+  };
+  v.get_stats = [](plinth_instance* i, plinth_prefix_stats* out, plinth_error* e) -> int32_t {
+    return guard(e, [&] { *out = self<T>(i).stats(); out->struct_size = sizeof(*out); });
+  };
+  return v;
+}
+
+}  // namespace plinth::sdk
+
+#endif  // PLINTH_PREFIX_CACHE_HPP

@@ -1,0 +1,48 @@
+// plinth SDK — scheduler adapter: builds a plinth_scheduler_vtable from a C++ class.
+//   struct MyScheduler {
+//     explicit MyScheduler(const plinth_create_args&);
+//     void add(const plinth_sched_request&);  void abort_seq(plinth_seq_id);
+//     plinth_sched_output schedule(const plinth_sched_step&);  // arrays owned by the object
+//     void update(std::span<const plinth_sched_result>);
+//     plinth_sched_stats stats();
+//   };
+#ifndef PLINTH_SCHEDULER_HPP
+#define PLINTH_SCHEDULER_HPP
+
+#include <span>
+
+#include "plinth/plugin.hpp"
+
+namespace plinth::sdk {
+
+template <class T>
+constexpr plinth_scheduler_vtable scheduler_vtable() {
+  plinth_scheduler_vtable v{};
+  v.struct_size = sizeof(plinth_scheduler_vtable);
+  v.lifecycle = lifecycle<T>();
+  v.add = [](plinth_instance* i, const plinth_sched_request* r, plinth_error* e) -> int32_t {
+    return guard(e, [&] { self<T>(i).add(*r); });
+  };
+  v.abort_seq = [](plinth_instance* i, plinth_seq_id s) {
+    try {
+      self<T>(i).abort_seq(s);
+    } catch (...) {
+    }
+  };
+  v.schedule = [](plinth_instance* i, const plinth_sched_step* s, plinth_sched_output* out,
+                  plinth_error* e) -> int32_t {
+    return guard(e, [&] { *out = self<T>(i).schedule(*s); out->struct_size = sizeof(*out); });
+  };
+  v.update = [](plinth_instance* i, const plinth_sched_result* r, uint32_t n,
+                plinth_error* e) -> int32_t {
+    return guard(e, [&] { self<T>(i).update(std::span<const plinth_sched_result>(r, n)); });
+  };
+  v.get_stats = [](plinth_instance* i, plinth_sched_stats* out, plinth_error* e) -> int32_t {
+    return guard(e, [&] { *out = self<T>(i).stats(); out->struct_size = sizeof(*out); });
+  };
+  return v;
+}
+
+}  // namespace plinth::sdk
+
+#endif  // PLINTH_SCHEDULER_HPP

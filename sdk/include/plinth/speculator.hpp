@@ -1,0 +1,53 @@
+// plinth SDK — speculator adapter: builds a plinth_speculator_vtable from a C++ class.
+//   struct MySpeculator {
+//     explicit MySpeculator(const plinth_create_args&);
+//     plinth_spec_proposal propose(std::span<const plinth_spec_seq> seqs, uint32_t max_draft);
+//     // fills accepted[i] and next_token[i] for each item
+//     void verify(std::span<const plinth_spec_verify> items, std::span<uint32_t> accepted,
+//                 std::span<int32_t> next_token);
+//     void release_seq(plinth_seq_id);
+//     plinth_spec_stats stats();
+//   };
+#ifndef PLINTH_SPECULATOR_HPP
+#define PLINTH_SPECULATOR_HPP
+
+#include <span>
+
+#include "plinth/plugin.hpp"
+
+namespace plinth::sdk {
+
+template <class T>
+constexpr plinth_speculator_vtable speculator_vtable() {
+  plinth_speculator_vtable v{};
+  v.struct_size = sizeof(plinth_speculator_vtable);
+  v.lifecycle = lifecycle<T>();
+  v.propose = [](plinth_instance* i, const plinth_spec_seq* s, uint32_t n, uint32_t k,
+                 plinth_spec_proposal* out, plinth_error* e) -> int32_t {
+    return guard(e, [&] {
+      *out = self<T>(i).propose(std::span<const plinth_spec_seq>(s, n), k);
+      out->struct_size = sizeof(*out);
+    });
+  };
+  v.verify = [](plinth_instance* i, const plinth_spec_verify* items, uint32_t n, uint32_t* acc,
+                int32_t* next, plinth_error* e) -> int32_t {
+    return guard(e, [&] {
+      self<T>(i).verify(std::span<const plinth_spec_verify>(items, n), std::span<uint32_t>(acc, n),
+                        std::span<int32_t>(next, n));
+    });
+  };
+  v.release_seq = [](plinth_instance* i, plinth_seq_id s) {
+    try {
+      self<T>(i).release_seq(s);
+    } catch (...) {
+    }
+  };
+  v.get_stats = [](plinth_instance* i, plinth_spec_stats* out, plinth_error* e) -> int32_t {
+    return guard(e, [&] { *out = self<T>(i).stats(); out->struct_size = sizeof(*out); });
+  };
+  return v;
+}
+
+}  // namespace plinth::sdk
+
+#endif  // PLINTH_SPECULATOR_HPP
