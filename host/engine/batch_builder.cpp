@@ -1,0 +1,66 @@
+#include "engine/batch_builder.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/sequence.hpp"
+
+namespace plinth {
+
+const plinth_batch& BatchBuilder::build(std::span<const Entry> entries, uint32_t block_size) {
+  token_ids_.clear();
+  positions_.clear();
+  query_start_.assign(1, 0);
+  seq_lens_.clear();
+  slots_.clear();
+  logits_indices_.clear();
+  logits_owner_.clear();
+
+  size_t max_blocks = 0;
+  for (const Entry& e : entries) max_blocks = std::max(max_blocks, e.block_table.size());
+  block_tables_.assign(entries.size() * max_blocks, -1);
+
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    const std::vector<int32_t>& tokens = e.seq->tokens();
+    uint32_t end = e.num_computed + e.num_new;
+    if (end > tokens.size() || static_cast<size_t>(end) > e.block_table.size() * block_size) {
+      throw std::logic_error("batch: sequence " + std::to_string(e.seq->id()) + " scheduled to " +
+                             std::to_string(end) + " tokens but holds " +
+                             std::to_string(tokens.size()) + " tokens and " +
+                             std::to_string(e.block_table.size()) + " blocks");
+    }
+    std::copy(e.block_table.begin(), e.block_table.end(), block_tables_.begin() + i * max_blocks);
+    for (uint32_t pos = e.num_computed; pos < end; ++pos) {
+      token_ids_.push_back(tokens[pos]);
+      positions_.push_back(static_cast<int32_t>(pos));
+      slots_.push_back(e.block_table[pos / block_size] * static_cast<int32_t>(block_size) +
+                       static_cast<int32_t>(pos % block_size));
+    }
+    query_start_.push_back(static_cast<int32_t>(token_ids_.size()));
+    seq_lens_.push_back(static_cast<int32_t>(end));
+    if (end == tokens.size()) {
+      logits_indices_.push_back(static_cast<int32_t>(token_ids_.size()) - 1);
+      logits_owner_.push_back(static_cast<uint32_t>(i));
+    }
+  }
+
+  batch_ = plinth_batch{};
+  batch_.struct_size = sizeof(plinth_batch);
+  batch_.num_tokens = static_cast<uint32_t>(token_ids_.size());
+  batch_.num_seqs = static_cast<uint32_t>(entries.size());
+  batch_.token_ids = token_ids_.data();
+  batch_.positions = positions_.data();
+  batch_.query_start = query_start_.data();
+  batch_.seq_lens = seq_lens_.data();
+  batch_.block_tables = block_tables_.data();
+  batch_.max_blocks_per_seq = static_cast<uint32_t>(max_blocks);
+  batch_.block_size = block_size;
+  batch_.slot_mapping = slots_.data();
+  batch_.num_logits = static_cast<uint32_t>(logits_indices_.size());
+  batch_.logits_indices = logits_indices_.data();
+  return batch_;
+}
+
+}  // namespace plinth

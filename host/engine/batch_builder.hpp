@@ -1,0 +1,43 @@
+#pragma once
+// Turns one scheduler decision into the flat variable-length batch a backend runs (DESIGN §2,
+// backend.h): tokens, positions, query_start, seq_lens, block tables, slot mapping, logits indices.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "plinth/plinth.h"
+
+namespace plinth {
+
+class Sequence;
+
+/// Owns the arrays a plinth_batch points into; reused across steps (no per-step allocation once
+/// grown). Not thread-safe.
+class BatchBuilder {
+ public:
+  /// One scheduled sequence: its tokens [num_computed, num_computed + num_new) are computed now;
+  /// `block_table` is its kv_cache block table (physical block ids), valid for the call.
+  struct Entry {
+    const Sequence* seq;
+    uint32_t num_computed;
+    uint32_t num_new;
+    std::span<const int32_t> block_table;
+  };
+
+  /// Rebuilds the batch. A sequence wants logits when its chunk reaches its last token.
+  /// Throws std::logic_error when a block table is too short for the scheduled tokens (a
+  /// kv_cache/scheduler bug, not user input).
+  const plinth_batch& build(std::span<const Entry> entries, uint32_t block_size);
+
+  /// For logits row i: the index into `entries` of the sequence it belongs to.
+  std::span<const uint32_t> logits_owner() const { return logits_owner_; }
+
+ private:
+  std::vector<int32_t> token_ids_, positions_, query_start_, seq_lens_, block_tables_, slots_,
+      logits_indices_;
+  std::vector<uint32_t> logits_owner_;
+  plinth_batch batch_{};
+};
+
+}  // namespace plinth

@@ -1,0 +1,206 @@
+#include "engine/engine.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "engine/plugin_error.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace plinth {
+
+Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineOptions options)
+    : plugins_(plugins), tokenizer_(tokenizer), options_(std::move(options)) {
+  if (plugins_.backend.vtable == nullptr || plugins_.kv_cache.vtable == nullptr ||
+      plugins_.scheduler_vtable == nullptr) {
+    throw std::invalid_argument("engine: a backend, a kv_cache and a scheduler are required");
+  }
+  plinth_error err = make_error();
+  kv_info_.struct_size = sizeof(kv_info_);
+  check_status(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
+               "kv_cache.get_info");
+}
+
+Engine::~Engine() {
+  // Give every block back so the pool is whole if the plugins outlive the engine.
+  for (auto& [id, seq] : live_) plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
+}
+
+double Engine::now() const {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+uint64_t Engine::add_request(GenerationRequest request) {
+  const auto& prompt = request.prompt;
+  if (prompt.empty()) throw std::invalid_argument("prompt: must hold at least one token");
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    if (prompt[i] < 0 || static_cast<uint32_t>(prompt[i]) >= options_.vocab_size) {
+      throw std::invalid_argument("prompt[" + std::to_string(i) + "]: token id " +
+                                  std::to_string(prompt[i]) + " is outside the vocabulary [0, " +
+                                  std::to_string(options_.vocab_size) + ")");
+    }
+  }
+  if (prompt.size() >= options_.context_length) {
+    throw std::invalid_argument(
+        "prompt: " + std::to_string(prompt.size()) + " tokens, but the model's context holds " +
+        std::to_string(options_.context_length) + "; shorten the prompt to at most " +
+        std::to_string(options_.context_length - 1) + " tokens");
+  }
+  validate(request.params);
+
+  uint64_t id = next_id_++;
+  auto seq = std::make_unique<Sequence>(id, std::move(request.prompt), request.params, tokenizer_,
+                                        options_.eos_token_ids, now());
+  plinth_sched_request req{};
+  req.struct_size = sizeof(req);
+  req.seq = id;
+  req.num_prompt_tokens = seq->num_prompt_tokens();
+  uint32_t room = options_.context_length - seq->num_prompt_tokens();
+  req.max_tokens = std::min<uint32_t>(static_cast<uint32_t>(request.params.max_tokens), room);
+  req.priority = request.priority;
+  req.arrival_time = seq->timings().arrival;
+  plinth_error err = make_error();
+  check_status(plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err), err,
+               "scheduler.add");
+  live_[id] = seq.get();
+  sequences_[id] = std::move(seq);
+  return id;
+}
+
+void Engine::abort_request(uint64_t id) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
+  it->second->abort(now());
+  live_.erase(it);
+  aborted_.push_back(id);
+}
+
+std::vector<RequestOutput> Engine::step() {
+  std::vector<RequestOutput> outputs;
+  for (uint64_t id : aborted_) {
+    RequestOutput o;
+    o.request_id = id;
+    o.finished = true;
+    o.finish_reason = "abort";
+    outputs.push_back(std::move(o));
+  }
+  aborted_.clear();
+  if (live_.empty()) return outputs;
+
+  // 1. schedule (the scheduler allocates KV slots and preempts through the kv_cache).
+  plinth_error err = make_error();
+  plinth_sched_step step_in{sizeof(plinth_sched_step), 0};
+  plinth_sched_output sched{};
+  sched.struct_size = sizeof(sched);
+  check_status(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
+               "scheduler.schedule");
+  num_steps_++;
+  for (uint32_t i = 0; i < sched.num_preempted; ++i) {
+    if (auto it = live_.find(sched.preempted[i]); it != live_.end()) {
+      it->second->timings().num_preemptions++;
+    }
+  }
+  if (sched.num_scheduled == 0) return outputs;
+
+  // 2. copy-on-write copies before anything reads the blocks.
+  if (sched.num_copies > 0) {
+    check_status(plugins_.backend.vtable->copy_blocks(plugins_.backend.instance, sched.copies,
+                                                      sched.num_copies, &err),
+                 err, "backend.copy_blocks");
+  }
+
+  // 3. the flat batch.
+  std::vector<BatchBuilder::Entry> entries;
+  entries.reserve(sched.num_scheduled);
+  for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
+    auto it = live_.find(sched.seqs[i]);
+    if (it == live_.end()) {
+      throw std::logic_error("scheduler scheduled unknown sequence " +
+                             std::to_string(sched.seqs[i]));
+    }
+    const int32_t* blocks = nullptr;
+    uint32_t num_blocks = 0;
+    check_status(plugins_.kv_cache.vtable->get_block_table(
+                     plugins_.kv_cache.instance, sched.seqs[i], &blocks, &num_blocks, &err),
+                 err, "kv_cache.get_block_table");
+    entries.push_back({it->second, sched.num_computed[i], sched.num_new_tokens[i],
+                       std::span<const int32_t>(blocks, num_blocks)});
+  }
+  const plinth_batch& batch = batch_builder_.build(entries, kv_info_.block_size);
+
+  // 4. forward.
+  plinth_forward_output fwd{};
+  fwd.struct_size = sizeof(fwd);
+  check_status(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
+               "backend.forward");
+  if (fwd.num_logits != batch.num_logits || fwd.logits == nullptr) {
+    throw std::logic_error("backend.forward returned " + std::to_string(fwd.num_logits) +
+                           " logits rows, expected " + std::to_string(batch.num_logits));
+  }
+
+  // 5. sample the sequences whose chunk reached their last token.
+  double t = now();
+  std::span<const uint32_t> owners = batch_builder_.logits_owner();
+  std::vector<RequestOutput*> out_of(entries.size(), nullptr);
+  for (size_t r = 0; r < owners.size(); ++r) {
+    Sequence& seq = *const_cast<Sequence*>(entries[owners[r]].seq);
+    std::span<const float> logits(fwd.logits + r * fwd.vocab_size, fwd.vocab_size);
+    RequestOutput o;
+    o.request_id = seq.id();
+    o.text_delta = seq.sample_and_append(logits, t);
+    o.new_token_ids.push_back(seq.tokens().back());
+    if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
+      o.text_delta += seq.finish_at_context(t);
+    }
+    o.finished = seq.finished();
+    if (o.finished) o.finish_reason = *seq.finish_reason();
+    outputs.push_back(std::move(o));
+  }
+
+  // 6. report to the scheduler; finished sequences free their KV there.
+  std::vector<plinth_sched_result> results(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Sequence& seq = *entries[i].seq;
+    results[i].seq = seq.id();
+    results[i].num_computed = entries[i].num_computed + entries[i].num_new;
+    results[i].num_tokens = static_cast<uint32_t>(seq.tokens().size());
+    results[i].finished = seq.finished() ? 1 : 0;
+  }
+  check_status(plugins_.scheduler_vtable->update(plugins_.scheduler, results.data(),
+                                                 static_cast<uint32_t>(results.size()), &err),
+               err, "scheduler.update");
+  for (const plinth_sched_result& r : results) {
+    if (r.finished) live_.erase(r.seq);
+  }
+  return outputs;
+}
+
+const Sequence* Engine::find(uint64_t id) const {
+  auto it = sequences_.find(id);
+  return it == sequences_.end() ? nullptr : it->second.get();
+}
+
+void Engine::release(uint64_t id) {
+  if (live_.count(id) == 0) sequences_.erase(id);
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+  plinth_error err = make_error();
+  plinth_sched_stats ss{};
+  ss.struct_size = sizeof(ss);
+  check_status(plugins_.scheduler_vtable->get_stats(plugins_.scheduler, &ss, &err), err,
+               "scheduler.get_stats");
+  s.num_running = ss.num_running;
+  s.num_waiting = ss.num_waiting;
+  s.num_preemptions = ss.num_preemptions;
+  s.kv.struct_size = sizeof(s.kv);
+  check_status(plugins_.kv_cache.vtable->get_stats(plugins_.kv_cache.instance, &s.kv, &err), err,
+               "kv_cache.get_stats");
+  s.num_steps = num_steps_;
+  return s;
+}
+
+}  // namespace plinth

@@ -1,0 +1,99 @@
+#pragma once
+// The engine: requests in, streamed text out, one `step()` at a time (DESIGN §2):
+//   schedule → copy-on-write → build the flat batch → forward → sample → update the scheduler.
+// Single-threaded: every method is called from one thread (the engine thread). A server puts a
+// queue in front of it.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/batch_builder.hpp"
+#include "engine/engine_plugins.hpp"
+#include "engine/sequence.hpp"
+#include "sampling/sampling_params.hpp"
+
+namespace plinth {
+
+class Tokenizer;
+
+struct EngineOptions {
+  uint32_t context_length = 0;  ///< the model's maximum positions, tokens
+  uint32_t vocab_size = 0;
+  std::vector<int32_t> eos_token_ids;  ///< stop tokens by default (EOS, <|im_end|>)
+};
+
+/// A request: prompt token ids ([num_prompt_tokens], each in [0, vocab)) and sampling parameters.
+struct GenerationRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+  int32_t priority = 0;  ///< lower runs first under the scheduler's priority policy
+};
+
+/// What one step produced for one request.
+struct RequestOutput {
+  uint64_t request_id = 0;
+  std::string text_delta;              ///< whole UTF-8 characters, stop strings removed
+  std::vector<int32_t> new_token_ids;  ///< tokens sampled this step
+  bool finished = false;
+  std::string finish_reason;  ///< "stop", "length", "abort" when finished
+};
+
+/// A counters snapshot for logs and metrics.
+struct EngineStats {
+  uint32_t num_running = 0, num_waiting = 0;
+  uint64_t num_preemptions = 0;
+  plinth_kv_stats kv{};
+  uint64_t num_steps = 0;
+};
+
+class Engine {
+ public:
+  /// `plugins` and `tokenizer` must outlive the engine.
+  Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Queues a request; returns its id. Throws std::invalid_argument (message names the field) for
+  /// an empty prompt, a token id outside the vocabulary, a prompt of context_length tokens or more,
+  /// or invalid sampling parameters; nothing is queued then.
+  uint64_t add_request(GenerationRequest request);
+
+  /// Aborts a request wherever it is; its KV blocks are freed at once. The next step() reports it
+  /// finished with "abort". Unknown or finished ids are ignored.
+  void abort_request(uint64_t id);
+
+  /// Runs one engine step and returns the news of every request that produced text or finished.
+  /// Throws PluginError when a plugin call fails.
+  std::vector<RequestOutput> step();
+
+  /// True while some request is waiting or running.
+  bool has_unfinished() const { return !live_.empty(); }
+
+  /// A request's sequence (finished ones stay until release()).
+  const Sequence* find(uint64_t id) const;
+  /// Forgets a finished request.
+  void release(uint64_t id);
+
+  EngineStats stats() const;
+
+ private:
+  double now() const;
+
+  EnginePlugins plugins_;
+  const Tokenizer& tokenizer_;
+  EngineOptions options_;
+  plinth_kv_info kv_info_{};
+  BatchBuilder batch_builder_;
+  uint64_t next_id_ = 1;
+  uint64_t num_steps_ = 0;
+  std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // live and finished
+  std::unordered_map<uint64_t, Sequence*> live_;                       // waiting or running
+  std::vector<uint64_t> aborted_;  // reported as finished by the next step
+};
+
+}  // namespace plinth

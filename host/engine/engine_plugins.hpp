@@ -1,0 +1,18 @@
+#pragma once
+// The plugin instances one Engine drives, as the host wired them (see runtime/pipeline.hpp).
+
+#include "plinth/plinth.h"
+
+namespace plinth {
+
+/// Refs (table + instance) of the pipeline's plugins. Owned by the pipeline, which must outlive
+/// the engine. Optional kinds have a NULL vtable when absent.
+struct EnginePlugins {
+  plinth_backend_ref backend{};
+  plinth_kv_cache_ref kv_cache{};
+  const plinth_scheduler_vtable* scheduler_vtable = nullptr;
+  plinth_instance* scheduler = nullptr;
+  plinth_prefix_cache_ref prefix_cache{};
+};
+
+}  // namespace plinth

@@ -1,0 +1,53 @@
+#include "engine/sequence.hpp"
+
+#include <utility>
+
+namespace plinth {
+
+Sequence::Sequence(uint64_t id, std::vector<int32_t> prompt, const SamplingParams& params,
+                   const Tokenizer& tokenizer, std::vector<int32_t> eos_ids, double now)
+    : id_(id),
+      tokens_(std::move(prompt)),
+      num_prompt_(static_cast<uint32_t>(tokens_.size())),
+      sampler_(params),
+      detokenizer_(tokenizer, /*skip_special=*/true),
+      stop_(params, std::move(eos_ids)) {
+  timings_.arrival = now;
+  timings_.num_prompt_tokens = num_prompt_;
+}
+
+std::string Sequence::sample_and_append(std::span<const float> logits, double now) {
+  Sampler::Result r = sampler_.sample(logits, prompt(), output());
+  tokens_.push_back(r.token);
+  samples_.push_back(std::move(r));
+  int32_t token = tokens_.back();
+  if (timings_.first_token == 0) timings_.first_token = now;
+  timings_.num_generated_tokens++;
+  std::string delta = detokenizer_.push(token);
+  StopChecker::Step step = stop_.on_token(token, delta);
+  std::string out = std::move(step.text);
+  if (step.finish != FinishReason::kNone) {
+    // A stop token's or stop string's text is not output; a length finish releases held bytes.
+    if (step.finish == FinishReason::kLength) out += detokenizer_.flush();
+    finish_reason_ = to_string(step.finish);
+    timings_.finished = now;
+  }
+  text_ += out;
+  return out;
+}
+
+void Sequence::abort(double now) {
+  if (finished()) return;
+  finish_reason_ = "abort";
+  timings_.finished = now;
+}
+
+std::string Sequence::finish_at_context(double now) {
+  std::string out = detokenizer_.flush();
+  text_ += out;
+  finish_reason_ = "length";
+  timings_.finished = now;
+  return out;
+}
+
+}  // namespace plinth

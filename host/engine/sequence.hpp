@@ -1,0 +1,77 @@
+#pragma once
+// One sequence's host-side state: its tokens (the host owns them; plugins see only counts), its
+// sampler, detokenizer and stop conditions, and its timings.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sampling/sampler.hpp"
+#include "sampling/stop_checker.hpp"
+#include "tokenizer/streaming_detokenizer.hpp"
+
+namespace plinth {
+
+/// Timestamps in seconds on the steady clock, and counts; TTFT / TPOT derive from them.
+struct SequenceTimings {
+  double arrival = 0;      ///< add_request
+  double first_token = 0;  ///< first generated token sampled (0 until then)
+  double finished = 0;     ///< finish or abort (0 until then)
+  uint32_t num_prompt_tokens = 0;
+  uint32_t num_generated_tokens = 0;
+  uint32_t num_preemptions = 0;
+  /// Time to first token, seconds (0 before the first token).
+  double ttft() const { return first_token > 0 ? first_token - arrival : 0; }
+  /// Time per output token after the first, seconds (0 with fewer than 2 tokens).
+  double tpot() const {
+    return num_generated_tokens > 1 && finished > 0
+               ? (finished - first_token) / (num_generated_tokens - 1)
+               : 0;
+  }
+};
+
+class Sequence {
+ public:
+  Sequence(uint64_t id, std::vector<int32_t> prompt, const SamplingParams& params,
+           const Tokenizer& tokenizer, std::vector<int32_t> eos_ids, double now);
+
+  uint64_t id() const { return id_; }
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  uint32_t num_prompt_tokens() const { return num_prompt_; }
+  std::span<const int32_t> prompt() const { return {tokens_.data(), num_prompt_}; }
+  std::span<const int32_t> output() const {
+    return {tokens_.data() + num_prompt_, tokens_.size() - num_prompt_};
+  }
+
+  /// Samples the next token from `logits` ([vocab] float32) and applies stop conditions.
+  /// Returns the text now safe to stream (whole UTF-8 characters, stop strings held back/cut).
+  std::string sample_and_append(std::span<const float> logits, double now);
+
+  bool finished() const { return finish_reason_.has_value(); }
+  /// "stop", "length" or "abort" once finished.
+  const std::optional<std::string>& finish_reason() const { return finish_reason_; }
+  void abort(double now);
+  /// Ends the sequence with "length" because it reached the model's context.
+  std::string finish_at_context(double now);
+
+  /// Streamed text so far (what the client has received).
+  const std::string& text() const { return text_; }
+  const std::vector<Sampler::Result>& samples() const { return samples_; }
+  SequenceTimings& timings() { return timings_; }
+  const SequenceTimings& timings() const { return timings_; }
+
+ private:
+  uint64_t id_;
+  std::vector<int32_t> tokens_;
+  uint32_t num_prompt_;
+  Sampler sampler_;
+  StreamingDetokenizer detokenizer_;
+  StopChecker stop_;
+  std::string text_;
+  std::vector<Sampler::Result> samples_;
+  std::optional<std::string> finish_reason_;
+  SequenceTimings timings_;
+};
+
+}  // namespace plinth
