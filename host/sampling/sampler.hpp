@@ -1,0 +1,94 @@
+#pragma once
+// Next-token selection for one sequence: penalties, temperature, top-k, top-p, min-p, seeded draw,
+// logprobs.
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sampling/sampling_params.hpp"
+
+namespace plinth {
+
+/// Picks the next token of one sequence from the logits of its last position.
+///
+/// Pipeline (the order of vLLM's and llama.cpp's samplers):
+///  1. penalties, on a float32 copy of the logits: repetition (prompt + output tokens, CTRL-style),
+///     then frequency and presence (output tokens only, OpenAI);
+///  2. temperature 0 → greedy: argmax of the penalized logits, lowest id on ties; steps 3–6
+///  skipped;
+///  3. temperature: x = logit / T (in double from here on);
+///  4. top-k: keep exactly k tokens, ordering by (logit desc, id asc);
+///  5. top-p: in that order keep each token whose preceding mass (softmax over the top-k survivors)
+///     is < top_p — the smallest prefix whose mass reaches top_p, never empty;
+///  6. min-p: keep tokens with p >= min_p · p_max, i.e. exp(x - x_max) >= min_p;
+///  7. softmax over the survivors and one draw with a 53-bit uniform from std::mt19937_64.
+///
+/// Logprobs: the log-softmax of the penalized logits BEFORE temperature and truncation (vLLM's
+/// "processed logits" minus temperature; the model's own distribution after penalties), so they
+/// do not depend on the sampling knobs and greedy requests still get informative values.
+///
+/// Cost: O(vocab) per step plus O(k log k) for top-k (nth_element, no full sort) and, for top-p
+/// without top-k, an incremental partial sort that orders only the head of the distribution that
+/// top-p keeps. Scratch buffers ([vocab] float + [vocab] int32, plus [vocab] counts only when a
+/// penalty is on) are owned here and reused; after the first step a sample() allocates only the
+/// returned top_logprobs.
+///
+/// Thread rules: one Sampler per sequence; not safe for concurrent calls on the same object.
+class Sampler {
+ public:
+  struct Result {
+    int32_t token;  ///< sampled token id
+    float logprob;  ///< log-softmax of the penalized logits at `token` (natural log)
+    /// The `params.logprobs` most likely tokens by the same logprobs, descending (ties: lower id).
+    std::vector<std::pair<int32_t, float>> top_logprobs;
+  };
+
+  /// Validates `params` (std::invalid_argument naming the field) and seeds the RNG.
+  explicit Sampler(const SamplingParams& params);
+
+  /// Samples one token.
+  /// logits: [vocab] float32 of the last position; not modified (copied into scratch). Must not
+  ///   contain NaN or +inf, and not be all -inf (std::invalid_argument).
+  /// prompt, output: token ids of the sequence so far, for the penalties; each in [0, vocab)
+  ///   (std::out_of_range otherwise). Only read during the call.
+  Result sample(std::span<const float> logits, std::span<const int32_t> prompt,
+                std::span<const int32_t> output);
+
+  /// The filtered distribution that sample() draws from: [vocab] probabilities summing to 1, zero
+  /// for tokens removed by top-k / top-p / min-p; one-hot at the argmax when greedy. Does not
+  /// advance the RNG. Same arguments and errors as sample().
+  std::vector<float> probabilities(std::span<const float> logits, std::span<const int32_t> prompt,
+                                   std::span<const int32_t> output);
+
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  /// Fills scratch_ with the penalized logits.
+  void apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
+                       std::span<const int32_t> output);
+  /// Greedy: argmax of scratch_, lowest id on ties.
+  int32_t argmax() const;
+  /// Runs temperature / top-k / top-p / min-p over scratch_; afterwards ids_[0, num_kept_) are the
+  /// survivors, each with the unnormalized probability weight(id). Returns the survivors' sum.
+  double filter();
+  /// exp((logit - max_logit_) / T) for a token, from scratch_.
+  double weight(int32_t id) const;
+  /// Sorts ids_[0, n) so that its first `need` entries are the most likely in order, continuing an
+  /// earlier partial order of the first `sorted` entries.
+  void sort_head(size_t& sorted, size_t need, size_t n);
+  bool before(int32_t a, int32_t b) const;  ///< order by (penalized logit desc, id asc)
+
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+  std::vector<float> scratch_;   // [vocab] penalized logits
+  std::vector<int32_t> ids_;     // [vocab] candidate ids
+  std::vector<uint8_t> seen_;    // [vocab] repetition-penalty mask; allocated on first use
+  std::vector<int32_t> counts_;  // [vocab] output-token counts; allocated on first use
+  size_t num_kept_ = 0;          // survivors of filter(): ids_[0, num_kept_)
+  double max_logit_ = 0.0;       // max of scratch_, set by apply_penalties
+};
+
+}  // namespace plinth
