@@ -1,0 +1,163 @@
+// read_model_config on small synthetic llama files: values, defaults, refusals naming the problem.
+#include <gtest/gtest.h>
+
+#include "gguf_writer.hpp"
+#include "model/gguf.hpp"
+
+namespace plinth {
+namespace {
+
+using test::GgufWriter;
+
+struct TinyLlama {
+  uint32_t layers = 2, hidden = 8, heads = 2, kv_heads = 1, ffn = 16, vocab = 32;
+  bool with_output = false;
+  bool with_kv_heads_key = true;
+  std::string skip_tensor;  // leave this tensor out
+  std::string arch = "llama";
+
+  GgufWriter writer() const {
+    GgufWriter w;
+    const uint64_t hd = hidden / heads;
+    w.add_string("general.architecture", arch);
+    w.add_string("general.name", "tiny");
+    w.add_u32(arch + ".block_count", layers);
+    w.add_u32(arch + ".embedding_length", hidden);
+    w.add_u32(arch + ".attention.head_count", heads);
+    if (with_kv_heads_key) w.add_u32(arch + ".attention.head_count_kv", kv_heads);
+    w.add_u32(arch + ".feed_forward_length", ffn);
+    w.add_u32(arch + ".context_length", 128);
+    w.add_f32(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    std::vector<std::string> tokens;
+    for (uint32_t i = 0; i < vocab; ++i) tokens.push_back("t" + std::to_string(i));
+    w.add("tokenizer.ggml.tokens", GgufValueType::ARRAY, test::enc_string_array(tokens));
+    auto add = [&](const std::string& name, std::vector<uint64_t> dims) {
+      if (name != skip_tensor) w.add_tensor(name, std::move(dims), GgmlType::F32);
+    };
+    const uint64_t kv = (with_kv_heads_key ? kv_heads : heads) * hd;
+    add("token_embd.weight", {hidden, vocab});
+    for (uint32_t l = 0; l < layers; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      add(p + "attn_norm.weight", {hidden});
+      add(p + "attn_q.weight", {hidden, heads * hd});
+      add(p + "attn_k.weight", {hidden, kv});
+      add(p + "attn_v.weight", {hidden, kv});
+      add(p + "attn_output.weight", {heads * hd, hidden});
+      add(p + "ffn_norm.weight", {hidden});
+      add(p + "ffn_gate.weight", {hidden, ffn});
+      add(p + "ffn_up.weight", {hidden, ffn});
+      add(p + "ffn_down.weight", {ffn, hidden});
+    }
+    add("output_norm.weight", {hidden});
+    if (with_output) add("output.weight", {hidden, vocab});
+    return w;
+  }
+};
+
+class ModelConfigTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<GgufFile> open(GgufWriter w) {
+    return GgufFile::open(dir_.write("m.gguf", w.build()));
+  }
+  // read_model_config must throw a GgufError whose field is `field` and message holds `what`.
+  void expect_refused(GgufWriter w, const std::string& field, const std::string& what) {
+    const auto f = open(std::move(w));
+    try {
+      read_model_config(*f);
+      ADD_FAILURE() << "accepted; expected an error about " << field;
+    } catch (const GgufError& e) {
+      EXPECT_EQ(e.field(), field) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(ModelConfigTest, ReadsValuesAndDefaults) {
+  const auto f = open(TinyLlama{}.writer());
+  const ModelConfig c = read_model_config(*f);
+  EXPECT_EQ(c.architecture, "llama");
+  EXPECT_EQ(c.name, "tiny");
+  EXPECT_EQ(c.n_layers, 2u);
+  EXPECT_EQ(c.hidden_size, 8u);
+  EXPECT_EQ(c.n_heads, 2u);
+  EXPECT_EQ(c.n_kv_heads, 1u);
+  EXPECT_EQ(c.head_dim, 4u);  // default hidden / heads
+  EXPECT_EQ(c.ffn_size, 16u);
+  EXPECT_EQ(c.vocab_size, 32u);  // from tokenizer.ggml.tokens
+  EXPECT_EQ(c.context_length, 128u);
+  EXPECT_EQ(c.rope_theta, 10000.0f);  // default
+  EXPECT_EQ(c.rms_norm_eps, 1e-5f);
+  EXPECT_FALSE(c.rope_neox);
+  EXPECT_TRUE(c.tied_embeddings);
+}
+
+TEST_F(ModelConfigTest, ExplicitKeysAndOutputHead) {
+  TinyLlama m;
+  m.with_output = true;
+  m.with_kv_heads_key = false;  // defaults to head_count
+  GgufWriter w = m.writer();
+  w.add_f32("llama.rope.freq_base", 100000.0f);
+  w.add_u32("llama.rope.dimension_count", 4);
+  w.add_u32("llama.vocab_size", 32);
+  const ModelConfig c = read_model_config(*open(std::move(w)));
+  EXPECT_EQ(c.n_kv_heads, 2u);
+  EXPECT_EQ(c.rope_theta, 100000.0f);
+  EXPECT_EQ(c.head_dim, 4u);
+  EXPECT_FALSE(c.tied_embeddings);
+}
+
+TEST_F(ModelConfigTest, RefusesOtherArchitectures) {
+  TinyLlama m;
+  m.arch = "qwen2";
+  expect_refused(m.writer(), "general.architecture",
+                 "architecture 'qwen2' is not supported; supported: llama");
+}
+
+TEST_F(ModelConfigTest, NamesMissingKey) {
+  GgufWriter w;
+  w.add_string("general.architecture", "llama");
+  w.add_u32("llama.block_count", 1);
+  expect_refused(std::move(w), "llama.embedding_length", "missing");
+}
+
+TEST_F(ModelConfigTest, NamesMissingTensor) {
+  TinyLlama m;
+  m.skip_tensor = "blk.1.ffn_up.weight";
+  expect_refused(m.writer(), "blk.1.ffn_up.weight", "missing");
+  m.skip_tensor = "output_norm.weight";
+  expect_refused(m.writer(), "output_norm.weight", "missing");
+}
+
+TEST_F(ModelConfigTest, NamesWrongShape) {
+  TinyLlama m;
+  GgufWriter w = m.writer();
+  w.add_u32("llama.vocab_size", 31);  // token_embd has 32 rows
+  expect_refused(std::move(w), "token_embd.weight", "dims {8, 32}, expected {8, 31}");
+  m.kv_heads = 2;  // tensors for 2 KV heads, metadata says 2: fine; now lie in metadata
+  GgufWriter w2 = m.writer();
+  w2.add_u32("llama.attention.key_length", 8);
+  expect_refused(std::move(w2), "blk.0.attn_q.weight", "expected {8, 16}");
+}
+
+TEST_F(ModelConfigTest, RefusesInconsistentHeads) {
+  TinyLlama m;
+  m.kv_heads = 3;  // 3 does not divide 2
+  expect_refused(m.writer(), "llama.attention.head_count_kv", "do not divide");
+}
+
+TEST_F(ModelConfigTest, RefusesPartialRope) {
+  GgufWriter w = TinyLlama{}.writer();
+  w.add_u32("llama.attention.key_length", 4);
+  w.add_u32("llama.rope.dimension_count", 2);
+  expect_refused(std::move(w), "llama.rope.dimension_count", "partial RoPE");
+}
+
+TEST_F(ModelConfigTest, RefusesZeroLayers) {
+  TinyLlama m;
+  m.layers = 0;
+  expect_refused(m.writer(), "llama.block_count", "outside 1..");
+}
+
+}  // namespace
+}  // namespace plinth
