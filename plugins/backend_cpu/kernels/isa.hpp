@@ -1,0 +1,20 @@
+// Which instruction set the kernels use, chosen at run time (gemma.cpp-style dynamic dispatch).
+#pragma once
+
+namespace plinth::cpu {
+
+/// Kernel families. `Avx2` needs AVX2 + FMA + F16C; `Scalar` runs on any x86-64 (or other) CPU.
+enum class Isa { Scalar, Avx2 };
+
+/// "scalar" / "avx2".
+const char* isa_name(Isa isa);
+/// The best family this CPU supports (checked once with __builtin_cpu_supports).
+Isa best_isa();
+/// The family every kernel call uses now; starts as best_isa().
+Isa active_isa();
+/// Selects the family for all later calls (tests force `Scalar` to check the fallback).
+/// Throws std::invalid_argument when this CPU lacks it. Not to be called while kernels run on
+/// other threads.
+void set_active_isa(Isa isa);
+
+}  // namespace plinth::cpu

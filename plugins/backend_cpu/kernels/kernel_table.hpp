@@ -1,0 +1,51 @@
+// Internal: the per-ISA kernel entry points. One table per instruction-set family, each filled in
+// its own translation unit (kernels_scalar.cpp, kernels_avx2.cpp built with -mavx2 -mfma -mf16c),
+// so no AVX2 instruction is reachable on a CPU that lacks it.
+#pragma once
+
+#include <cstdint>
+
+#include "isa.hpp"
+#include "weight_types.hpp"
+
+namespace plinth::cpu::detail {
+
+/// Largest number of activation rows one quantized dot call handles (weights unpacked once).
+inline constexpr int kMaxDotRows = 4;
+
+/// out[i] = dot(weight row, activation row i), i < nx (1..kMaxDotRows). `w` is one weight row of
+/// `nblocks` blocks; `x` is activation row 0, row i starts at x + i * x_stride (in blocks).
+using QuantDotFn = void (*)(int64_t nblocks, const void* w, const BlockQ8A* x, int64_t x_stride,
+                            int nx, float* out);
+/// out[i] = dot(weight row of `cols` elements, x + i * x_stride), i < nx (1..kMaxDotRows).
+using FloatDotFn = void (*)(int64_t cols, const void* w, const float* x, int64_t x_stride, int nx,
+                            float* out);
+
+struct KernelTable {
+  /// x[cols] (cols % 32 == 0) → cols/32 blocks, bit-identical to gguf Q8_0 quantize for qs and d
+  /// (d kept in f32).
+  void (*quantize_row_q8a)(const float* x, int64_t cols, BlockQ8A* out);
+  QuantDotFn dot_q8_0;
+  QuantDotFn dot_q4_0;
+  QuantDotFn dot_q4_1;
+  FloatDotFn dot_f32;
+  FloatDotFn dot_f16;
+  FloatDotFn dot_bf16;
+  // Float helpers for the forward pass.
+  float (*dot)(const float* a, const float* b, int64_t n);
+  void (*axpy)(float a, const float* x, float* y, int64_t n);                         // y += a * x
+  float (*sum_squares)(const float* x, int64_t n);                                    // Σ x²
+  void (*scale_mul)(const float* x, float s, const float* w, float* out, int64_t n);  // x*s*w
+  void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
+  float (*max)(const float* x, int64_t n);
+  float (*exp_sub_sum)(float* x, float m, int64_t n);  // x = exp(x - m); returns Σ
+  void (*scale)(float* x, float s, int64_t n);         // x *= s
+};
+
+const KernelTable& scalar_kernels();
+/// Only to be called when the CPU supports AVX2 + FMA + F16C.
+const KernelTable& avx2_kernels();
+/// The table of active_isa().
+const KernelTable& active_kernels();
+
+}  // namespace plinth::cpu::detail

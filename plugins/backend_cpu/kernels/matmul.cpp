@@ -1,0 +1,140 @@
+#include "matmul.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernel_table.hpp"
+#include "matmul_blas.hpp"
+
+namespace plinth::cpu {
+namespace {
+
+using detail::KernelTable;
+using detail::kMaxDotRows;
+
+// Output rows per tile: the tile's weight rows (16 × ≤ 1 KB for the model's shapes) stay in L1
+// while all activation rows stream past them in groups of kMaxDotRows.
+constexpr int64_t kRowTile = 16;
+
+detail::QuantDotFn quant_dot_for(const KernelTable& k, WeightType type) {
+  switch (type) {
+    case WeightType::Q8_0:
+      return k.dot_q8_0;
+    case WeightType::Q4_0:
+      return k.dot_q4_0;
+    case WeightType::Q4_1:
+      return k.dot_q4_1;
+    default:
+      return nullptr;
+  }
+}
+
+detail::FloatDotFn float_dot_for(const KernelTable& k, WeightType type) {
+  switch (type) {
+    case WeightType::F32:
+      return k.dot_f32;
+    case WeightType::F16:
+      return k.dot_f16;
+    case WeightType::BF16:
+      return k.dot_bf16;
+    default:
+      return nullptr;
+  }
+}
+
+// Loops a dot kernel over output rows [r0, r1) × all n activation rows.
+// dot(row, i, nx, out) computes out[k] = W[row] · x[i + k] for k < nx.
+template <typename Dot>
+void tile_rows(int64_t r0, int64_t r1, int64_t n, int64_t rows, float* y, Dot dot) {
+  float tmp[kMaxDotRows];
+  for (int64_t rt = r0; rt < r1; rt += kRowTile) {
+    const int64_t re = std::min(rt + kRowTile, r1);
+    for (int64_t i = 0; i < n; i += kMaxDotRows) {
+      const int nx = static_cast<int>(std::min<int64_t>(kMaxDotRows, n - i));
+      for (int64_t r = rt; r < re; ++r) {
+        dot(r, i, nx, tmp);
+        for (int k = 0; k < nx; ++k) y[(i + k) * rows + r] = tmp[k];
+      }
+    }
+  }
+}
+
+void matmul_simd_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
+  const KernelTable& k = detail::active_kernels();
+  const detail::QuantDotFn dot = quant_dot_for(k, w.type);
+  const int64_t nb = w.cols / kQuantBlock;
+  const int64_t wrow = row_bytes(w.type, w.cols);
+  thread_local std::vector<BlockQ8A> xq_buf;
+  if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
+  BlockQ8A* xq = xq_buf.data();
+  const auto quantize = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) k.quantize_row_q8a(x + i * w.cols, w.cols, xq + i * nb);
+  };
+  if (n >= 8) {
+    pool.parallel_for(n, quantize);
+  } else {
+    quantize(0, n);
+  }
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  pool.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
+    tile_rows(r0, r1, n, w.rows, y, [&](int64_t r, int64_t i, int nx, float* out) {
+      dot(nb, base + r * wrow, xq + i * nb, nb, nx, out);
+    });
+  });
+}
+
+void matmul_simd_float(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
+  const detail::FloatDotFn dot = float_dot_for(detail::active_kernels(), w.type);
+  const int64_t wrow = row_bytes(w.type, w.cols);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  pool.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
+    tile_rows(r0, r1, n, w.rows, y, [&](int64_t r, int64_t i, int nx, float* out) {
+      dot(w.cols, base + r * wrow, x + i * w.cols, w.cols, nx, out);
+    });
+  });
+}
+
+bool is_quantized(WeightType t) {
+  return t == WeightType::Q8_0 || t == WeightType::Q4_0 || t == WeightType::Q4_1;
+}
+
+}  // namespace
+
+const char* matmul_path_name(MatmulPath path) {
+  switch (path) {
+    case MatmulPath::Auto:
+      return "auto";
+    case MatmulPath::Simd:
+      return "simd";
+    case MatmulPath::Blas:
+      return "blas";
+  }
+  return "unknown";
+}
+
+MatmulPath choose_matmul_path(WeightType type, int64_t n) {
+  // Measured on the SmolLM2 shapes (README.md, bench_kernels).
+  (void)type;
+  (void)n;
+  return MatmulPath::Simd;
+}
+
+void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool,
+            MatmulPath path) {
+  validate(w);
+  if (x == nullptr || y == nullptr) throw std::invalid_argument("matmul: x and y must not be null");
+  if (n < 0) throw std::invalid_argument("matmul: n=" + std::to_string(n) + " must be >= 0");
+  if (n == 0) return;
+  if (path == MatmulPath::Auto) path = choose_matmul_path(w.type, n);
+  if (path == MatmulPath::Blas) {
+    detail::matmul_blas(w, x, n, y, pool);
+  } else if (is_quantized(w.type)) {
+    matmul_simd_quant(w, x, n, y, pool);
+  } else {
+    matmul_simd_float(w, x, n, y, pool);
+  }
+}
+
+}  // namespace plinth::cpu

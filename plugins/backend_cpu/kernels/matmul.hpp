@@ -1,0 +1,34 @@
+// y = x · Wᵀ for every weight format the forward pass meets.
+#pragma once
+
+#include <cstdint>
+
+#include "thread_pool.hpp"
+#include "weight_types.hpp"
+
+namespace plinth::cpu {
+
+/// How matmul computes. Chosen per (type, n) by measurement (bench/kernels, README.md).
+enum class MatmulPath {
+  Auto,  ///< the measured best for this weight type and number of rows (choose_matmul_path)
+  Simd,  ///< own kernels: activation rows quantized to 8-bit blocks + int8 dot products
+         ///< (quantized weights; llama.cpp's scheme), f32 FMA dot products (float weights)
+  Blas,  ///< weight rows dequantized to f32, then OpenBLAS cblas_sgemm (1 BLAS thread per pool
+         ///< participant)
+};
+
+const char* matmul_path_name(MatmulPath path);
+
+/// The path `MatmulPath::Auto` takes for `n` activation rows of weight type `type`.
+MatmulPath choose_matmul_path(WeightType type, int64_t n);
+
+/// y[n, w.rows] = x[n, w.cols] · Wᵀ; x and y are f32, row-major, not aliased.
+/// With the Simd path and a quantized W, each row of x is first quantized per 32 elements to int8
+/// with an f32 scale (as ggml's Q8_0/Q8_1), so y carries that rounding (|Δx| ≤ scale/2 per
+/// element; see README.md for the error bound). Work is split over the output rows across `pool`.
+/// Throws std::invalid_argument for an invalid view, null x/y or n < 0 (n == 0 does nothing).
+/// Thread-safe with respect to calls writing different outputs (per-thread scratch buffers).
+void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool,
+            MatmulPath path = MatmulPath::Auto);
+
+}  // namespace plinth::cpu

@@ -1,0 +1,33 @@
+// Loads tests/fixtures/quant (written by tools/reference/quant_fixture.py from gguf-py).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weight_types.hpp"
+
+namespace plinth::cpu::test {
+
+struct QuantFixture {
+  int64_t rows = 0, cols = 0, n = 0;
+  std::vector<float> x;         // [n, cols]
+  std::vector<uint8_t> x_q8_0;  // gguf Q8_0 of x, [n, cols/32] blocks
+  struct Weights {
+    std::vector<uint8_t> raw;    // gguf-quantized bytes, [rows, cols] in blocks
+    std::vector<float> dequant;  // gguf.quants.dequantize of raw, [rows, cols]
+  };
+  std::map<WeightType, Weights> weights;
+};
+
+/// Reads the fixture folder; throws std::runtime_error naming a missing or short file.
+const QuantFixture& quant_fixture();
+
+std::vector<uint8_t> read_bytes(const std::string& path);
+
+/// Every weight type with its name, for parameterized tests.
+inline const WeightType kAllTypes[] = {WeightType::F32,  WeightType::F16,  WeightType::BF16,
+                                       WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1};
+
+}  // namespace plinth::cpu::test

@@ -1,0 +1,85 @@
+#include "thread_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace plinth::cpu {
+namespace {
+
+TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {1, 2, 3, 7, 193, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      for (int rep = 0; rep < 50; ++rep) {
+        pool.parallel_for(n, [&](int64_t b, int64_t e) {
+          ASSERT_LT(b, e);
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+        });
+      }
+      for (auto& h : hits) ASSERT_EQ(h.load(), 50) << "threads=" << threads << " n=" << n;
+    }
+  }
+}
+
+TEST(ThreadPool, UsesTheWorkersAndTheCaller) {
+  ThreadPool pool(2);
+  std::atomic<int> other{0};
+  const auto caller = std::this_thread::get_id();
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    if (std::this_thread::get_id() != caller) other++;
+  });
+  EXPECT_EQ(other.load(), 1);
+}
+
+TEST(ThreadPool, RethrowsTaskExceptionsAndStaysUsable) {
+  ThreadPool pool(2);
+  EXPECT_THROW(pool.parallel_for(10,
+                                 [](int64_t b, int64_t) {
+                                   if (b > 0) throw std::runtime_error("boom");
+                                 }),
+               std::runtime_error);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(100, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) sum += i;
+  });
+  EXPECT_EQ(sum.load(), 4950);
+}
+
+TEST(ThreadPool, NestedCallsRunSeriallyWithoutDeadlock) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> count{0};
+  pool.parallel_for(4, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.parallel_for(10, [&](int64_t b2, int64_t e2) { count += e2 - b2; });
+    }
+  });
+  EXPECT_EQ(count.load(), 40);
+}
+
+TEST(ThreadPool, ConcurrentCallersAreSerialized) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> count{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c) {
+    callers.emplace_back([&] {
+      for (int rep = 0; rep < 200; ++rep) {
+        pool.parallel_for(16, [&](int64_t b, int64_t e) { count += e - b; });
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(count.load(), 3 * 200 * 16);
+}
+
+TEST(ThreadPool, RejectsZeroThreads) {
+  EXPECT_THROW(ThreadPool(0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace plinth::cpu
