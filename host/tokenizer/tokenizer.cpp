@@ -48,9 +48,16 @@ int32_t checked_special_id(int32_t id, size_t n, const char* what) {
 
 }  // namespace
 
-Tokenizer::Tokenizer(std::vector<std::string> tokens, std::vector<int32_t> token_types,
-                     std::vector<std::string> merges, std::string pre, int32_t bos_id,
-                     int32_t eos_id, bool add_bos)
+// The by-value parameters are the agreed API (callers may move in); only `tokens` is kept.
+// NOLINTBEGIN(performance-unnecessary-value-param)
+Tokenizer::Tokenizer(std::vector<std::string> tokens,
+                     // cppcheck-suppress passedByValue
+                     std::vector<int32_t> token_types,
+                     // cppcheck-suppress passedByValue
+                     std::vector<std::string> merges,
+                     // cppcheck-suppress passedByValue
+                     std::string pre, int32_t bos_id, int32_t eos_id, bool add_bos)
+    // NOLINTEND(performance-unnecessary-value-param)
     : tokens_(std::move(tokens)),
       types_(build_types(token_types, tokens_.size())),
       ids_(build_ids(tokens_)),
