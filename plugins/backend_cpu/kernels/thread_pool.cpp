@@ -1,5 +1,6 @@
 #include "thread_pool.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +17,11 @@ thread_local bool t_inside_task = false;
 // ~50 µs of spinning: covers the gap between matmuls of one decode step, short enough not to
 // steal a core from other processes for long.
 constexpr int kSpinIterations = 20000;
+constexpr int64_t kChunksPerParticipant = 8;
+
+uint32_t gen_of(uint64_t claim) {
+  return static_cast<uint32_t>(claim >> 32);
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
@@ -23,7 +29,7 @@ ThreadPool::ThreadPool(int threads) {
     throw std::invalid_argument("ThreadPool: threads=" + std::to_string(threads) + " must be >= 1");
   }
   workers_.reserve(static_cast<size_t>(threads - 1));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -35,39 +41,48 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_range(int index) {
-  const int64_t parts = size();
-  const int64_t begin = n_ * index / parts;
-  const int64_t end = n_ * (index + 1) / parts;
-  if (begin >= end) return;
-  t_inside_task = true;
-  try {
-    (*fn_)(begin, end);
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    if (!error_) error_ = std::current_exception();
+void ThreadPool::run_chunks(uint32_t gen) {
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if (gen_of(c) != gen) return;
+    const auto idx = static_cast<int64_t>(c & 0xffffffffu);
+    const int64_t chunks = num_chunks_.load(std::memory_order_acquire);
+    if (idx >= chunks) return;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
+    // Claimed chunk idx of job `gen`: the job cannot end before we report it done.
+    const int64_t begin = n_ * idx / chunks;
+    const int64_t end = n_ * (idx + 1) / chunks;
+    if (begin < end) {
+      t_inside_task = true;
+      try {
+        (*fn_)(begin, end);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      t_inside_task = false;
+    }
+    done_chunks_.fetch_add(1, std::memory_order_acq_rel);
+    c = claim_.load(std::memory_order_acquire);
   }
-  t_inside_task = false;
 }
 
-void ThreadPool::worker_loop(int index) {
-  uint64_t seen = 0;
+void ThreadPool::worker_loop() {
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t gen = generation_.load(std::memory_order_acquire);
+    uint32_t gen = gen_of(claim_.load(std::memory_order_acquire));
     for (int spin = 0; gen == seen && spin < kSpinIterations && !stop_.load(); ++spin) {
       PLINTH_CPU_RELAX();
-      gen = generation_.load(std::memory_order_acquire);
+      gen = gen_of(claim_.load(std::memory_order_acquire));
     }
     if (gen == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
-      if (stop_.load()) return;
-      gen = generation_.load(std::memory_order_acquire);
+      wake_.wait(lock, [&] { return stop_.load() || gen_of(claim_.load()) != seen; });
+      gen = gen_of(claim_.load(std::memory_order_acquire));
     }
     if (stop_.load()) return;
     seen = gen;
-    run_range(index);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    run_chunks(gen);
   }
 }
 
@@ -78,21 +93,24 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
+  const int64_t chunks = std::min<int64_t>(n, kChunksPerParticipant * size());
   fn_ = &fn;
   n_ = n;
   error_ = nullptr;
-  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  num_chunks_.store(chunks, std::memory_order_release);
+  done_chunks_.store(0, std::memory_order_release);
+  const uint32_t gen = ++generation_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    claim_.store(static_cast<uint64_t>(gen) << 32, std::memory_order_release);
   }
   wake_.notify_all();
-  run_range(0);
-  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+  run_chunks(gen);
+  for (int spin = 0; done_chunks_.load(std::memory_order_acquire) != chunks; ++spin) {
     if (spin < kSpinIterations) {
       PLINTH_CPU_RELAX();
     } else {
-      std::this_thread::yield();  // a worker was descheduled: give it the core
+      std::this_thread::yield();  // a worker holding a chunk was descheduled: give it the core
     }
   }
   fn_ = nullptr;

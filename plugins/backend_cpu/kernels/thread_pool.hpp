@@ -12,15 +12,16 @@
 
 namespace plinth::cpu {
 
-/// `threads` - 1 worker threads plus the calling thread. parallel_for splits [0, n) into size()
-/// contiguous ranges, one per participant (range i goes to participant i; the caller takes range
-/// 0), and returns when all are done. Workers spin briefly on a new job before sleeping on a
-/// condition variable, so back-to-back calls (one per matmul in a decode step) cost ~1 µs instead
-/// of a futex wake-up.
+/// `threads` - 1 worker threads plus the calling thread. parallel_for splits [0, n) into up to
+/// 8·size() contiguous chunks that the participants claim one at a time (an atomic counter tagged
+/// with the job's generation), so when a worker is descheduled — the machine is shared — the
+/// caller simply takes its chunks instead of waiting a whole time slice for it. Workers spin
+/// briefly on a new job before sleeping on a condition variable, so back-to-back calls (one per
+/// matmul in a decode step) cost ~1 µs instead of a futex wake-up.
 ///
 /// Thread rules: parallel_for may be called from any thread; concurrent calls are serialized.
 /// A parallel_for called from inside a task runs serially on that thread (no deadlock). The first
-/// exception thrown by a task is rethrown to the caller after all ranges finished.
+/// exception thrown by a task is rethrown to the caller after all chunks finished.
 class ThreadPool {
  public:
   /// Throws std::invalid_argument when threads < 1.
@@ -34,21 +35,25 @@ class ThreadPool {
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
  private:
-  void worker_loop(int index);
-  void run_range(int index);
+  void worker_loop();
+  // Claims and runs chunks of the job `gen` until none is left; false when that job is over.
+  void run_chunks(uint32_t gen);
 
   std::vector<std::thread> workers_;
   std::mutex call_mutex_;  // serializes parallel_for callers
 
   std::mutex mutex_;  // guards sleeping / waking
   std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
 
-  // The current job (written before generation_ is bumped).
+  // The current job. `claim_` = generation << 32 | next chunk; fn_, n_ and num_chunks_ are written
+  // before claim_ publishes a new generation and are only read after a successful claim.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int64_t> num_chunks_{0};
+  std::atomic<int64_t> done_chunks_{0};
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
+  uint32_t generation_ = 0;  // caller side only
   std::mutex error_mutex_;
   std::exception_ptr error_;
 };

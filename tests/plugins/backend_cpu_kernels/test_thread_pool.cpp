@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -27,12 +28,20 @@ TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
   }
 }
 
-TEST(ThreadPool, UsesTheWorkersAndTheCaller) {
+TEST(ThreadPool, WorkersTakeChunksWhileTheCallerIsBusy) {
   ThreadPool pool(2);
   std::atomic<int> other{0};
   const auto caller = std::this_thread::get_id();
   pool.parallel_for(2, [&](int64_t, int64_t) {
-    if (std::this_thread::get_id() != caller) other++;
+    if (std::this_thread::get_id() != caller) {
+      other++;
+      return;
+    }
+    // The caller holds its chunk until a worker has run the other one (10 s at most).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (other.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
   });
   EXPECT_EQ(other.load(), 1);
 }

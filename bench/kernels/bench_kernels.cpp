@@ -1,0 +1,146 @@
+// bench_kernels: matmul of the SmolLM2-135M shapes, own SIMD (int8) kernels vs dequantize +
+// OpenBLAS sgemm, for n = 1, 16, 512 activation rows and 1 and 2 threads. Prints medians, the
+// GFLOP/s equivalent (2·n·rows·cols / time), weight bandwidth, and the ratio blas/simd time.
+// Weights rotate through copies totalling ≥ 96 MiB, so n = 1 reads them from memory as a decode
+// step does (the model's 30 layers do not fit in the 32 MiB L3) rather than from cache.
+//
+//   bench_kernels [--n 1,16,512] [--threads 1,2] [--isa avx2|scalar] [--min-time 0.25]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+
+namespace {
+
+using namespace plinth::cpu;
+
+struct Shape {
+  const char* name;
+  WeightType type;
+  int64_t cols;   // in features
+  int64_t rows;   // out features
+  int per_layer;  // how often one decode step of one layer uses it (LM head: once per token)
+};
+
+// SmolLM2-135M: attn q/o 576→576, k/v 576→192, MLP gate/up 576→1536, down 1536→576 (Q4_1);
+// tied LM head 576→49152 (Q8_0 token_embd).
+const Shape kShapes[] = {
+    {"attn_q/o 576->576", WeightType::Q4_1, 576, 576, 2},
+    {"attn_k/v 576->192", WeightType::Q4_1, 576, 192, 2},
+    {"ffn_gate/up 576->1536", WeightType::Q4_1, 576, 1536, 2},
+    {"ffn_down 1536->576", WeightType::Q4_1, 1536, 576, 1},
+    {"lm_head 576->49152", WeightType::Q8_0, 576, 49152, 0},
+};
+
+std::vector<int64_t> parse_list(const char* s) {
+  std::vector<int64_t> out;
+  for (const char* p = s; *p;) {
+    out.push_back(std::strtoll(p, const_cast<char**>(&p), 10));
+    if (*p == ',') ++p;
+  }
+  return out;
+}
+
+// Random blocks with f16 scales 2^-10..2^-3 (random bytes could encode inf/NaN).
+std::vector<uint8_t> random_weights(const Shape& s, std::mt19937& rng) {
+  std::vector<uint8_t> raw(static_cast<size_t>(s.rows * row_bytes(s.type, s.cols)));
+  for (auto& b : raw) b = static_cast<uint8_t>(rng());
+  const int64_t nblk = s.rows * s.cols / block_elems(s.type);
+  for (int64_t b = 0; b < nblk; ++b) {
+    uint8_t* p = raw.data() + b * block_bytes(s.type);
+    const uint16_t d = static_cast<uint16_t>(((5 + rng() % 8) << 10) | (rng() % 1024));
+    std::memcpy(p, &d, 2);
+    if (s.type == WeightType::Q4_1) {
+      const uint16_t m = static_cast<uint16_t>(0x8000 | ((5 + rng() % 8) << 10) | (rng() % 1024));
+      std::memcpy(p + 2, &m, 2);
+    }
+  }
+  return raw;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> ns = {1, 16, 512}, threads = {1, 2};
+  double min_time = 0.25;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--n")
+      ns = parse_list(argv[i + 1]);
+    else if (a == "--threads")
+      threads = parse_list(argv[i + 1]);
+    else if (a == "--min-time")
+      min_time = std::atof(argv[i + 1]);
+    else if (a == "--isa")
+      set_active_isa(std::string(argv[i + 1]) == "scalar" ? Isa::Scalar : Isa::Avx2);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::printf("bench_kernels: isa=%s (best %s), weights rotate over >= 96 MiB\n",
+              isa_name(active_isa()), isa_name(best_isa()));
+  std::printf("%-22s %5s %4s %3s | %11s %8s %7s | %11s %8s | %s\n", "shape", "type", "n", "thr",
+              "simd us", "GFLOP/s", "GB/s", "blas us", "GFLOP/s", "blas/simd");
+  std::mt19937 rng(1);
+  // decode[threads][path] = µs of the matmuls of one token (30 layers + LM head) at n = 1.
+  std::map<int64_t, std::map<int, double>> decode;
+  for (const Shape& s : kShapes) {
+    const auto proto = random_weights(s, rng);
+    const size_t copies = std::max<size_t>(1, (96u << 20) / proto.size() + 1);
+    std::vector<std::vector<uint8_t>> ws(copies, proto);
+    for (int64_t n : ns) {
+      std::vector<float> x(static_cast<size_t>(n * s.cols));
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      for (auto& v : x) v = normal(rng);
+      std::vector<float> y(static_cast<size_t>(n * s.rows));
+      for (int64_t t : threads) {
+        ThreadPool pool(static_cast<int>(t));
+        double med[2];
+        for (int p = 0; p < 2; ++p) {
+          const MatmulPath path = p == 0 ? MatmulPath::Simd : MatmulPath::Blas;
+          std::vector<double> times;
+          double total = 0.0;
+          size_t c = 0;
+          for (int rep = 0; rep < 3 || (total < min_time && rep < 2000); ++rep) {
+            const WeightView w{s.type, ws[c++ % copies].data(), s.rows, s.cols};
+            const auto t0 = std::chrono::steady_clock::now();
+            matmul(w, x.data(), n, y.data(), pool, path);
+            const double dt =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (rep > 0) times.push_back(dt);  // the first call warms scratch buffers
+            total += dt;
+          }
+          med[p] = median(times);
+          if (n == 1) decode[t][p] += med[p] * 1e6 * (s.per_layer ? 30 * s.per_layer : 1);
+        }
+        const double flop = 2.0 * double(n) * double(s.rows) * double(s.cols);
+        std::printf("%-22s %5s %4lld %3lld | %11.1f %8.1f %7.1f | %11.1f %8.1f | %6.2fx %s\n",
+                    s.name, weight_type_name(s.type), static_cast<long long>(n),
+                    static_cast<long long>(t), med[0] * 1e6, flop / med[0] * 1e-9,
+                    double(proto.size()) / med[0] * 1e-9, med[1] * 1e6, flop / med[1] * 1e-9,
+                    med[1] / med[0], med[0] <= med[1] ? "simd" : "blas");
+        std::fflush(stdout);
+      }
+    }
+  }
+  for (const auto& [t, paths] : decode) {
+    std::printf(
+        "decode step (n=1, 30 layers + lm_head), %lld thread(s): simd %.0f us (%.0f tok/s "
+        "matmul-only), blas %.0f us (%.0f tok/s)\n",
+        static_cast<long long>(t), paths.at(0), 1e6 / paths.at(0), paths.at(1), 1e6 / paths.at(1));
+  }
+  return 0;
+}
