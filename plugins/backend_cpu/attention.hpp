@@ -1,0 +1,28 @@
+// Causal multi-head attention over the paged KV cache (PagedAttention, Kwon et al., SOSP 2023)
+// with grouped-query heads (Ainslie et al. 2023, GQA).
+#pragma once
+
+#include <cstdint>
+
+#include "kv_cache.hpp"
+#include "plinth/backend.h"
+#include "thread_pool.hpp"
+
+namespace plinth::cpu {
+
+struct AttentionShape {
+  int64_t n_heads;     // query heads
+  int64_t n_kv_heads;  // query head h reads KV head h / (n_heads / n_kv_heads)
+  int64_t head_dim;
+};
+
+/// For every new token t of every sequence s of the (validated) batch, at position p:
+/// out[t, h, :] = Σ_{j ≤ p} softmax_j(q[t, h, :] · K_s[j, g, :] / sqrt(head_dim)) · V_s[j, g, :],
+/// g = h / (n_heads / n_kv_heads), where K_s[j] / V_s[j] are read from `layer` of `kv` at slot
+/// block_tables[s][j / bs] * bs + j % bs (so K/V of this step's tokens must already be written).
+/// q, out: [num_tokens, n_heads * head_dim] f32. Scores and softmax in f32. Work is split over
+/// (sequence, KV head, chunk of query tokens) items, interleaved across the pool's participants.
+void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t layer,
+                     const AttentionShape& shape, const float* q, float* out, ThreadPool& pool);
+
+}  // namespace plinth::cpu

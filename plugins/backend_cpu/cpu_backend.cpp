@@ -1,0 +1,153 @@
+#include "cpu_backend.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace plinth::cpu {
+namespace {
+
+const plinth_model_desc& require_model(const plinth_create_args& args) {
+  if (args.model == nullptr) {
+    throw sdk::Error(PLINTH_ERR_INVALID_ARGUMENT,
+                     "backend_cpu: create needs args->model (the host passes the loaded model)");
+  }
+  return *args.model;
+}
+
+const char* kv_dtype_name(KvDtype d) {
+  return d == KvDtype::F32 ? "f32" : "f16";
+}
+
+}  // namespace
+
+ForwardOptions parse_options(const char* config_json) {
+  ForwardOptions o;
+  const unsigned cores = std::thread::hardware_concurrency();
+  o.threads = cores > 0 ? static_cast<int>(cores) : 1;
+  if (config_json == nullptr || *config_json == '\0') return o;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(config_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("backend_cpu config: not JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw std::invalid_argument("backend_cpu config: must be a JSON object");
+  const auto positive_int = [&](const std::string& key) -> int64_t {
+    const auto& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      throw std::invalid_argument("backend_cpu config: " + key + " = " + v.dump() +
+                                  " must be an integer >= 1");
+    }
+    return v.get<int64_t>();
+  };
+  for (const auto& [key, value] : j.items()) {
+    if (key == "threads") {
+      const int64_t t = positive_int(key);
+      if (t > 1024)
+        throw std::invalid_argument("backend_cpu config: threads = " + std::to_string(t) +
+                                    " must be <= 1024");
+      o.threads = static_cast<int>(t);
+    } else if (key == "max_batch_tokens") {
+      o.max_batch_tokens = positive_int(key);
+    } else if (key == "kv_dtype") {
+      const std::string d = value.is_string() ? value.get<std::string>() : "";
+      if (d == "f32") {
+        o.kv_dtype = KvDtype::F32;
+      } else if (d == "f16") {
+        o.kv_dtype = KvDtype::F16;
+      } else {
+        throw std::invalid_argument("backend_cpu config: kv_dtype = " + value.dump() +
+                                    " must be \"f32\" or \"f16\"");
+      }
+    } else {
+      throw std::invalid_argument("backend_cpu config: unknown key \"" + key +
+                                  "\" (allowed: threads, kv_dtype, max_batch_tokens)");
+    }
+  }
+  return o;
+}
+
+MemInfo read_meminfo(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("backend_cpu: cannot read " + path);
+  MemInfo m;
+  bool have_total = false, have_avail = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    uint64_t kb = 0;
+    if (!(ls >> key >> kb)) continue;
+    if (key == "MemTotal:") {
+      m.total = kb * 1024;
+      have_total = true;
+    } else if (key == "MemAvailable:") {
+      m.available = kb * 1024;
+      have_avail = true;
+    }
+  }
+  if (!have_total || !have_avail) {
+    throw std::runtime_error("backend_cpu: " + path + " lacks MemTotal or MemAvailable");
+  }
+  return m;
+}
+
+CpuBackend::CpuBackend(const plinth_create_args& args)
+    : host_(args.host, args.instance_name != nullptr ? args.instance_name : "backend_cpu"),
+      forward_(require_model(args), parse_options(args.config_json)) {
+  const LlamaShape& s = forward_.shape();
+  host_.info("llama: " + std::to_string(s.n_layers) + " layers, hidden " +
+             std::to_string(s.hidden) + ", heads " + std::to_string(s.n_heads) + "/" +
+             std::to_string(s.n_kv_heads) + ", vocab " + std::to_string(s.vocab) + "; threads " +
+             std::to_string(forward_.options().threads) + ", kv_dtype " +
+             kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
+             std::to_string(forward_.options().max_batch_tokens));
+}
+
+plinth_kv_layout CpuBackend::kv_layout() const {
+  const LlamaShape& s = forward_.shape();
+  plinth_kv_layout l{};
+  l.struct_size = sizeof(l);
+  l.bytes_per_token = forward_.kv().bytes_per_token();
+  l.n_layers = static_cast<uint32_t>(s.n_layers);
+  l.n_kv_heads = static_cast<uint32_t>(s.n_kv_heads);
+  l.head_dim = static_cast<uint32_t>(s.head_dim);
+  l.dtype = forward_.kv().plinth_dtype();
+  return l;
+}
+
+plinth_memory_info CpuBackend::memory_info() const {
+  const MemInfo m = read_meminfo();
+  plinth_memory_info info{};
+  info.struct_size = sizeof(info);
+  info.device_kind = PLINTH_DEVICE_CPU;
+  info.free_bytes = m.available;
+  info.total_bytes = m.total;
+  return info;
+}
+
+void CpuBackend::allocate_kv(uint32_t num_blocks, uint32_t block_size) {
+  forward_.kv().allocate(num_blocks, block_size);
+}
+
+plinth_forward_output CpuBackend::forward(const plinth_batch& batch) {
+  plinth_forward_output out{};
+  out.struct_size = sizeof(out);
+  out.logits = forward_.forward(batch);
+  out.num_logits = batch.num_logits;
+  out.vocab_size = static_cast<uint32_t>(forward_.shape().vocab);
+  out.logits_device = nullptr;
+  return out;
+}
+
+void CpuBackend::copy_blocks(std::span<const plinth_block_copy> copies) {
+  if (!forward_.kv().allocated()) {
+    throw std::invalid_argument("copy_blocks: the KV cache is not allocated (call allocate_kv)");
+  }
+  for (const plinth_block_copy& c : copies) forward_.kv().copy_block(c.src, c.dst);
+}
+
+}  // namespace plinth::cpu

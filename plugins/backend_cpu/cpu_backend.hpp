@@ -1,0 +1,49 @@
+// backend_cpu as an ordinary C++ class, shaped for plinth::sdk::backend_vtable (backend.hpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "llama_forward.hpp"
+#include "plinth/backend.h"
+#include "plinth/plugin.hpp"
+
+namespace plinth::cpu {
+
+/// Parses the manifest config (schema in plugin.cpp): {"threads": int >= 1 (default: the number
+/// of cores), "kv_dtype": "f32" | "f16" (default "f32"), "max_batch_tokens": int >= 1 (default
+/// 2048)}. NULL or "" means {}. Throws std::invalid_argument naming the key for a wrong value or
+/// an unknown key.
+ForwardOptions parse_options(const char* config_json);
+
+/// Bytes of MemTotal and MemAvailable in /proc/meminfo ("MemAvailable: N kB"). Throws
+/// std::runtime_error when the file or a field is missing.
+struct MemInfo {
+  uint64_t total = 0;
+  uint64_t available = 0;
+};
+MemInfo read_meminfo(const std::string& path = "/proc/meminfo");
+
+/// The plugin instance. Every method may throw; the SDK adapter converts at the boundary.
+class CpuBackend {
+ public:
+  /// Needs args.model (INVALID_ARGUMENT when NULL); see LlamaForward for the model errors.
+  explicit CpuBackend(const plinth_create_args& args);
+
+  /// bytes_per_token = 2 * n_layers * n_kv_heads * head_dim * (4 for f32, 2 for f16).
+  plinth_kv_layout kv_layout() const;
+  /// CPU; free = MemAvailable, total = MemTotal.
+  plinth_memory_info memory_info() const;
+  void allocate_kv(uint32_t num_blocks, uint32_t block_size);
+  plinth_forward_output forward(const plinth_batch& batch);
+  void copy_blocks(std::span<const plinth_block_copy> copies);
+
+  LlamaForward& model() { return forward_; }
+
+ private:
+  sdk::Host host_;
+  LlamaForward forward_;
+};
+
+}  // namespace plinth::cpu

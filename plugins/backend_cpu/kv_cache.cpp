@@ -1,0 +1,98 @@
+#include "kv_cache.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "plinth/plugin.hpp"
+
+namespace plinth::cpu {
+
+uint16_t fp32_to_fp16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // NaN
+  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // ≥ 65520 → inf
+  if (a < 0x38800000u) {  // below the smallest normal half (2^-14): subnormal or zero
+    float af;
+    std::memcpy(&af, &a, sizeof af);
+    // af * 2^24 is exact; lrintf rounds to nearest even. 0x400 becomes the smallest normal.
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::lrintf(af * 16777216.0f)));
+  }
+  a += 0xfffu + ((a >> 13) & 1u);  // round the 13 dropped bits to nearest even
+  return static_cast<uint16_t>(sign | ((a - 0x38000000u) >> 13));  // rebias 127 → 15
+}
+
+PagedKvCache::PagedKvCache(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype)
+    : n_layers_(n_layers), n_kv_heads_(n_kv_heads), head_dim_(head_dim), dtype_(dtype) {}
+
+uint64_t PagedKvCache::bytes_per_token() const {
+  return static_cast<uint64_t>(2 * n_layers_ * row_elems() * elem_bytes());
+}
+
+void PagedKvCache::allocate(uint32_t num_blocks, uint32_t block_size) {
+  if (num_blocks == 0 || block_size == 0) {
+    throw sdk::Error(PLINTH_ERR_INVALID_ARGUMENT,
+                     "allocate_kv: num_blocks=" + std::to_string(num_blocks) +
+                         " and block_size=" + std::to_string(block_size) + " must both be >= 1");
+  }
+  data_.reset();
+  num_blocks_ = 0;
+  block_size_ = 0;
+  const uint64_t slots = static_cast<uint64_t>(num_blocks) * block_size;
+  const uint64_t per = bytes_per_token();
+  if (per != 0 && slots > std::numeric_limits<uint64_t>::max() / per) {
+    throw sdk::Error(PLINTH_ERR_INVALID_ARGUMENT, "allocate_kv: size overflows");
+  }
+  const uint64_t bytes = slots * per;
+  auto* p = static_cast<unsigned char*>(std::calloc(static_cast<size_t>(bytes), 1));
+  if (p == nullptr) {
+    throw sdk::Error(PLINTH_ERR_OUT_OF_MEMORY,
+                     "allocate_kv: cannot allocate " + std::to_string(bytes) + " bytes for " +
+                         std::to_string(num_blocks) + " blocks of " + std::to_string(block_size) +
+                         " tokens; lower the KV cache size");
+  }
+  data_.reset(p);
+  num_blocks_ = num_blocks;
+  block_size_ = block_size;
+}
+
+void PagedKvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
+  const int64_t n = row_elems();
+  const float* src[2] = {k, v};
+  for (int c = 0; c < 2; ++c) {
+    unsigned char* dst = data_.get() + region_offset(layer, c, slot) * elem_bytes();
+    if (dtype_ == KvDtype::F32) {
+      std::memcpy(dst, src[c], static_cast<size_t>(n) * sizeof(float));
+    } else {
+      auto* h = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(src[c][i]);
+    }
+  }
+}
+
+void PagedKvCache::copy_block(int32_t src, int32_t dst) {
+  for (const int32_t id : {src, dst}) {
+    if (id < 0 || static_cast<uint32_t>(id) >= num_blocks_) {
+      throw std::invalid_argument("copy_blocks: block id " + std::to_string(id) +
+                                  " is outside [0, num_blocks=" + std::to_string(num_blocks_) +
+                                  ")");
+    }
+  }
+  if (src == dst) return;
+  const size_t bytes = static_cast<size_t>(block_size_ * row_elems() * elem_bytes());
+  for (int64_t l = 0; l < n_layers_; ++l) {
+    for (int c = 0; c < 2; ++c) {
+      const int64_t s0 = static_cast<int64_t>(src) * block_size_;
+      const int64_t d0 = static_cast<int64_t>(dst) * block_size_;
+      std::memcpy(data_.get() + region_offset(l, c, d0) * elem_bytes(),
+                  data_.get() + region_offset(l, c, s0) * elem_bytes(), bytes);
+    }
+  }
+}
+
+}  // namespace plinth::cpu

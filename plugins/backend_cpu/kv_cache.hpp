@@ -1,0 +1,73 @@
+// The paged KV cache memory of backend_cpu (PagedAttention, Kwon et al., SOSP 2023, §4).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "plinth/model.h"
+
+namespace plinth::cpu {
+
+/// Element type of the cached K and V.
+enum class KvDtype { F32, F16 };
+
+/// K and V of every layer for num_blocks * block_size token slots (slot = block * block_size +
+/// offset). Layout, elements: for layer l and kind c (0 = K, 1 = V) a region
+/// [num_blocks * block_size, n_kv_heads, head_dim], regions ordered (l, c). So one slot's row of
+/// one layer is n_kv_heads * head_dim contiguous elements, and a block of one layer/kind is
+/// block_size rows in a row. Memory comes from calloc (untouched pages stay unmapped until
+/// written). Not thread-safe for writers; concurrent readers are fine.
+class PagedKvCache {
+ public:
+  PagedKvCache(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype);
+
+  KvDtype dtype() const { return dtype_; }
+  /// plinth_dtype of the elements (F32 or F16).
+  int32_t plinth_dtype() const {
+    return dtype_ == KvDtype::F32 ? PLINTH_DTYPE_F32 : PLINTH_DTYPE_F16;
+  }
+  int64_t elem_bytes() const { return dtype_ == KvDtype::F32 ? 4 : 2; }
+  /// K and V of one token over all layers, bytes.
+  uint64_t bytes_per_token() const;
+
+  /// Replaces any earlier allocation with num_blocks * block_size zeroed slots. Throws
+  /// sdk::Error(OUT_OF_MEMORY) when the allocation fails, INVALID_ARGUMENT for a zero count or
+  /// a size that overflows.
+  void allocate(uint32_t num_blocks, uint32_t block_size);
+  bool allocated() const { return data_ != nullptr; }
+  uint32_t num_blocks() const { return num_blocks_; }
+  uint32_t block_size() const { return block_size_; }
+  int64_t num_slots() const { return static_cast<int64_t>(num_blocks_) * block_size_; }
+  int64_t row_elems() const { return n_kv_heads_ * head_dim_; }
+
+  /// Stores k[n_kv_heads * head_dim] and v[same] of one token at `slot` of `layer` (converted
+  /// to the cache dtype).
+  void write(int64_t layer, int64_t slot, const float* k, const float* v);
+  /// Start of the row [n_kv_heads, head_dim] at `slot` of `layer`, kind 0 = K, 1 = V; elements
+  /// are float (F32) or IEEE half bits (F16).
+  const void* row(int64_t layer, int kind, int64_t slot) const {
+    return data_.get() + region_offset(layer, kind, slot) * elem_bytes();
+  }
+  /// Copies all layers' K and V of block `src` to block `dst` (no-op when equal). Throws
+  /// std::invalid_argument naming the id when one is outside [0, num_blocks).
+  void copy_block(int32_t src, int32_t dst);
+
+ private:
+  int64_t region_offset(int64_t layer, int kind, int64_t slot) const {
+    return ((layer * 2 + kind) * num_slots() + slot) * row_elems();
+  }
+  struct FreeDeleter {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+
+  int64_t n_layers_, n_kv_heads_, head_dim_;
+  KvDtype dtype_;
+  uint32_t num_blocks_ = 0, block_size_ = 0;
+  std::unique_ptr<unsigned char[], FreeDeleter> data_;
+};
+
+/// float → IEEE half, round to nearest even (overflow → inf, NaN kept NaN).
+uint16_t fp32_to_fp16(float f);
+
+}  // namespace plinth::cpu

@@ -1,0 +1,143 @@
+#include "llama_forward.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "attention.hpp"
+#include "batch_check.hpp"
+#include "dequantize.hpp"
+#include "float_ops.hpp"
+#include "matmul.hpp"
+
+namespace plinth::cpu {
+namespace {
+
+std::vector<float> rows_of(int64_t rows, int64_t cols) {
+  return std::vector<float>(static_cast<size_t>(rows * cols));
+}
+
+}  // namespace
+
+LlamaForward::LlamaForward(const plinth_model_desc& model, const ForwardOptions& options)
+    : w_(bind_llama_weights(model)),
+      opt_(options),
+      pool_(options.threads),
+      kv_(w_.shape.n_layers, w_.shape.n_kv_heads, w_.shape.head_dim, options.kv_dtype),
+      rope_(w_.shape.head_dim, w_.shape.rope_theta, w_.shape.rope_neox) {
+  if (opt_.max_batch_tokens < 1) {
+    throw std::invalid_argument("max_batch_tokens=" + std::to_string(opt_.max_batch_tokens) +
+                                " must be >= 1");
+  }
+  const LlamaShape& s = w_.shape;
+  const int64_t n = opt_.max_batch_tokens;
+  x_ = rows_of(n, s.hidden);
+  xn_ = rows_of(n, s.hidden);
+  q_ = rows_of(n, s.q_dim());
+  k_ = rows_of(n, s.kv_dim());
+  v_ = rows_of(n, s.kv_dim());
+  attn_ = rows_of(n, s.q_dim());
+  proj_ = rows_of(n, s.hidden);
+  gate_ = rows_of(n, s.ffn);
+  up_ = rows_of(n, s.ffn);
+  rope_table_ = rows_of(n, s.head_dim);
+}
+
+void LlamaForward::parallel_rows(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  // Element-wise work is cheap: below a few rows the wake-up costs more than it saves.
+  if (n >= 4 && pool_.size() > 1) {
+    pool_.parallel_for(n, fn);
+  } else {
+    fn(0, n);
+  }
+}
+
+const float* LlamaForward::forward(const plinth_batch& b) {
+  if (!kv_.allocated()) {
+    throw std::invalid_argument("forward: the KV cache is not allocated (call allocate_kv first)");
+  }
+  const LlamaShape& s = w_.shape;
+  validate_batch(b, BatchLimits{s.vocab, s.context, kv_.num_blocks(), kv_.block_size(),
+                                opt_.max_batch_tokens});
+  const int64_t n = b.num_tokens;
+  const int64_t m = b.num_logits;
+  logits_.resize(static_cast<size_t>(m * s.vocab));
+  if (n == 0) return logits_.data();
+
+  rows_.assign(b.logits_indices, b.logits_indices + m);
+  parallel_rows(n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      dequantize(w_.token_embd.type, w_.token_embd.data, b.token_ids[t] * s.hidden, s.hidden,
+                 x_.data() + t * s.hidden);
+    }
+  });
+  rope_.tables(b.positions, n, rope_table_.data());
+  for (int64_t l = 0; l < s.n_layers; ++l) run_layer(l, b, n, l + 1 == s.n_layers);
+
+  // run_layer compacted the logits rows of the last layer to the front: x_[m, hidden].
+  if (m > 0) {
+    rmsnorm(x_.data(), w_.output_norm, m, s.hidden, s.rms_eps, xn_.data());
+    matmul(w_.lm_head, xn_.data(), m, logits_.data(), pool_);
+  }
+  return logits_.data();
+}
+
+void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool last) {
+  const LlamaShape& s = w_.shape;
+  const LayerWeights& L = w_.layers[static_cast<size_t>(l)];
+  const int64_t hd = s.head_dim;
+
+  // Attention block.
+  parallel_rows(n, [&](int64_t t0, int64_t t1) {
+    rmsnorm(x_.data() + t0 * s.hidden, L.attn_norm, t1 - t0, s.hidden, s.rms_eps,
+            xn_.data() + t0 * s.hidden);
+  });
+  matmul(L.wq, xn_.data(), n, q_.data(), pool_);
+  matmul(L.wk, xn_.data(), n, k_.data(), pool_);
+  matmul(L.wv, xn_.data(), n, v_.data(), pool_);
+  parallel_rows(n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* cs = rope_table_.data() + t * hd;
+      rope_.apply(q_.data() + t * s.q_dim(), s.n_heads, cs);
+      rope_.apply(k_.data() + t * s.kv_dim(), s.n_kv_heads, cs);
+      // Distinct tokens have distinct slots (validated), so the writes never overlap.
+      kv_.write(l, b.slot_mapping[t], k_.data() + t * s.kv_dim(), v_.data() + t * s.kv_dim());
+    }
+  });
+  paged_attention(b, kv_, l, AttentionShape{s.n_heads, s.n_kv_heads, hd}, q_.data(), attn_.data(),
+                  pool_);
+
+  int64_t rows = n;
+  if (last) {
+    // Only the logits rows reach the LM head. Indices ascend, so row i <- rows_[i] >= i never
+    // overwrites a row still to be read.
+    rows = static_cast<int64_t>(rows_.size());
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t r = rows_[static_cast<size_t>(i)];
+      if (r == i) continue;
+      std::memcpy(attn_.data() + i * s.q_dim(), attn_.data() + r * s.q_dim(),
+                  static_cast<size_t>(s.q_dim()) * sizeof(float));
+      std::memcpy(x_.data() + i * s.hidden, x_.data() + r * s.hidden,
+                  static_cast<size_t>(s.hidden) * sizeof(float));
+    }
+    if (rows == 0) return;
+  }
+  matmul(L.wo, attn_.data(), rows, proj_.data(), pool_);
+  axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
+
+  // Feed-forward block (SwiGLU, Shazeer 2020).
+  parallel_rows(rows, [&](int64_t t0, int64_t t1) {
+    rmsnorm(x_.data() + t0 * s.hidden, L.ffn_norm, t1 - t0, s.hidden, s.rms_eps,
+            xn_.data() + t0 * s.hidden);
+  });
+  matmul(L.w_gate, xn_.data(), rows, gate_.data(), pool_);
+  matmul(L.w_up, xn_.data(), rows, up_.data(), pool_);
+  parallel_rows(rows, [&](int64_t t0, int64_t t1) {
+    silu_mul(gate_.data() + t0 * s.ffn, up_.data() + t0 * s.ffn, (t1 - t0) * s.ffn,
+             gate_.data() + t0 * s.ffn);
+  });
+  matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_);
+  axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
+}
+
+}  // namespace plinth::cpu

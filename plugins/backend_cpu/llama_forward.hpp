@@ -1,0 +1,69 @@
+// The LLaMA forward pass of backend_cpu over a flat variable-length batch (DESIGN §2).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kv_cache.hpp"
+#include "llama_weights.hpp"
+#include "plinth/backend.h"
+#include "rope.hpp"
+#include "thread_pool.hpp"
+
+namespace plinth::cpu {
+
+struct ForwardOptions {
+  int threads = 1;                  // thread pool participants, caller included
+  KvDtype kv_dtype = KvDtype::F32;  // element type of the cached K/V
+  int64_t max_batch_tokens = 2048;  // largest num_tokens of one forward (scratch rows)
+};
+
+/// Runs a LLaMA model whose weights stay in the host's mapping. Owns the thread pool, the paged
+/// KV cache and the activation scratch ([max_batch_tokens, *] f32, allocated once). Not
+/// thread-safe: one forward at a time (the host's engine thread).
+class LlamaForward {
+ public:
+  /// Binds the weights (see bind_llama_weights for the errors) and allocates the scratch.
+  /// Throws std::invalid_argument for threads < 1 or max_batch_tokens < 1.
+  LlamaForward(const plinth_model_desc& model, const ForwardOptions& options);
+
+  const LlamaShape& shape() const { return w_.shape; }
+  const ForwardOptions& options() const { return opt_; }
+  PagedKvCache& kv() { return kv_; }
+  const PagedKvCache& kv() const { return kv_; }
+
+  /// Validates `b` (validate_batch; INVALID_ARGUMENT naming the field, also when allocate_kv was
+  /// not called), embeds the tokens, runs every layer — RMSNorm → Q/K/V → RoPE → K/V stored at
+  /// slot_mapping → paged causal attention → output projection + residual → RMSNorm → SwiGLU →
+  /// down projection + residual — then the final norm and the LM head for logits_indices only.
+  /// Returns logits[num_logits, vocab] f32, valid until the next forward or destruction.
+  const float* forward(const plinth_batch& b);
+
+ private:
+  // Runs layer l over n tokens; the last layer keeps only the logits rows (compacted to the
+  // front of x_) after attention, since no later layer reads the others.
+  void run_layer(int64_t l, const plinth_batch& b, int64_t n, bool last);
+  void parallel_rows(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+
+  LlamaWeights w_;
+  ForwardOptions opt_;
+  ThreadPool pool_;
+  PagedKvCache kv_;
+  Rope rope_;
+  // Scratch, f32, rows = tokens of the batch (max_batch_tokens):
+  std::vector<float> x_;           // [n, hidden] residual stream
+  std::vector<float> xn_;          // [n, hidden] normed input of a sub-block
+  std::vector<float> q_;           // [n, q_dim]
+  std::vector<float> k_;           // [n, kv_dim]
+  std::vector<float> v_;           // [n, kv_dim]
+  std::vector<float> attn_;        // [n, q_dim]
+  std::vector<float> proj_;        // [n, hidden] output of wo / w_down
+  std::vector<float> gate_;        // [n, ffn]
+  std::vector<float> up_;          // [n, ffn]
+  std::vector<float> rope_table_;  // [n, head_dim] (cos, sin) pairs of the batch's positions
+  std::vector<float> logits_;      // [num_logits, vocab], grown on demand
+  std::vector<int32_t> rows_;      // logits_indices of the current batch
+};
+
+}  // namespace plinth::cpu

@@ -1,0 +1,61 @@
+// The LLaMA weights of a plinth_model_desc, bound in place (no copy) as kernel WeightViews.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plinth/model.h"
+#include "weight_types.hpp"
+
+namespace plinth::cpu {
+
+/// Hyper-parameters of the forward pass, copied out of plinth_model_config.
+struct LlamaShape {
+  int64_t n_layers = 0;
+  int64_t hidden = 0;      // model width, elements
+  int64_t n_heads = 0;     // query heads
+  int64_t n_kv_heads = 0;  // key/value heads; n_heads % n_kv_heads == 0
+  int64_t head_dim = 0;    // elements per head, even
+  int64_t ffn = 0;         // SwiGLU intermediate size
+  int64_t vocab = 0;
+  int64_t context = 0;  // maximum positions, tokens
+  double rope_theta = 10000.0;
+  float rms_eps = 1e-5f;
+  bool rope_neox = false;  // false: rotate adjacent pairs (GGML "normal"); true: NeoX halves
+
+  int64_t q_dim() const { return n_heads * head_dim; }
+  int64_t kv_dim() const { return n_kv_heads * head_dim; }
+};
+
+/// One transformer block. Matrices are W[rows = out, cols = in] views into the model mapping;
+/// norms point at f32 data (the mapping when the file stores F32, else LlamaWeights' own copy).
+struct LayerWeights {
+  const float* attn_norm = nullptr;  // [hidden]
+  const float* ffn_norm = nullptr;   // [hidden]
+  WeightView wq{};                   // [q_dim, hidden]
+  WeightView wk{};                   // [kv_dim, hidden]
+  WeightView wv{};                   // [kv_dim, hidden]
+  WeightView wo{};                   // [hidden, q_dim]
+  WeightView w_gate{};               // [ffn, hidden]
+  WeightView w_up{};                 // [ffn, hidden]
+  WeightView w_down{};               // [hidden, ffn]
+};
+
+/// The whole model. Valid while the plinth_model_desc it was bound from is (the host keeps it
+/// until the backend instance is destroyed).
+struct LlamaWeights {
+  LlamaShape shape;
+  WeightView token_embd{};                // [vocab, hidden]
+  WeightView lm_head{};                   // [vocab, hidden]: output.weight, or token_embd when tied
+  const float* output_norm = nullptr;     // [hidden]
+  std::vector<LayerWeights> layers;       // [n_layers]
+  std::vector<std::vector<float>> owned;  // norms converted from F16/BF16 files
+};
+
+/// Binds `model`. Throws plinth::sdk::Error: UNSUPPORTED for an architecture other than "llama"
+/// or a tensor type the kernels cannot read (naming the tensor and its type), INVALID_ARGUMENT
+/// for an inconsistent config or a missing / wrongly shaped tensor (naming it, its dims and the
+/// expected dims, ggml order).
+LlamaWeights bind_llama_weights(const plinth_model_desc& model);
+
+}  // namespace plinth::cpu

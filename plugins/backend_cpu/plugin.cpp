@@ -1,0 +1,26 @@
+// The backend_cpu plugin library: CpuBackend behind the C ABI (plinth_plugin_entry).
+#include "cpu_backend.hpp"
+#include "plinth/backend.hpp"
+
+namespace {
+
+constexpr const char* kSchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "threads": {"type": "integer", "minimum": 1, "maximum": 1024,
+                "description": "compute threads, the engine thread included (default: the number of cores)"},
+    "kv_dtype": {"type": "string", "enum": ["f32", "f16"], "default": "f32",
+                 "description": "element type of the KV cache"},
+    "max_batch_tokens": {"type": "integer", "minimum": 1, "default": 2048,
+                         "description": "largest num_tokens of one forward; sizes the activation scratch"}
+  }
+})json";
+
+const plinth_backend_vtable kTable = plinth::sdk::backend_vtable<plinth::cpu::CpuBackend>();
+
+}  // namespace
+
+PLINTH_PLUGIN("backend_cpu", "0.1.0", PLINTH_KIND_BACKEND,
+              "LLaMA forward pass on the CPU (quantized GGUF weights in place, paged KV cache)",
+              kSchema, &kTable)

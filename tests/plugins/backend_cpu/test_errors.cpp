@@ -1,0 +1,167 @@
+// backend_cpu refuses what it cannot run or what breaks backend.h's contract, naming the field.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+
+#include "backend_harness.hpp"
+#include "tiny_llama.hpp"
+
+namespace {
+
+using harness::Backend;
+using harness::BatchBuilder;
+using harness::SeqStep;
+
+std::pair<int32_t, std::string> try_create(const harness::Library& lib, const plinth_model_desc* m,
+                                           const char* config) {
+  plinth_create_args a{};
+  a.struct_size = sizeof(a);
+  a.config_json = config;
+  a.model = m;
+  plinth_instance* inst = nullptr;
+  plinth_error e = harness::make_error();
+  const int32_t st = lib.vt().lifecycle.create(&a, &inst, &e);
+  if (st == PLINTH_OK) lib.vt().lifecycle.destroy(inst);
+  return {st, st == PLINTH_OK ? "" : e.message};
+}
+
+void expect_error(const std::pair<int32_t, std::string>& r, int32_t status,
+                  const std::string& needle) {
+  EXPECT_EQ(r.first, status) << r.second;
+  EXPECT_NE(r.second.find(needle), std::string::npos) << "message: " << r.second;
+}
+
+TEST(BackendCpuCreate, RefusesWhatItCannotRun) {
+  harness::Library lib;
+  tiny::Model m;
+  expect_error(try_create(lib, nullptr, "{}"), PLINTH_ERR_INVALID_ARGUMENT, "model");
+
+  m.desc().config.architecture = "gpt2";
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_UNSUPPORTED, "gpt2");
+  m.desc().config.architecture = "llama";
+
+  const auto view = [&](const std::string& name) -> plinth_tensor_view& {
+    for (auto& v : m.views()) {
+      if (name == v.name) return v;
+    }
+    throw std::runtime_error("no view " + name);
+  };
+  view("blk.1.attn_k.weight").dtype = 12;  // GGML_TYPE_Q4_K
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_UNSUPPORTED, "blk.1.attn_k.weight");
+  view("blk.1.attn_k.weight").dtype = PLINTH_DTYPE_F32;
+
+  view("blk.0.ffn_up.weight").dims[0] += 1;
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT,
+               "blk.0.ffn_up.weight");
+  view("blk.0.ffn_up.weight").dims[0] -= 1;
+
+  view("blk.0.attn_v.weight").name = "blk.0.attn_v.weight_renamed";
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT,
+               "blk.0.attn_v.weight is missing");
+}
+
+TEST(BackendCpuCreate, ValidatesItsConfig) {
+  harness::Library lib;
+  tiny::Model m;
+  EXPECT_EQ(
+      try_create(lib, &m.desc(), R"({"threads": 2, "kv_dtype": "f16", "max_batch_tokens": 64})")
+          .first,
+      PLINTH_OK);
+  EXPECT_EQ(try_create(lib, &m.desc(), nullptr).first, PLINTH_OK);
+  expect_error(try_create(lib, &m.desc(), R"({"kv_dtype": "f8"})"), PLINTH_ERR_INVALID_ARGUMENT,
+               "kv_dtype");
+  expect_error(try_create(lib, &m.desc(), R"({"threads": 0})"), PLINTH_ERR_INVALID_ARGUMENT,
+               "threads");
+  expect_error(try_create(lib, &m.desc(), R"({"block": 1})"), PLINTH_ERR_INVALID_ARGUMENT, "block");
+}
+
+TEST(BackendCpuCreate, ReportsLayoutAndMemory) {
+  harness::Library lib;
+  tiny::Model m;
+  for (const auto& [config, bytes, dtype] :
+       {std::tuple{"{}", 2 * 2 * 2 * 16 * 4, PLINTH_DTYPE_F32},
+        std::tuple{R"({"kv_dtype": "f16"})", 2 * 2 * 2 * 16 * 2, PLINTH_DTYPE_F16}}) {
+    Backend be(lib, m.desc(), config);
+    plinth_kv_layout l{};
+    plinth_error e = harness::make_error();
+    ASSERT_EQ(be.vt().get_kv_layout(be.inst(), &l, &e), PLINTH_OK);
+    EXPECT_EQ(l.bytes_per_token, static_cast<uint64_t>(bytes));
+    EXPECT_EQ(l.n_layers, 2u);
+    EXPECT_EQ(l.n_kv_heads, 2u);
+    EXPECT_EQ(l.head_dim, 16u);
+    EXPECT_EQ(l.dtype, dtype);
+  }
+  Backend be(lib, m.desc());
+  plinth_memory_info mi{};
+  plinth_error e = harness::make_error();
+  ASSERT_EQ(be.vt().get_memory_info(be.inst(), &mi, &e), PLINTH_OK);
+  EXPECT_EQ(mi.device_kind, PLINTH_DEVICE_CPU);
+  EXPECT_GT(mi.free_bytes, 0u);
+  EXPECT_LE(mi.free_bytes, mi.total_bytes);
+  // Independent source: /proc/meminfo's MemTotal.
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  in >> key >> kb;
+  ASSERT_EQ(key, "MemTotal:");
+  EXPECT_EQ(mi.total_bytes, kb * 1024);
+  EXPECT_EQ(be.vt().allocate_kv(be.inst(), 0, 16, &e), PLINTH_ERR_INVALID_ARGUMENT);
+}
+
+TEST(BackendCpuBatch, InvalidBatchesAreRefusedNamingTheField) {
+  harness::Library lib;
+  tiny::Model m;
+  Backend be(lib, m.desc(), R"({"max_batch_tokens": 64})");
+  // Before allocate_kv.
+  {
+    BatchBuilder bb({SeqStep{{0}, 0, {1, 2, 3}, false}}, 8);
+    expect_error(be.forward_status(bb.batch), PLINTH_ERR_INVALID_ARGUMENT, "allocate_kv");
+  }
+  be.allocate(4, 8);
+  const std::vector<SeqStep> good = {SeqStep{{2, 0}, 3, {5, 6, 7, 8, 9, 10}, false},
+                                     SeqStep{{1}, 0, {11, 12}, true}};
+  {
+    BatchBuilder bb(good, 8);
+    EXPECT_EQ(be.forward_status(bb.batch).first, PLINTH_OK);
+  }
+  const std::vector<std::pair<std::string, std::function<void(BatchBuilder&)>>> cases = {
+      {"token_ids[1]", [](BatchBuilder& b) { b.token_ids[1] = 128; }},
+      {"token_ids[0]", [](BatchBuilder& b) { b.token_ids[0] = -1; }},
+      {"slot_mapping[2]", [](BatchBuilder& b) { b.slot_mapping[2] = 1000; }},
+      {"slot_mapping[7]", [](BatchBuilder& b) { b.slot_mapping[7] = 10; }},
+      {"positions[4]", [](BatchBuilder& b) { b.positions[4] = 2; }},
+      {"query_start[2]", [](BatchBuilder& b) { b.query_start[2] = 7; }},
+      {"query_start[1]", [](BatchBuilder& b) { b.query_start[1] = 9; }},
+      {"seq_lens[0]", [](BatchBuilder& b) { b.seq_lens[0] = 300; }},
+      {"seq_lens[1]", [](BatchBuilder& b) { b.seq_lens[1] = 1; }},
+      {"block_tables[0][1]", [](BatchBuilder& b) { b.block_tables[1] = 4; }},
+      {"block_tables[0][0]", [](BatchBuilder& b) { b.block_tables[0] = -1; }},
+      {"logits_indices[1]", [](BatchBuilder& b) { b.logits_indices[1] = b.logits_indices[0]; }},
+      {"logits_indices[2]", [](BatchBuilder& b) { b.logits_indices[2] = 8; }},
+      {"block_size", [](BatchBuilder& b) { b.batch.block_size = 16; }},
+      {"struct_size", [](BatchBuilder& b) { b.batch.struct_size = 8; }},
+      {"token_ids", [](BatchBuilder& b) { b.batch.token_ids = nullptr; }},
+      {"num_seqs", [](BatchBuilder& b) { b.batch.num_seqs = 0; }},
+  };
+  for (const auto& [field, mutate] : cases) {
+    BatchBuilder bb(good, 8);
+    mutate(bb);
+    const auto r = be.forward_status(bb.batch);
+    EXPECT_EQ(r.first, PLINTH_ERR_INVALID_ARGUMENT) << field << ": " << r.second;
+    EXPECT_NE(r.second.find("batch." + field), std::string::npos) << field << ": " << r.second;
+  }
+  // More tokens than the scratch holds.
+  std::vector<int32_t> many(65, 3);
+  BatchBuilder big(
+      {SeqStep{{0, 1, 2, 3}, 0, std::vector<int32_t>(many.begin(), many.begin() + 32), false},
+       SeqStep{{0, 1, 2, 3}, 0, std::vector<int32_t>(many.begin(), many.begin() + 32), false},
+       SeqStep{{0}, 0, {1}, false}},
+      8);
+  expect_error(be.forward_status(big.batch), PLINTH_ERR_INVALID_ARGUMENT, "max_batch_tokens");
+  // After all the refusals, a good batch still runs.
+  BatchBuilder bb(good, 8);
+  EXPECT_EQ(be.forward_status(bb.batch).first, PLINTH_OK);
+}
+
+}  // namespace
