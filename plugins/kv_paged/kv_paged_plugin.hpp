@@ -1,0 +1,69 @@
+// kv_paged — the plugin instance: reads the config and the wired backend's KV layout and memory,
+// sizes the pool, forwards every kv_cache call to KvCacheManager and publishes pool metrics through
+// the host API after each change. plinth::sdk::kv_cache_vtable<KvPagedPlugin>() turns it into the
+// C table (entry.cpp); tests of other plugins build the same table to run against the real pool.
+#ifndef PLINTH_KV_PAGED_PLUGIN_HPP
+#define PLINTH_KV_PAGED_PLUGIN_HPP
+
+#include <plinth/kv_cache.h>
+#include <plinth/plugin.hpp>
+
+#include <cstdint>
+#include <span>
+
+#include "kv_cache_manager.hpp"
+#include "kv_paged_config.hpp"
+
+/// Extension "plinth.kv_watermark/1" (get_extension on a kv_paged instance): the number of
+/// blocks a scheduler should leave free when admitting new sequences. Valid while the instance
+/// lives. A scheduler that finds no such extension chooses its own watermark.
+#define PLINTH_KV_WATERMARK_EXTENSION "plinth.kv_watermark/1"
+typedef struct plinth_kv_watermark_ext {
+  uint32_t struct_size;
+  uint32_t watermark_blocks;
+} plinth_kv_watermark_ext;
+
+namespace plinth::kv_paged {
+
+class KvPagedPlugin {
+ public:
+  /// args->backend must be wired (vtable with get_kv_layout and get_memory_info). Throws
+  /// std::invalid_argument for a bad config or a pool too small (see size_pool), sdk::Error
+  /// with the backend's status when it fails to answer.
+  explicit KvPagedPlugin(const plinth_create_args& args);
+
+  plinth_kv_info info() const;
+  plinth_kv_stats stats() const { return manager_.stats(); }
+  uint32_t blocks_needed(plinth_seq_id seq, uint32_t num_tokens) const {
+    return manager_.blocks_needed(seq, num_tokens);
+  }
+  uint32_t allocate(plinth_seq_id seq, uint32_t num_tokens, std::span<plinth_block_copy> copies);
+  std::span<const int32_t> block_table(plinth_seq_id seq) const {
+    return manager_.block_table(seq);
+  }
+  void free_seq(plinth_seq_id seq);
+  void truncate(plinth_seq_id seq, uint32_t num_tokens);
+  void fork(plinth_seq_id parent, plinth_seq_id child);
+  void attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens);
+  void ref_blocks(std::span<const int32_t> blocks);
+  void unref_blocks(std::span<const int32_t> blocks);
+  /// Answers PLINTH_KV_WATERMARK_EXTENSION; NULL for anything else.
+  const void* extension(const char* name) const;
+
+  const KvCacheManager& manager() const { return manager_; }
+
+ private:
+  KvPagedPlugin(const plinth_create_args& args, const KvPagedConfig& config, const PoolSize& size);
+  void publish_metrics() const;
+
+  sdk::Host host_;
+  KvPagedConfig config_;
+  PoolSize size_;
+  KvCacheManager manager_;
+  plinth_kv_watermark_ext watermark_ext_{};
+  int64_t m_total_ = -1, m_used_ = -1, m_free_ = -1, m_usage_ = -1, m_waste_ = -1;
+};
+
+}  // namespace plinth::kv_paged
+
+#endif  // PLINTH_KV_PAGED_PLUGIN_HPP
