@@ -1,0 +1,44 @@
+#pragma once
+// The model as the ABI hands it to a backend (sdk/include/plinth/model.h): hyper-parameters and
+// views of every tensor of a memory-mapped GGUF file.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/gguf.hpp"
+#include "model/model_config.hpp"
+#include "plinth/model.h"
+
+namespace plinth {
+
+/// Owns the plinth_model_desc of one GGUF file and the arrays it points to. The file must outlive
+/// it (tensor data and names point into the file). Not copyable or movable: the descriptor's
+/// pointers refer to members.
+class ModelDesc {
+ public:
+  ModelDesc(const GgufFile& file, const ModelConfig& config);
+  ModelDesc(const ModelDesc&) = delete;
+  ModelDesc& operator=(const ModelDesc&) = delete;
+  /// Valid while this object (and the file) live.
+  const plinth_model_desc* get() const { return &desc_; }
+
+ private:
+  std::string architecture_;
+  std::string path_;
+  std::vector<plinth_tensor_view> views_;  // [num_tensors], file order
+  plinth_model_desc desc_{};
+};
+
+/// A model file opened for a pipeline: the mapping, its config and its ABI descriptor.
+struct LoadedModel {
+  std::unique_ptr<GgufFile> file;
+  ModelConfig config;
+  std::unique_ptr<ModelDesc> desc;
+};
+
+/// Opens and maps `path` and reads its LLaMA-family config. Throws GgufError.
+LoadedModel load_model(const std::filesystem::path& path);
+
+}  // namespace plinth

@@ -1,0 +1,101 @@
+#pragma once
+// A pipeline: the plugin libraries a manifest names, loaded and checked, and their instances
+// created in the ABI's order with the ABI's wiring (sdk/include/plinth/plugin.h):
+//   backend(model) -> kv_cache(backend) -> prefix_cache(kv_cache) -> scheduler(kv_cache,
+//   prefix_cache) -> speculator(backend, model) -> graph_runner(backend with plinth.cuda_stream/1)
+// and destroyed in reverse. Libraries stay loaded until every instance is destroyed.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plinth/plinth.h"
+#include "runtime/host_context.hpp"
+#include "runtime/manifest.hpp"
+#include "runtime/plugin_library.hpp"
+
+namespace plinth {
+
+/// A plugin's table and instance. Both null when the kind is absent (or not created yet).
+template <class VTable>
+struct PluginRef {
+  const VTable* vtable = nullptr;
+  plinth_instance* instance = nullptr;
+  explicit operator bool() const { return instance != nullptr; }
+};
+using BackendRef = PluginRef<plinth_backend_vtable>;
+using KvCacheRef = PluginRef<plinth_kv_cache_vtable>;
+using PrefixCacheRef = PluginRef<plinth_prefix_cache_vtable>;
+using SchedulerRef = PluginRef<plinth_scheduler_vtable>;
+using SpeculatorRef = PluginRef<plinth_speculator_vtable>;
+using GraphRunnerRef = PluginRef<plinth_graph_runner_vtable>;
+
+/// One plugin of the pipeline.
+struct PipelinePlugin {
+  PluginEntry entry;                       // from the manifest (name, json_path, ...)
+  std::shared_ptr<PluginLibrary> library;  // loaded and checked
+  nlohmann::json config;                   // validated against the plugin's schema, defaults filled
+  plinth_instance* instance = nullptr;     // set once created
+};
+
+class Pipeline {
+ public:
+  /// Loads every library of `manifest` (in manifest order), checks each, and validates each
+  /// `config` against the schema the library publishes. Creates no instance. Throws
+  /// ManifestError (a library of another kind than the manifest says; a config that violates the
+  /// schema: path "plugins[i].config...") or PluginError (the library is refused).
+  static std::unique_ptr<Pipeline> load(const Manifest& manifest, HostContext& host);
+  /// load() + instantiate(model): the whole pipeline, ready to run. `model` (may be NULL only when
+  /// no plugin needs it... in practice the backend does) and `host` must outlive the pipeline.
+  static std::unique_ptr<Pipeline> create(const Manifest& manifest, const plinth_model_desc* model,
+                                          HostContext& host);
+
+  /// Destroys the instances in reverse creation order, then unloads the libraries.
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  /// Creates the instances not created yet, in creation order, up to and including kind `last`
+  /// (`manifest check` stops after the kv_cache). Throws PluginError when a create fails (status
+  /// and the plugin's message, and what to do), throws, or when a graph_runner's backend lacks
+  /// the "plinth.cuda_stream/1" extension. Instances created before a failure are kept (and
+  /// destroyed with the pipeline).
+  void instantiate(const plinth_model_desc* model,
+                   plinth_plugin_kind last = PLINTH_KIND_GRAPH_RUNNER);
+
+  BackendRef backend() const;
+  KvCacheRef kv_cache() const;
+  PrefixCacheRef prefix_cache() const;  // null when absent
+  SchedulerRef scheduler() const;
+  SpeculatorRef speculator() const;     // null when absent
+  GraphRunnerRef graph_runner() const;  // null when absent
+
+  /// The plugin of `kind`, or nullptr when the manifest has none.
+  const PipelinePlugin* plugin(plinth_plugin_kind kind) const;
+  /// All plugins in manifest order.
+  const std::vector<PipelinePlugin>& plugins() const { return plugins_; }
+  /// "<plugin name>.<function>" for check()/call() messages, e.g. "kv_paged.allocate".
+  std::string function_name(plinth_plugin_kind kind, std::string_view function) const;
+  /// The pipeline in the step order of DESIGN §2, one block per step: plugin, version, ABI,
+  /// library file, effective config.
+  std::string describe() const;
+  const Manifest& manifest() const { return manifest_; }
+  HostContext& host() const { return host_; }
+
+ private:
+  Pipeline(const Manifest& manifest, HostContext& host) : manifest_(manifest), host_(host) {}
+  PipelinePlugin* find(plinth_plugin_kind kind);
+  template <class VTable>
+  PluginRef<VTable> ref(plinth_plugin_kind kind) const;
+  void create_instance(PipelinePlugin& p, const plinth_model_desc* model);
+
+  Manifest manifest_;
+  HostContext& host_;
+  std::vector<PipelinePlugin> plugins_;   // manifest order
+  std::vector<PipelinePlugin*> created_;  // creation order
+};
+
+}  // namespace plinth
