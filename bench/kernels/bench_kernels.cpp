@@ -1,6 +1,7 @@
 // bench_kernels: matmul of the SmolLM2-135M shapes, own SIMD (int8) kernels vs dequantize +
 // OpenBLAS sgemm, for n = 1, 16, 512 activation rows and 1 and 2 threads. Prints medians, the
-// GFLOP/s equivalent (2·n·rows·cols / time), weight bandwidth, and the ratio blas/simd time.
+// GFLOP/s equivalent (2·n·rows·cols / median), weight bandwidth, and the ratio blas/simd time
+// (medians, and minimums: on a shared machine the minimum is the undisturbed run).
 // Weights rotate through copies totalling ≥ 96 MiB, so n = 1 reads them from memory as a decode
 // step does (the model's 30 layers do not fit in the 32 MiB L3) rather than from cache.
 //
@@ -70,6 +71,10 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double minimum(const std::vector<double>& v) {
+  return *std::min_element(v.begin(), v.end());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,8 +97,9 @@ int main(int argc, char** argv) {
   }
   std::printf("bench_kernels: isa=%s (best %s), weights rotate over >= 96 MiB\n",
               isa_name(active_isa()), isa_name(best_isa()));
-  std::printf("%-22s %5s %4s %3s | %11s %8s %7s | %11s %8s | %s\n", "shape", "type", "n", "thr",
-              "simd us", "GFLOP/s", "GB/s", "blas us", "GFLOP/s", "blas/simd");
+  std::printf("%-22s %5s %4s %3s | %10s %9s %8s %6s | %10s %9s %8s | %s\n", "shape", "type", "n",
+              "thr", "simd med", "min us", "GFLOP/s", "GB/s", "blas med", "min us", "GFLOP/s",
+              "blas/simd med (min)");
   std::mt19937 rng(1);
   // decode[threads][path] = µs of the matmuls of one token (30 layers + LM head) at n = 1.
   std::map<int64_t, std::map<int, double>> decode;
@@ -108,7 +114,7 @@ int main(int argc, char** argv) {
       std::vector<float> y(static_cast<size_t>(n * s.rows));
       for (int64_t t : threads) {
         ThreadPool pool(static_cast<int>(t));
-        double med[2];
+        double med[2], best[2];
         for (int p = 0; p < 2; ++p) {
           const MatmulPath path = p == 0 ? MatmulPath::Simd : MatmulPath::Blas;
           std::vector<double> times;
@@ -124,14 +130,17 @@ int main(int argc, char** argv) {
             total += dt;
           }
           med[p] = median(times);
+          best[p] = minimum(times);
           if (n == 1) decode[t][p] += med[p] * 1e6 * (s.per_layer ? 30 * s.per_layer : 1);
         }
         const double flop = 2.0 * double(n) * double(s.rows) * double(s.cols);
-        std::printf("%-22s %5s %4lld %3lld | %11.1f %8.1f %7.1f | %11.1f %8.1f | %6.2fx %s\n",
-                    s.name, weight_type_name(s.type), static_cast<long long>(n),
-                    static_cast<long long>(t), med[0] * 1e6, flop / med[0] * 1e-9,
-                    double(proto.size()) / med[0] * 1e-9, med[1] * 1e6, flop / med[1] * 1e-9,
-                    med[1] / med[0], med[0] <= med[1] ? "simd" : "blas");
+        std::printf(
+            "%-22s %5s %4lld %3lld | %10.1f %9.1f %8.1f %6.1f | %10.1f %9.1f %8.1f | %5.2fx "
+            "(%5.2fx) %s\n",
+            s.name, weight_type_name(s.type), static_cast<long long>(n), static_cast<long long>(t),
+            med[0] * 1e6, best[0] * 1e6, flop / med[0] * 1e-9, double(proto.size()) / med[0] * 1e-9,
+            med[1] * 1e6, best[1] * 1e6, flop / med[1] * 1e-9, med[1] / med[0], best[1] / best[0],
+            med[0] <= med[1] ? "simd" : "blas");
         std::fflush(stdout);
       }
     }

@@ -17,6 +17,8 @@ using detail::kMaxDotRows;
 // Output rows per tile: the tile's weight rows (16 × ≤ 1 KB for the model's shapes) stay in L1
 // while all activation rows stream past them in groups of kMaxDotRows.
 constexpr int64_t kRowTile = 16;
+// From this many activation rows on, dequantize + sgemm beats the int8 kernels (bench_kernels).
+constexpr int64_t kBlasMinRows = 64;
 
 detail::QuantDotFn quant_dot_for(const KernelTable& k, WeightType type) {
   switch (type) {
@@ -115,10 +117,12 @@ const char* matmul_path_name(MatmulPath path) {
 }
 
 MatmulPath choose_matmul_path(WeightType type, int64_t n) {
-  // Measured on the SmolLM2 shapes (README.md, bench_kernels).
+  // Measured on the SmolLM2 shapes with bench_kernels (README.md): the int8 kernels win up to
+  // n = 32 (1.2-1.6x at n = 32, 10-19x at n = 1), break even at n = 64 and lose to OpenBLAS sgemm
+  // from n = 128 (0.6-0.8x at n = 128 and 512). F32/F16/BF16 weights follow the same rule (not in
+  // the model; unmeasured). Note: Auto is not batch-invariant, Simd is (see matmul.hpp).
   (void)type;
-  (void)n;
-  return MatmulPath::Simd;
+  return n >= kBlasMinRows ? MatmulPath::Blas : MatmulPath::Simd;
 }
 
 void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool,

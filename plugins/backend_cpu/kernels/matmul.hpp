@@ -10,9 +10,13 @@ namespace plinth::cpu {
 
 /// How matmul computes. Chosen per (type, n) by measurement (bench/kernels, README.md).
 enum class MatmulPath {
-  Auto,  ///< the measured best for this weight type and number of rows (choose_matmul_path)
-  Simd,  ///< own kernels: activation rows quantized to 8-bit blocks + int8 dot products
-         ///< (quantized weights; llama.cpp's scheme), f32 FMA dot products (float weights)
+  Auto,  ///< the measured fastest for this weight type and number of rows (choose_matmul_path):
+         ///< Simd below 64 rows, Blas from 64 rows. NOT batch-invariant: a token's result then
+         ///< depends on how many rows share the call.
+  Simd,  ///< batch-invariant: row i of y is bit-identical whatever n, the thread count or the
+         ///< other rows are (each row is quantized alone and summed in a fixed order).  ///< own
+         ///< kernels: activation rows quantized to 8-bit blocks + int8 dot products (quantized
+         ///< weights; llama.cpp's scheme), f32 FMA dot products (float weights)
   Blas,  ///< weight rows dequantized to f32, then OpenBLAS cblas_sgemm (1 BLAS thread per pool
          ///< participant)
 };

@@ -180,6 +180,35 @@ TEST(MatmulIsaAgreement, ScalarAndAvx2GiveTheSameInt8Result) {
   }
 }
 
+// DESIGN §2: temperature-0 output must not depend on batching. The Simd path guarantees that a
+// row's result is bit-identical alone, in a batch, and with any thread count.
+TEST(MatmulBatchInvariance, SimdRowsDoNotDependOnTheBatch) {
+  std::mt19937 rng(11);
+  const int64_t rows = 77, cols = 576, n = 9;
+  std::vector<float> x(static_cast<size_t>(n * cols));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto& v : x) v = normal(rng);
+  for (Isa isa : all_isas()) {
+    if (!isa_available(isa)) continue;
+    IsaScope scope(isa);
+    for (WeightType t : kAllTypes) {
+      const auto raw = random_weights(t, rows, cols, rng);
+      const WeightView view{t, raw.data(), rows, cols};
+      ThreadPool one(1), two(2);
+      std::vector<float> batch(static_cast<size_t>(n * rows));
+      matmul(view, x.data(), n, batch.data(), two, MatmulPath::Simd);
+      for (int64_t i = 0; i < n; ++i) {
+        std::vector<float> alone(static_cast<size_t>(rows));
+        matmul(view, x.data() + i * cols, 1, alone.data(), i % 2 ? one : two, MatmulPath::Simd);
+        for (int64_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(i * rows + r)])
+              << isa_name(isa) << " " << weight_type_name(t) << " row " << i << " out " << r;
+        }
+      }
+    }
+  }
+}
+
 TEST(MatmulErrors, BadArgumentsThrowNamedErrors) {
   ThreadPool pool(1);
   const auto& f = quant_fixture();
