@@ -9,7 +9,9 @@
 Each string is tokenized with tokenize(text.encode(), add_bos=False, special=False): special-token
 text in the string stays plain text, exactly what plinth's Tokenizer::encode(text, false) must
 give. The output records the command, the llama.cpp / llama-cpp-python versions and, per case, the
-text, its ids and the decoded pieces (for reading diffs; the tests compare ids only).
+text, its ids and the decoded pieces (for reading diffs; the tests compare ids only). After the
+listed strings come --random seeded random strings mixing scripts, digits, punctuation,
+apostrophes and kinds of whitespace.
 """
 
 import argparse
@@ -103,23 +105,55 @@ CASES = [
 ]
 
 
+# Alphabet for the seeded random cases: runs of each class meet in every combination, which is where
+# pre-tokenizer rules (spaces before letters/digits/punctuation, whitespace lookahead) interact.
+RANDOM_POOLS = [
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "0123456789\u00b2\u00bd\u0663",
+    "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~",
+    "'",
+    "    \t\n\r\u00a0\u3000\u0085\u2003",
+    "\u65e5\u672c\u8a9e\u4e2d\u6587\ud55c\uad6d\u3002\uff01",
+    "\U0001F600\U0001F44D\U0001F3FD\u200d\u2764\ufe0f\U0001F1FA\U0001F1F8",
+    "\u0301\u0303\u0308\u093f",
+    "\u0645\u0631\u062d\u05e9\u05dc\u05d5\u05dd\u00e9\u00fc\u0416",
+    "s t re ve m ll d",
+]
+
+
+def random_cases(n: int, seed: int) -> list:
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        text = ""
+        for _ in range(rng.randint(1, 12)):
+            pool = rng.choice(RANDOM_POOLS)
+            text += "".join(rng.choice(pool) for _ in range(rng.randint(1, 4)))
+        out.append(text)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="models/SmolLM2-135M-Instruct.Q4_1.gguf")
     ap.add_argument("--out", default="tests/fixtures/tokenizer/smollm2.json")
+    ap.add_argument("--random", type=int, default=200, help="seeded random strings added after the listed ones")
+    ap.add_argument("--seed", type=int, default=20240611)
     args = ap.parse_args()
 
     import llama_cpp  # imported late so --help works without it
 
     llm = llama_cpp.Llama(model_path=args.model, vocab_only=True, verbose=False)
     cases = []
-    for text in CASES:
+    for text in CASES + random_cases(args.random, args.seed):
         ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         pieces = [llm.detokenize([i]).decode("utf-8", errors="backslashreplace") for i in ids]
         cases.append({"text": text, "ids": ids, "pieces": pieces})
     fixture = {
         "command": "python3 tools/reference/tokenizer_fixture.py --model models/SmolLM2-135M-Instruct.Q4_1.gguf"
-                   " --out tests/fixtures/tokenizer/smollm2.json",
+                   " --out tests/fixtures/tokenizer/smollm2.json --random %d --seed %d" % (args.random, args.seed),
         "generator": "llama.cpp via llama-cpp-python %s: Llama(model_path, vocab_only=True)."
                      "tokenize(text.encode(), add_bos=False, special=False)" % llama_cpp.__version__,
         "model": "SmolLM2-135M-Instruct.Q4_1.gguf (tokenizer.ggml.model=gpt2, tokenizer.ggml.pre=smollm)",

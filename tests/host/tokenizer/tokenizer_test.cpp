@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "tiny_vocab.hpp"
 
 namespace plinth {
@@ -119,6 +121,32 @@ TEST(Tokenizer, RejectsInconsistentData) {
         << e.what();
   }
   EXPECT_THROW(Tokenizer(v.tokens, v.types, v.merges, "nope", 0, 1, false), std::runtime_error);
+}
+
+TEST(Tokenizer, RandomBytesRoundTripOrAreRejected) {
+  const Tokenizer t = test::tiny_tokenizer();
+  std::mt19937 rng(7);
+  // Biased towards bytes that form or break multi-byte sequences.
+  const unsigned char alphabet[] = {'a',  'b',  'x',  ' ',  '\n', '1',  '\'', 's',  0x80,
+                                    0x9F, 0xBF, 0xC3, 0xA9, 0xE6, 0x97, 0xF0, 0xF4, 0xFF};
+  int valid = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string s(rng() % 12, ' ');
+    for (char& c : s) c = static_cast<char>(alphabet[rng() % sizeof alphabet]);
+    bool ok = true;
+    try {
+      utf8::validate(s);
+    } catch (const InvalidUtf8Error&) {
+      ok = false;
+    }
+    if (ok) {
+      ++valid;
+      EXPECT_EQ(t.decode(t.encode(s, false)), s);
+    } else {
+      EXPECT_THROW(t.encode(s, false), InvalidUtf8Error);
+    }
+  }
+  EXPECT_GT(valid, 100);
 }
 
 TEST(Tokenizer, MissingByteTokenIsAnError) {
