@@ -62,9 +62,21 @@ ForwardOptions parse_options(const char* config_json) {
         throw std::invalid_argument("backend_cpu config: kv_dtype = " + value.dump() +
                                     " must be \"f32\" or \"f16\"");
       }
+    } else if (key == "matmul") {
+      const std::string d = value.is_string() ? value.get<std::string>() : "";
+      if (d == "auto") {
+        o.matmul = MatmulPath::Auto;
+      } else if (d == "simd") {
+        o.matmul = MatmulPath::Simd;
+      } else if (d == "blas") {
+        o.matmul = MatmulPath::Blas;
+      } else {
+        throw std::invalid_argument("backend_cpu config: matmul = " + value.dump() +
+                                    " must be \"auto\", \"simd\" or \"blas\"");
+      }
     } else {
       throw std::invalid_argument("backend_cpu config: unknown key \"" + key +
-                                  "\" (allowed: threads, kv_dtype, max_batch_tokens)");
+                                  "\" (allowed: threads, kv_dtype, max_batch_tokens, matmul)");
     }
   }
   return o;
@@ -104,7 +116,8 @@ CpuBackend::CpuBackend(const plinth_create_args& args)
              std::to_string(s.n_kv_heads) + ", vocab " + std::to_string(s.vocab) + "; threads " +
              std::to_string(forward_.options().threads) + ", kv_dtype " +
              kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
-             std::to_string(forward_.options().max_batch_tokens));
+             std::to_string(forward_.options().max_batch_tokens) + ", matmul " +
+             matmul_path_name(forward_.options().matmul));
 }
 
 plinth_kv_layout CpuBackend::kv_layout() const {

@@ -77,7 +77,7 @@ const float* LlamaForward::forward(const plinth_batch& b) {
   // run_layer compacted the logits rows of the last layer to the front: x_[m, hidden].
   if (m > 0) {
     rmsnorm(x_.data(), w_.output_norm, m, s.hidden, s.rms_eps, xn_.data());
-    matmul(w_.lm_head, xn_.data(), m, logits_.data(), pool_);
+    matmul(w_.lm_head, xn_.data(), m, logits_.data(), pool_, opt_.matmul);
   }
   return logits_.data();
 }
@@ -92,9 +92,9 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
     rmsnorm(x_.data() + t0 * s.hidden, L.attn_norm, t1 - t0, s.hidden, s.rms_eps,
             xn_.data() + t0 * s.hidden);
   });
-  matmul(L.wq, xn_.data(), n, q_.data(), pool_);
-  matmul(L.wk, xn_.data(), n, k_.data(), pool_);
-  matmul(L.wv, xn_.data(), n, v_.data(), pool_);
+  matmul(L.wq, xn_.data(), n, q_.data(), pool_, opt_.matmul);
+  matmul(L.wk, xn_.data(), n, k_.data(), pool_, opt_.matmul);
+  matmul(L.wv, xn_.data(), n, v_.data(), pool_, opt_.matmul);
   parallel_rows(n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* cs = rope_table_.data() + t * hd;
@@ -122,7 +122,7 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
     }
     if (rows == 0) return;
   }
-  matmul(L.wo, attn_.data(), rows, proj_.data(), pool_);
+  matmul(L.wo, attn_.data(), rows, proj_.data(), pool_, opt_.matmul);
   axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
 
   // Feed-forward block (SwiGLU, Shazeer 2020).
@@ -130,13 +130,13 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
     rmsnorm(x_.data() + t0 * s.hidden, L.ffn_norm, t1 - t0, s.hidden, s.rms_eps,
             xn_.data() + t0 * s.hidden);
   });
-  matmul(L.w_gate, xn_.data(), rows, gate_.data(), pool_);
-  matmul(L.w_up, xn_.data(), rows, up_.data(), pool_);
+  matmul(L.w_gate, xn_.data(), rows, gate_.data(), pool_, opt_.matmul);
+  matmul(L.w_up, xn_.data(), rows, up_.data(), pool_, opt_.matmul);
   parallel_rows(rows, [&](int64_t t0, int64_t t1) {
     silu_mul(gate_.data() + t0 * s.ffn, up_.data() + t0 * s.ffn, (t1 - t0) * s.ffn,
              gate_.data() + t0 * s.ffn);
   });
-  matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_);
+  matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_, opt_.matmul);
   axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
 }
 

@@ -7,6 +7,7 @@
 
 #include "kv_cache.hpp"
 #include "llama_weights.hpp"
+#include "matmul.hpp"
 #include "plinth/backend.h"
 #include "rope.hpp"
 #include "thread_pool.hpp"
@@ -17,6 +18,10 @@ struct ForwardOptions {
   int threads = 1;                  // thread pool participants, caller included
   KvDtype kv_dtype = KvDtype::F32;  // element type of the cached K/V
   int64_t max_batch_tokens = 2048;  // largest num_tokens of one forward (scratch rows)
+  // How the kernels multiply: Simd quantizes activations to int8 per 32 elements (llama.cpp's
+  // scheme, fastest); Blas dequantizes weights to f32 and runs sgemm (f32-accurate); Auto lets
+  // the kernels choose per weight type and row count.
+  MatmulPath matmul = MatmulPath::Auto;
 };
 
 /// Runs a LLaMA model whose weights stay in the host's mapping. Owns the thread pool, the paged

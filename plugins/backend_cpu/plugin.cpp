@@ -13,7 +13,9 @@ constexpr const char* kSchema = R"json({
     "kv_dtype": {"type": "string", "enum": ["f32", "f16"], "default": "f32",
                  "description": "element type of the KV cache"},
     "max_batch_tokens": {"type": "integer", "minimum": 1, "default": 2048,
-                         "description": "largest num_tokens of one forward; sizes the activation scratch"}
+                         "description": "largest num_tokens of one forward; sizes the activation scratch"},
+    "matmul": {"type": "string", "enum": ["auto", "simd", "blas"], "default": "auto",
+               "description": "simd: int8-quantized activations (llama.cpp's scheme, fastest); blas: weights dequantized to f32 + sgemm (f32-accurate, slower decode); auto: the kernels' measured choice"}
   }
 })json";
 

@@ -1,0 +1,197 @@
+// backend_cpu on the real model: greedy continuations and top-5 logits of SmolLM2-135M-Instruct
+// Q4_1 against tests/fixtures/golden/smollm2_greedy.json (the NumPy float64 reference of
+// tools/reference/, cross-checked with llama.cpp). All prompts run as one batch of sequences on
+// shuffled blocks, then decode together, feeding the fixture's greedy ids (its step definition).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+#include "backend_harness.hpp"
+#include "model/gguf.hpp"
+
+namespace {
+
+using harness::BatchBuilder;
+using harness::SeqStep;
+
+const std::string kModel =
+    std::string(PLINTH_SOURCE_DIR) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+const std::string kGolden =
+    std::string(PLINTH_SOURCE_DIR) + "/tests/fixtures/golden/smollm2_greedy.json";
+constexpr uint32_t kBlockSize = 16;
+
+/// The model file as the host hands it to a backend.
+struct LoadedModel {
+  std::unique_ptr<plinth::GgufFile> file;
+  plinth::ModelConfig config;
+  std::vector<plinth_tensor_view> views;
+  plinth_model_desc desc{};
+
+  explicit LoadedModel(const std::string& path)
+      : file(plinth::GgufFile::open(path)), config(plinth::read_model_config(*file)) {
+    for (const plinth::GgufTensor& t : file->tensors()) {
+      plinth_tensor_view v{};
+      v.struct_size = sizeof(v);
+      v.name = t.name.c_str();
+      v.dtype = static_cast<int32_t>(t.type);  // GgmlType values are the plinth_dtype values
+      v.n_dims = static_cast<uint32_t>(t.dims.size());
+      for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
+      v.data = t.data;
+      v.nbytes = t.nbytes;
+      views.push_back(v);
+    }
+    desc.struct_size = sizeof(desc);
+    plinth_model_config& c = desc.config;
+    c.struct_size = sizeof(c);
+    c.architecture = config.architecture.c_str();
+    c.n_layers = config.n_layers;
+    c.hidden_size = config.hidden_size;
+    c.n_heads = config.n_heads;
+    c.n_kv_heads = config.n_kv_heads;
+    c.head_dim = config.head_dim;
+    c.ffn_size = config.ffn_size;
+    c.vocab_size = config.vocab_size;
+    c.context_length = config.context_length;
+    c.rope_theta = config.rope_theta;
+    c.rms_norm_eps = config.rms_norm_eps;
+    c.rope_neox = config.rope_neox ? 1 : 0;
+    c.tied_embeddings = config.tied_embeddings ? 1 : 0;
+    desc.num_tensors = views.size();
+    desc.tensors = views.data();
+    desc.path = file->path().c_str();
+  }
+};
+
+struct StepStats {
+  int compared_ids = 0;
+  int agreeing_ids = 0;
+  double max_greedy_logit_diff = 0.0;
+  double max_top_logit_diff = 0.0;
+};
+
+// Runs every prompt of the fixture through `config`; checks greedy ids (where the fixture's
+// margin exceeds twice `tol`), the chosen token's logit at every step and the top-5 logits at
+// the fixture's top_steps, all within `tol`.
+StepStats run_golden(const std::string& config, double tol) {
+  std::ifstream in(kGolden);
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  const auto prompts = golden.at("prompts");
+  const int n_gen = golden.at("n_generate").get<int>();
+  LoadedModel model(kModel);
+  harness::Library lib;
+  harness::Backend be(lib, model.desc, config);
+
+  // Shuffled, interleaved block ids for all sequences.
+  std::vector<std::vector<int32_t>> blocks(prompts.size());
+  size_t need = 0;
+  for (const auto& p : prompts) {
+    need += (p.at("prompt_ids").size() + static_cast<size_t>(n_gen) + kBlockSize - 1) / kBlockSize;
+  }
+  std::vector<int32_t> ids(need + 7);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(1234));
+  be.allocate(static_cast<uint32_t>(ids.size()), kBlockSize);
+  size_t next = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const size_t n =
+        (prompts[i].at("prompt_ids").size() + static_cast<size_t>(n_gen) + kBlockSize - 1) /
+        kBlockSize;
+    blocks[i].assign(ids.begin() + static_cast<long>(next),
+                     ids.begin() + static_cast<long>(next + n));
+    next += n;
+  }
+
+  StepStats st;
+  for (int step = 0; step < n_gen; ++step) {
+    std::vector<SeqStep> steps;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const auto prompt = prompts[i].at("prompt_ids").get<std::vector<int32_t>>();
+      const auto greedy = prompts[i].at("greedy_ids").get<std::vector<int32_t>>();
+      if (step == 0) {
+        steps.push_back({blocks[i], 0, prompt, false});
+      } else {
+        steps.push_back({blocks[i],
+                         static_cast<int32_t>(prompt.size()) + step - 1,
+                         {greedy[static_cast<size_t>(step - 1)]},
+                         false});
+      }
+    }
+    BatchBuilder bb(steps, kBlockSize);
+    const auto logits = be.forward(bb.batch);
+    EXPECT_EQ(logits.size(), prompts.size());
+    for (size_t i = 0; i < prompts.size() && i < logits.size(); ++i) {
+      const auto& p = prompts[i];
+      const std::string where = p.at("name").get<std::string>() + " step " + std::to_string(step);
+      const auto& row = logits[i];
+      const auto want_id = p.at("greedy_ids")[static_cast<size_t>(step)].get<int32_t>();
+      const double margin = p.at("greedy_margin")[static_cast<size_t>(step)].get<double>();
+      const int32_t got_id =
+          static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+      if (margin > 2 * tol) {
+        ++st.compared_ids;
+        st.agreeing_ids += got_id == want_id;
+        EXPECT_EQ(got_id, want_id) << where << " (margin " << margin << ")";
+      }
+      const double dg = std::fabs(row[static_cast<size_t>(want_id)] -
+                                  p.at("greedy_logits")[static_cast<size_t>(step)].get<double>());
+      st.max_greedy_logit_diff = std::max(st.max_greedy_logit_diff, dg);
+      EXPECT_LE(dg, tol) << where << ": logit of the greedy token";
+      for (const auto& t : p.at("top")) {
+        if (t.at("step").get<int>() != step) continue;
+        for (const auto& pair : t.at("top")) {
+          const auto id = pair[0].get<size_t>();
+          const double d = std::fabs(row[id] - pair[1].get<double>());
+          st.max_top_logit_diff = std::max(st.max_top_logit_diff, d);
+          EXPECT_LE(d, tol) << where << ": top-5 logit of token " << id;
+        }
+      }
+    }
+  }
+  return st;
+}
+
+class SmolLM2 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kModel))
+      GTEST_SKIP() << "model absent: " << kModel << " (fetch it with tools/fetch_model)";
+    if (!std::filesystem::exists(kGolden)) GTEST_SKIP() << "golden fixture absent: " << kGolden;
+  }
+};
+
+// f32-accurate path: the fixture's recommended float32 tolerance.
+TEST_F(SmolLM2, BlasPathMatchesTheFloat64Reference) {
+  std::ifstream in(kGolden);
+  const double tol = nlohmann::json::parse(in)
+                         .at("tolerance")
+                         .at("recommended_float32_max_abs_logit_diff")
+                         .get<double>();
+  const StepStats st = run_golden(R"({"matmul": "blas", "threads": 2})", tol);
+  std::printf("blas: greedy ids %d/%d, max |Δ greedy logit| %.3g, max |Δ top-5 logit| %.3g\n",
+              st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff, st.max_top_logit_diff);
+}
+
+}  // namespace
+
+namespace {
+
+// Default path (int8-quantized activations, as llama.cpp): held to llama.cpp's own distance from
+// the reference, as recorded in the fixture.
+TEST_F(SmolLM2, DefaultPathStaysWithinLlamaCppDistance) {
+  std::ifstream in(kGolden);
+  const double tol = nlohmann::json::parse(in)
+                         .at("tolerance")
+                         .at("llama_cpp_max_abs_logit_diff_all_steps")
+                         .get<double>();
+  const StepStats st = run_golden(R"({"threads": 2})", tol);
+  std::printf("simd: greedy ids %d/%d, max |Δ greedy logit| %.3g, max |Δ top-5 logit| %.3g\n",
+              st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff, st.max_top_logit_diff);
+}
+
+}  // namespace
