@@ -1,0 +1,87 @@
+#include "kv_client.hpp"
+
+#include <plinth/plugin.hpp>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace plinth::scheduler_continuous {
+
+namespace {
+
+plinth_error new_error() {
+  plinth_error e{};
+  e.struct_size = sizeof(e);
+  return e;
+}
+
+void check(int32_t status, const plinth_error& err, const char* what) {
+  if (status != PLINTH_OK) {
+    throw sdk::Error(
+        static_cast<plinth_status>(status),
+        std::string("scheduler_continuous: kv_cache ") + what + " failed: " + err.message);
+  }
+}
+
+}  // namespace
+
+KvClient::KvClient(plinth_kv_cache_ref ref) : ref_(ref) {
+  if (ref.vtable == nullptr || ref.instance == nullptr) {
+    throw std::invalid_argument(
+        "scheduler_continuous: no kv_cache is wired (args.kv_cache); the manifest needs a "
+        "kv_cache plugin");
+  }
+}
+
+plinth_kv_info KvClient::info() const {
+  plinth_kv_info out{};
+  out.struct_size = sizeof(out);
+  plinth_error err = new_error();
+  check(ref_.vtable->get_info(ref_.instance, &out, &err), err, "get_info");
+  return out;
+}
+
+plinth_kv_stats KvClient::stats() const {
+  plinth_kv_stats out{};
+  out.struct_size = sizeof(out);
+  plinth_error err = new_error();
+  check(ref_.vtable->get_stats(ref_.instance, &out, &err), err, "get_stats");
+  return out;
+}
+
+uint32_t KvClient::blocks_needed(plinth_seq_id seq, uint32_t num_tokens) const {
+  return ref_.vtable->blocks_needed(ref_.instance, seq, num_tokens);
+}
+
+bool KvClient::allocate(plinth_seq_id seq, uint32_t num_tokens,
+                        std::vector<plinth_block_copy>& copies) {
+  plinth_block_copy copy[1] = {{-1, -1}};
+  uint32_t num_copies = 0;
+  plinth_error err = new_error();
+  int32_t st = ref_.vtable->allocate(ref_.instance, seq, num_tokens, copy, 1, &num_copies, &err);
+  if (st == PLINTH_ERR_NO_CAPACITY) return false;
+  check(st, err, "allocate");
+  for (uint32_t i = 0; i < num_copies && i < 1; ++i) copies.push_back(copy[i]);
+  return true;
+}
+
+void KvClient::free_seq(plinth_seq_id seq) {
+  ref_.vtable->free_seq(ref_.instance, seq);
+}
+
+void KvClient::truncate(plinth_seq_id seq, uint32_t num_tokens) {
+  plinth_error err = new_error();
+  check(ref_.vtable->truncate(ref_.instance, seq, num_tokens, &err), err, "truncate");
+}
+
+uint32_t KvClient::watermark_blocks(double default_fraction) const {
+  if (ref_.vtable->lifecycle.get_extension != nullptr) {
+    const auto* ext = static_cast<const KvWatermarkExt*>(
+        ref_.vtable->lifecycle.get_extension(ref_.instance, kKvWatermarkExtension));
+    if (ext != nullptr && ext->struct_size >= sizeof(KvWatermarkExt)) return ext->watermark_blocks;
+  }
+  return static_cast<uint32_t>(std::floor(default_fraction * info().num_blocks));
+}
+
+}  // namespace plinth::scheduler_continuous

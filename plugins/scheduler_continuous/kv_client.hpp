@@ -1,0 +1,47 @@
+// scheduler_continuous — the wired kv_cache as a small C++ object: the scheduler allocates,
+// frees and truncates KV slots through the plinth_kv_cache_vtable the host hands it (it never
+// links the kv_cache plugin). Errors other than NO_CAPACITY become plinth::sdk::Error.
+#ifndef PLINTH_SCHEDULER_CONTINUOUS_KV_CLIENT_HPP
+#define PLINTH_SCHEDULER_CONTINUOUS_KV_CLIENT_HPP
+
+#include <plinth/kv_cache.h>
+#include <plinth/plugin.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace plinth::scheduler_continuous {
+
+/// Name and layout of the optional kv_cache extension that tells a scheduler how many blocks to
+/// keep free at admission (kv_paged's `watermark` option). Mirrors kv_paged's definition; a
+/// scheduler must not include another plugin's headers.
+inline constexpr const char* kKvWatermarkExtension = "plinth.kv_watermark/1";
+struct KvWatermarkExt {
+  uint32_t struct_size;
+  uint32_t watermark_blocks;
+};
+
+class KvClient {
+ public:
+  /// Throws std::invalid_argument when `ref` is not wired.
+  explicit KvClient(plinth_kv_cache_ref ref);
+
+  plinth_kv_info info() const;
+  plinth_kv_stats stats() const;
+  uint32_t blocks_needed(plinth_seq_id seq, uint32_t num_tokens) const;
+  /// Room for `num_tokens` tokens of `seq` in total. Returns false (nothing changed) on
+  /// NO_CAPACITY; appends any copy-on-write to `copies`.
+  bool allocate(plinth_seq_id seq, uint32_t num_tokens, std::vector<plinth_block_copy>& copies);
+  void free_seq(plinth_seq_id seq);
+  void truncate(plinth_seq_id seq, uint32_t num_tokens);
+  /// The kv_cache's watermark extension when it has one, else floor(default_fraction *
+  /// num_blocks).
+  uint32_t watermark_blocks(double default_fraction) const;
+
+ private:
+  plinth_kv_cache_ref ref_;
+};
+
+}  // namespace plinth::scheduler_continuous
+
+#endif  // PLINTH_SCHEDULER_CONTINUOUS_KV_CLIENT_HPP

@@ -1,0 +1,30 @@
+// scheduler_continuous — the manifest config (options, defaults, ranges) and its JSON Schema.
+#ifndef PLINTH_SCHEDULER_CONTINUOUS_CONFIG_HPP
+#define PLINTH_SCHEDULER_CONTINUOUS_CONFIG_HPP
+
+#include <cstdint>
+#include <string_view>
+
+namespace plinth::scheduler_continuous {
+
+enum class Policy { kFcfs, kPriority };
+
+struct SchedulerConfig {
+  uint32_t max_num_seqs = 64;                 // running sequences at most, >= 1
+  uint32_t max_num_batched_tokens = 2048;     // token budget of one step, >= 1
+  bool enable_chunked_prefill = true;         // split prompts longer than the budget (Sarathi)
+  uint32_t long_prefill_token_threshold = 0;  // cap on one prefill chunk; 0 = no cap
+  Policy policy = Policy::kFcfs;              // "fcfs" (arrival order) | "priority" (lower first)
+  // preemption_mode: only "recompute" (free the KV, prefill again later).
+};
+
+/// Parses the manifest's config object ("" = defaults). Throws std::invalid_argument naming the
+/// key, the value and what is allowed.
+SchedulerConfig parse_config(std::string_view json);
+
+/// The JSON Schema the plugin publishes.
+extern const char* const kConfigSchema;
+
+}  // namespace plinth::scheduler_continuous
+
+#endif  // PLINTH_SCHEDULER_CONTINUOUS_CONFIG_HPP
