@@ -1,0 +1,121 @@
+// plinth manifest check FILE [--model PATH]: validates a manifest (every library loaded and its
+// config checked against the plugin's schema), prints the pipeline in step order and, with a
+// model, the KV memory plan (backend + kv_cache created, nothing allocated).
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "runtime/call.hpp"
+#include "runtime/host_context.hpp"
+#include "runtime/manifest.hpp"
+#include "runtime/model_desc.hpp"
+#include "runtime/pipeline.hpp"
+
+namespace plinth::cli {
+
+namespace {
+
+struct CheckOptions {
+  std::string file;
+  std::string model;
+};
+
+std::string dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case PLINTH_DTYPE_F32:
+      return "f32";
+    case PLINTH_DTYPE_F16:
+      return "f16";
+    case PLINTH_DTYPE_BF16:
+      return "bf16";
+    default:
+      return "dtype " + std::to_string(dtype);
+  }
+}
+
+std::string gib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+// The memory plan from kv_cache.get_info and backend.get_kv_layout / get_memory_info.
+void print_memory_plan(const Pipeline& p) {
+  BackendRef b = p.backend();
+  KvCacheRef kv = p.kv_cache();
+  plinth_kv_layout layout{};
+  layout.struct_size = sizeof(layout);
+  plinth_memory_info mem{};
+  mem.struct_size = sizeof(mem);
+  plinth_kv_info info{};
+  info.struct_size = sizeof(info);
+  call(p.function_name(PLINTH_KIND_BACKEND, "get_kv_layout"),
+       [&](plinth_error* e) { return b.vtable->get_kv_layout(b.instance, &layout, e); });
+  call(p.function_name(PLINTH_KIND_BACKEND, "get_memory_info"),
+       [&](plinth_error* e) { return b.vtable->get_memory_info(b.instance, &mem, e); });
+  call(p.function_name(PLINTH_KIND_KV_CACHE, "get_info"),
+       [&](plinth_error* e) { return kv.vtable->get_info(kv.instance, &info, e); });
+  const uint64_t kv_bytes = info.bytes_per_block * info.num_blocks;
+  std::printf("memory plan (kv_cache \"%s\" over backend \"%s\"):\n",
+              p.plugin(PLINTH_KIND_KV_CACHE)->entry.name.c_str(),
+              p.plugin(PLINTH_KIND_BACKEND)->entry.name.c_str());
+  std::printf("  KV per token:     %llu bytes (%u layers x %u KV heads x %u head_dim x K,V, %s)\n",
+              static_cast<unsigned long long>(layout.bytes_per_token), layout.n_layers,
+              layout.n_kv_heads, layout.head_dim, dtype_name(layout.dtype).c_str());
+  std::printf("  bytes per block:  %llu (%u tokens per block)\n",
+              static_cast<unsigned long long>(info.bytes_per_block), info.block_size);
+  std::printf("  number of blocks: %u (%s of KV cache)\n", info.num_blocks, gib(kv_bytes).c_str());
+  std::printf("  KV capacity:      %llu tokens\n",
+              static_cast<unsigned long long>(info.num_blocks) * info.block_size);
+  std::printf("  device:           %s, %s free of %s\n",
+              mem.device_kind == PLINTH_DEVICE_CUDA ? "cuda" : "cpu", gib(mem.free_bytes).c_str(),
+              gib(mem.total_bytes).c_str());
+  if (info.bytes_per_block != layout.bytes_per_token * info.block_size) {
+    std::printf("  warning: bytes per block != block size x KV bytes per token (%llu)\n",
+                static_cast<unsigned long long>(layout.bytes_per_token * info.block_size));
+  }
+}
+
+void check_manifest(const CheckOptions& o) {
+  ManifestOptions mo;
+  if (!o.model.empty()) mo.model_override = o.model;
+  Manifest manifest = load_manifest(o.file, mo);
+  HostContext host(make_logger());
+  std::unique_ptr<Pipeline> pipeline = Pipeline::load(manifest, host);
+  std::printf("manifest %s: OK\n%s", o.file.c_str(), pipeline->describe().c_str());
+  if (!manifest.model) {
+    std::printf("memory plan: needs a model (set `model` in the manifest or pass --model)\n");
+    return;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(*manifest.model, ec)) {
+    throw ManifestError(manifest.file, o.model.empty() ? "model" : "--model",
+                        "no model file " + manifest.model->string() +
+                            ": fetch it (tools/fetch_model) or fix the path");
+  }
+  LoadedModel model = load_model(*manifest.model);
+  std::printf("model %s: %s, %u layers, hidden %u, %u heads (%u KV), vocab %u\n",
+              manifest.model->c_str(), model.config.architecture.c_str(), model.config.n_layers,
+              model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
+              model.config.vocab_size);
+  pipeline->instantiate(model.desc->get(), PLINTH_KIND_KV_CACHE);
+  print_memory_plan(*pipeline);
+  pipeline.reset();  // instances go before the model they point into
+}
+
+}  // namespace
+
+void register_manifest(CLI::App& app) {
+  CLI::App* manifest = app.add_subcommand("manifest", "Manifests");
+  manifest->require_subcommand(1);
+  auto opts = std::make_shared<CheckOptions>();
+  CLI::App* check = manifest->add_subcommand(
+      "check", "Validate a manifest; print the pipeline in step order and the KV memory plan");
+  check->add_option("FILE", opts->file, "Manifest (JSON)")->required();
+  check->add_option("--model", opts->model, "GGUF model file (overrides the manifest's `model`)");
+  check->callback([opts] { check_manifest(*opts); });
+}
+
+}  // namespace plinth::cli
