@@ -2,11 +2,20 @@
 // (see CMakeLists.txt); it is reached only through avx2_kernels() after the run-time CPU check in
 // isa.cpp. The int8 dot products follow llama.cpp's AVX2 scheme: unpack the weight block to 32
 // bytes, _mm256_maddubs_epi16 (u8 × s8 → pairs of i16), _mm256_madd_epi16 (→ i32), scale in f32.
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+// Not an x86 build: best_isa() is Scalar, so this is never reached.
+const KernelTable& avx2_kernels() {
+  return scalar_kernels();
+}
+}  // namespace plinth::cpu::detail
+#else
+
 #include <immintrin.h>
 
 #include <cmath>
-
-#include "kernel_table.hpp"
 
 namespace plinth::cpu::detail {
 namespace {
@@ -351,3 +360,5 @@ const KernelTable& avx2_kernels() {
 }
 
 }  // namespace plinth::cpu::detail
+
+#endif  // x86
