@@ -60,7 +60,7 @@ class ConfigReader {
   std::string arch_;
 };
 
-void expect_tensor(const GgufFile& f, const std::string& name, std::vector<uint64_t> want) {
+void expect_tensor(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want) {
   const GgufTensor* t = f.find_tensor(name);
   if (t == nullptr) {
     throw GgufError(f.path(), 0, name,

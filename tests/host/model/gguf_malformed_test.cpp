@@ -164,7 +164,8 @@ TEST_F(GgufMalformed, ArraysNestedTooDeep) {
   w.add("deep", GgufValueType::ARRAY, v);
   Bytes b = w.build();
   // Depth 0 is the value itself; the 9th nested array header (8 levels of 12 bytes in) fails.
-  expect_error(b, w.marks["kv:deep.value"] + 8 * 12, "deep[0][0]", "nested deeper than 8");
+  expect_error(b, w.marks["kv:deep.value"] + uint64_t{8 * 12}, "deep[0][0]",
+               "nested deeper than 8");
 }
 
 TEST_F(GgufMalformed, EmptyKey) {
