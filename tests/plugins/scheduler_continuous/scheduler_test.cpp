@@ -67,10 +67,12 @@ TEST(Scheduler, WithoutChunkingWholePromptOrNothing) {
 
 TEST(Scheduler, PreemptsNewestWhenPoolRunsOutAndResumedSequenceRecomputesAll) {
   // 12 blocks of 4 tokens; three requests of 8 prompt -> 24 tokens (6 blocks each) cannot all fit.
-  Harness h(4, 12, 0.0, config(8, 64));
+  // A fourth request waits (max_num_seqs 3): the preempted one must go ahead of it.
+  Harness h(4, 12, 0.0, config(3, 64));
   h.add(1, 8, 24);
   h.add(2, 8, 24);
   h.add(3, 8, 24);
+  h.add(4, 4, 8);
   auto out = h.step();
   EXPECT_EQ(out.num_scheduled, 3u);
   bool saw_preemption = false;
@@ -98,7 +100,7 @@ TEST(Scheduler, PreemptsNewestWhenPoolRunsOutAndResumedSequenceRecomputesAll) {
   EXPECT_TRUE(checked_resume);
   EXPECT_GT(h.scheduler->stats().num_preemptions, 0u);
   ASSERT_TRUE(h.all_done());
-  for (const auto& [s, r] : h.requests) EXPECT_EQ(r.num_tokens, 24u) << "seq " << s;
+  for (const auto& [s, r] : h.requests) EXPECT_EQ(r.num_tokens, r.target) << "seq " << s;
   EXPECT_EQ(h.kv().num_free_blocks(), 12u);
 }
 
