@@ -1,0 +1,210 @@
+// Well-behaved plugins of four kinds for the host's tests: they publish real config schemas, read
+// their config and wired dependencies like production plugins, and compute what the host reads at
+// `manifest check` (KV layout, memory info, pool geometry). The per-step bookkeeping of the
+// kv_cache and scheduler is not theirs to test: those calls answer UNSUPPORTED.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plinth/backend.hpp"
+#include "plinth/graph_runner.hpp"
+#include "plinth/kv_cache.hpp"
+#include "plinth/plugin.hpp"
+#include "plinth/scheduler.hpp"
+
+namespace plinth_test {
+
+using plinth::sdk::Error;
+
+inline nlohmann::json config_of(const plinth_create_args& a) {
+  return nlohmann::json::parse(a.config_json != nullptr ? a.config_json : "{}");
+}
+
+[[noreturn]] inline void not_modelled(const char* what) {
+  throw Error(PLINTH_ERR_UNSUPPORTED, std::string("test plugin: ") + what + " is not modelled");
+}
+
+// --- backend: KV layout from the model (f16 K and V), memory from its config ---------------------
+inline const char* const kBackendSchema = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "memory_mib": {"type": "integer", "minimum": 1, "maximum": 1048576, "default": 256,
+                   "description": "memory the fake device offers for the KV cache, MiB"},
+    "cuda_extension": {"type": "boolean", "default": false,
+                       "description": "offer plinth.cuda_stream/1 (all its calls fail)"}
+  }})json";
+
+class TestBackend {
+ public:
+  explicit TestBackend(const plinth_create_args& a) : host_(a.host, a.instance_name) {
+    if (a.model == nullptr) throw std::invalid_argument("test_backend: needs a model");
+    model_ = a.model->config;
+    nlohmann::json c = config_of(a);
+    memory_bytes_ = c.at("memory_mib").get<uint64_t>() << 20;
+    cuda_ext_ = c.at("cuda_extension").get<bool>();
+    host_.info("test_backend ready");
+  }
+  plinth_kv_layout kv_layout() {
+    plinth_kv_layout l{};
+    l.n_layers = model_.n_layers;
+    l.n_kv_heads = model_.n_kv_heads;
+    l.head_dim = model_.head_dim;
+    l.dtype = PLINTH_DTYPE_F16;
+    l.bytes_per_token = 2ull * l.n_layers * l.n_kv_heads * l.head_dim * 2;  // K,V x f16
+    return l;
+  }
+  plinth_memory_info memory_info() {
+    plinth_memory_info m{};
+    m.device_kind = PLINTH_DEVICE_CPU;
+    m.free_bytes = memory_bytes_;
+    m.total_bytes = 2 * memory_bytes_;
+    return m;
+  }
+  void allocate_kv(uint32_t num_blocks, uint32_t block_size) { blocks_ = num_blocks * block_size; }
+  // Deterministic fake: the logits of token t peak at (t + 1) % vocab.
+  plinth_forward_output forward(const plinth_batch& b) {
+    logits_.assign(static_cast<size_t>(b.num_logits) * model_.vocab_size, 0.0f);
+    for (uint32_t i = 0; i < b.num_logits; ++i) {
+      auto t = static_cast<uint32_t>(b.token_ids[b.logits_indices[i]]);
+      logits_[static_cast<size_t>(i) * model_.vocab_size + (t + 1) % model_.vocab_size] = 1.0f;
+    }
+    plinth_forward_output o{};
+    o.num_logits = b.num_logits;
+    o.vocab_size = model_.vocab_size;
+    o.logits = logits_.data();
+    return o;
+  }
+  void copy_blocks(std::span<const plinth_block_copy>) {}
+  const void* extension(const char* name);
+
+ private:
+  plinth::sdk::Host host_;
+  plinth_model_config model_{};
+  uint64_t memory_bytes_ = 0;
+  bool cuda_ext_ = false;
+  uint64_t blocks_ = 0;
+  std::vector<float> logits_;
+};
+
+inline const void* TestBackend::extension(const char* name) {
+  static const plinth_cuda_stream_ext kExt = {
+      sizeof(plinth_cuda_stream_ext),
+      [](plinth_instance*) -> void* { return nullptr; },
+      [](plinth_instance*, uint32_t, uint32_t, plinth_error* e) {
+        return plinth::sdk::set_error(e, PLINTH_ERR_UNSUPPORTED, "test backend has no CUDA");
+      },
+      [](plinth_instance*, const plinth_batch*, plinth_error* e) {
+        return plinth::sdk::set_error(e, PLINTH_ERR_UNSUPPORTED, "test backend has no CUDA");
+      },
+      [](plinth_instance*, uint32_t, plinth_error* e) {
+        return plinth::sdk::set_error(e, PLINTH_ERR_UNSUPPORTED, "test backend has no CUDA");
+      },
+      [](plinth_instance*, uint32_t, plinth_forward_output*, plinth_error* e) {
+        return plinth::sdk::set_error(e, PLINTH_ERR_UNSUPPORTED, "test backend has no CUDA");
+      }};
+  return cuda_ext_ && std::string(name) == PLINTH_EXT_CUDA_STREAM ? &kExt : nullptr;
+}
+
+// --- kv_cache: sizes its pool from the wired backend -------------------------------------------
+inline const char* const kKvSchema = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "block_size": {"type": "integer", "x-power-of-two": true, "minimum": 1, "maximum": 256,
+                   "default": 16, "description": "tokens per block"},
+    "num_blocks": {"type": "integer", "minimum": 1,
+                   "description": "pool size; default: memory_fraction of the backend's free memory"},
+    "memory_fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "default": 0.9}
+  }})json";
+
+class TestKv {
+ public:
+  explicit TestKv(const plinth_create_args& a) {
+    if (a.backend.vtable == nullptr || a.backend.instance == nullptr) {
+      throw std::invalid_argument("test_kv: needs the backend");
+    }
+    nlohmann::json c = config_of(a);
+    plinth_kv_layout l{};
+    plinth_memory_info m{};
+    plinth_error e{};
+    if (a.backend.vtable->get_kv_layout(a.backend.instance, &l, &e) != PLINTH_OK ||
+        a.backend.vtable->get_memory_info(a.backend.instance, &m, &e) != PLINTH_OK) {
+      throw Error(static_cast<plinth_status>(e.status), e.message);
+    }
+    info_.block_size = c.at("block_size").get<uint32_t>();
+    info_.bytes_per_block = l.bytes_per_token * info_.block_size;
+    if (c.contains("num_blocks")) {
+      info_.num_blocks = c["num_blocks"].get<uint32_t>();
+    } else {
+      double budget = static_cast<double>(m.free_bytes) * c.at("memory_fraction").get<double>();
+      info_.num_blocks = static_cast<uint32_t>(budget / static_cast<double>(info_.bytes_per_block));
+    }
+  }
+  plinth_kv_info info() { return info_; }
+  plinth_kv_stats stats() {
+    plinth_kv_stats s{};
+    s.num_blocks = s.num_free_blocks = info_.num_blocks;
+    return s;
+  }
+  uint32_t blocks_needed(plinth_seq_id, uint32_t) { not_modelled("blocks_needed"); }
+  uint32_t allocate(plinth_seq_id, uint32_t, std::span<plinth_block_copy>) {
+    not_modelled("allocate");
+  }
+  std::span<const int32_t> block_table(plinth_seq_id) { not_modelled("block_table"); }
+  void free_seq(plinth_seq_id) {}
+  void truncate(plinth_seq_id, uint32_t) { not_modelled("truncate"); }
+  void fork(plinth_seq_id, plinth_seq_id) { not_modelled("fork"); }
+  void attach(plinth_seq_id, std::span<const int32_t>, uint32_t) { not_modelled("attach"); }
+  void ref_blocks(std::span<const int32_t>) { not_modelled("ref_blocks"); }
+  void unref_blocks(std::span<const int32_t>) { not_modelled("unref_blocks"); }
+
+ private:
+  plinth_kv_info info_{};
+};
+
+// --- scheduler: checks its wiring and budgets ---------------------------------------------------
+inline const char* const kSchedulerSchema = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "max_num_seqs": {"type": "integer", "minimum": 1, "maximum": 4096, "default": 64},
+    "max_num_batched_tokens": {"type": "integer", "minimum": 1, "default": 2048},
+    "policy": {"type": "string", "enum": ["fcfs", "priority"], "default": "fcfs"}
+  }})json";
+
+class TestScheduler {
+ public:
+  explicit TestScheduler(const plinth_create_args& a) {
+    if (a.kv_cache.vtable == nullptr || a.kv_cache.instance == nullptr) {
+      throw std::invalid_argument("test_scheduler: needs the kv_cache");
+    }
+    max_num_seqs_ = config_of(a).at("max_num_seqs").get<uint32_t>();
+  }
+  void add(const plinth_sched_request&) { not_modelled("add"); }
+  void abort_seq(plinth_seq_id) {}
+  plinth_sched_output schedule(const plinth_sched_step&) { not_modelled("schedule"); }
+  void update(std::span<const plinth_sched_result>) { not_modelled("update"); }
+  plinth_sched_stats stats() { return plinth_sched_stats{}; }
+
+ private:
+  uint32_t max_num_seqs_ = 0;
+};
+
+// --- graph_runner: refuses a backend without the CUDA extension itself, too ---------------------
+class TestGraphRunner {
+ public:
+  explicit TestGraphRunner(const plinth_create_args& a) {
+    const plinth_lifecycle& l = a.backend.vtable->lifecycle;
+    if (l.get_extension == nullptr ||
+        l.get_extension(a.backend.instance, PLINTH_EXT_CUDA_STREAM) == nullptr) {
+      throw Error(PLINTH_ERR_UNSUPPORTED, "test_graph_runner: backend lacks plinth.cuda_stream/1");
+    }
+  }
+  void capture() {}
+  bool can_run(const plinth_batch&) { return false; }
+  plinth_forward_output run(const plinth_batch&) { not_modelled("run"); }
+};
+
+}  // namespace plinth_test
