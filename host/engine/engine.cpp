@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/plugin_error.hpp"
+#include "runtime/call.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace plinth {
@@ -17,7 +17,7 @@ Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineO
   }
   plinth_error err = make_error();
   kv_info_.struct_size = sizeof(kv_info_);
-  check_status(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
+  check(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
                "kv_cache.get_info");
 }
 
@@ -61,7 +61,7 @@ uint64_t Engine::add_request(GenerationRequest request) {
   req.priority = request.priority;
   req.arrival_time = seq->timings().arrival;
   plinth_error err = make_error();
-  check_status(plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err), err,
+  check(plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err), err,
                "scheduler.add");
   live_[id] = seq.get();
   sequences_[id] = std::move(seq);
@@ -94,7 +94,7 @@ std::vector<RequestOutput> Engine::step() {
   plinth_sched_step step_in{sizeof(plinth_sched_step), 0};
   plinth_sched_output sched{};
   sched.struct_size = sizeof(sched);
-  check_status(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
+  check(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
                "scheduler.schedule");
   num_steps_++;
   for (uint32_t i = 0; i < sched.num_preempted; ++i) {
@@ -106,7 +106,7 @@ std::vector<RequestOutput> Engine::step() {
 
   // 2. copy-on-write copies before anything reads the blocks.
   if (sched.num_copies > 0) {
-    check_status(plugins_.backend.vtable->copy_blocks(plugins_.backend.instance, sched.copies,
+    check(plugins_.backend.vtable->copy_blocks(plugins_.backend.instance, sched.copies,
                                                       sched.num_copies, &err),
                  err, "backend.copy_blocks");
   }
@@ -122,7 +122,7 @@ std::vector<RequestOutput> Engine::step() {
     }
     const int32_t* blocks = nullptr;
     uint32_t num_blocks = 0;
-    check_status(plugins_.kv_cache.vtable->get_block_table(
+    check(plugins_.kv_cache.vtable->get_block_table(
                      plugins_.kv_cache.instance, sched.seqs[i], &blocks, &num_blocks, &err),
                  err, "kv_cache.get_block_table");
     entries.push_back({it->second, sched.num_computed[i], sched.num_new_tokens[i],
@@ -133,7 +133,7 @@ std::vector<RequestOutput> Engine::step() {
   // 4. forward.
   plinth_forward_output fwd{};
   fwd.struct_size = sizeof(fwd);
-  check_status(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
+  check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
                "backend.forward");
   if (fwd.num_logits != batch.num_logits || fwd.logits == nullptr) {
     throw std::logic_error("backend.forward returned " + std::to_string(fwd.num_logits) +
@@ -168,7 +168,7 @@ std::vector<RequestOutput> Engine::step() {
     results[i].num_tokens = static_cast<uint32_t>(seq.tokens().size());
     results[i].finished = seq.finished() ? 1 : 0;
   }
-  check_status(plugins_.scheduler_vtable->update(plugins_.scheduler, results.data(),
+  check(plugins_.scheduler_vtable->update(plugins_.scheduler, results.data(),
                                                  static_cast<uint32_t>(results.size()), &err),
                err, "scheduler.update");
   for (const plinth_sched_result& r : results) {
@@ -191,13 +191,13 @@ EngineStats Engine::stats() const {
   plinth_error err = make_error();
   plinth_sched_stats ss{};
   ss.struct_size = sizeof(ss);
-  check_status(plugins_.scheduler_vtable->get_stats(plugins_.scheduler, &ss, &err), err,
+  check(plugins_.scheduler_vtable->get_stats(plugins_.scheduler, &ss, &err), err,
                "scheduler.get_stats");
   s.num_running = ss.num_running;
   s.num_waiting = ss.num_waiting;
   s.num_preemptions = ss.num_preemptions;
   s.kv.struct_size = sizeof(s.kv);
-  check_status(plugins_.kv_cache.vtable->get_stats(plugins_.kv_cache.instance, &s.kv, &err), err,
+  check(plugins_.kv_cache.vtable->get_stats(plugins_.kv_cache.instance, &s.kv, &err), err,
                "kv_cache.get_stats");
   s.num_steps = num_steps_;
   return s;

@@ -68,7 +68,7 @@ class Engine {
   void abort_request(uint64_t id);
 
   /// Runs one engine step and returns the news of every request that produced text or finished.
-  /// Throws PluginError when a plugin call fails.
+  /// Throws PluginCallError when a plugin call fails.
   std::vector<RequestOutput> step();
 
   /// True while some request is waiting or running.

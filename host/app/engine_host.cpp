@@ -1,0 +1,99 @@
+#include "app/engine_host.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "runtime/call.hpp"
+#include "runtime/manifest.hpp"
+
+namespace plinth {
+
+std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext& host) {
+  ManifestOptions mo;
+  mo.model_override = options.model;
+  Manifest manifest = load_manifest(options.manifest, mo);
+  if (!manifest.model) {
+    throw ManifestError(manifest.file, "model",
+                        "no model given: add \"model\": \"<path to a .gguf>\" to the manifest or "
+                        "pass --model PATH");
+  }
+
+  std::unique_ptr<EngineHost> h(new EngineHost());
+  h->model_path_ = *manifest.model;
+  h->model_ = load_model(h->model_path_);
+  const GgufFile& file = *h->model_.file;
+  h->model_name_ =
+      h->model_.config.name.empty() ? h->model_path_.stem().string() : h->model_.config.name;
+  h->tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
+  if (auto tmpl = file.find_string("tokenizer.chat_template")) {
+    try {
+      h->chat_ = std::make_unique<ChatTemplate>(ChatTemplate::from_template_text(*tmpl, ""));
+    } catch (const std::exception& e) {
+      h->chat_error_ = e.what();
+    }
+  } else {
+    h->chat_error_ = "the model file has no tokenizer.chat_template";
+  }
+
+  // Stop tokens: EOS, and the chat template's end-of-turn markers when they are single tokens.
+  if (h->tokenizer_->eos_id() >= 0) h->stop_ids_.push_back(h->tokenizer_->eos_id());
+  if (h->chat_) {
+    for (const std::string& text : h->chat_->stop_texts()) {
+      if (auto id = h->tokenizer_->find_token(text)) h->stop_ids_.push_back(*id);
+    }
+  }
+  std::sort(h->stop_ids_.begin(), h->stop_ids_.end());
+  h->stop_ids_.erase(std::unique(h->stop_ids_.begin(), h->stop_ids_.end()), h->stop_ids_.end());
+
+  h->pipeline_ = Pipeline::create(manifest, h->model_.desc->get(), host);
+  KvCacheRef kv = h->pipeline_->kv_cache();
+  BackendRef backend = h->pipeline_->backend();
+  plinth_kv_info info{};
+  info.struct_size = sizeof(info);
+  call(h->pipeline_->function_name(PLINTH_KIND_KV_CACHE, "get_info"),
+       [&](plinth_error* e) { return kv.vtable->get_info(kv.instance, &info, e); });
+  call(h->pipeline_->function_name(PLINTH_KIND_BACKEND, "allocate_kv"), [&](plinth_error* e) {
+    return backend.vtable->allocate_kv(backend.instance, info.num_blocks, info.block_size, e);
+  });
+  host.logger().info("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", info.num_blocks,
+                     info.block_size, uint64_t{info.num_blocks} * info.block_size,
+                     double(info.bytes_per_block) * info.num_blocks / (1 << 20));
+
+  EnginePlugins plugins;
+  plugins.backend = {backend.vtable, backend.instance};
+  plugins.kv_cache = {kv.vtable, kv.instance};
+  SchedulerRef sched = h->pipeline_->scheduler();
+  plugins.scheduler_vtable = sched.vtable;
+  plugins.scheduler = sched.instance;
+  PrefixCacheRef prefix = h->pipeline_->prefix_cache();
+  plugins.prefix_cache = {prefix.vtable, prefix.instance};
+  EngineOptions eo;
+  eo.context_length = h->model_.config.context_length;
+  eo.vocab_size = h->model_.config.vocab_size;
+  eo.eos_token_ids = h->stop_ids_;
+  h->engine_ = std::make_unique<Engine>(plugins, *h->tokenizer_, eo);
+  return h;
+}
+
+EngineHost::~EngineHost() {
+  engine_.reset();  // returns its blocks before the plugins go
+  pipeline_.reset();
+}
+
+std::vector<int32_t> EngineHost::encode(std::string_view text) const {
+  return tokenizer_->encode(text, /*add_special=*/true);
+}
+
+std::vector<int32_t> EngineHost::encode_chat(const std::vector<ChatMessage>& messages) const {
+  if (!chat_) {
+    throw std::invalid_argument("chat: this model has no chat template plinth recognises (" +
+                                chat_error_ + "); send a plain prompt instead");
+  }
+  std::vector<Tokenizer::Segment> segments;
+  for (const ChatTemplate::Segment& s : chat_->render(messages, /*add_generation_prompt=*/true)) {
+    segments.push_back({s.text, s.special});
+  }
+  return tokenizer_->encode_segments(segments, /*add_special=*/true);
+}
+
+}  // namespace plinth

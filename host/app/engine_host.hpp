@@ -1,0 +1,73 @@
+#pragma once
+// EngineHost: everything one served model needs, assembled from a manifest (DESIGN §4, §5): the
+// memory-mapped GGUF file and its config, the tokenizer and chat template from its metadata, the
+// plugin pipeline with the backend's KV cache allocated to the kv_cache plugin's pool, and the
+// engine that drives them.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chat/chat_template.hpp"
+#include "engine/engine.hpp"
+#include "runtime/host_context.hpp"
+#include "runtime/model_desc.hpp"
+#include "runtime/pipeline.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace plinth {
+
+class EngineHost {
+ public:
+  struct Options {
+    std::filesystem::path manifest;              ///< the manifest file
+    std::optional<std::filesystem::path> model;  ///< overrides the manifest's `model`
+  };
+
+  /// Loads the manifest, maps the model, builds tokenizer and chat template, creates the pipeline,
+  /// allocates the backend's KV cache and the engine. `host` must outlive the result.
+  /// Throws ManifestError (manifest mistakes, no model given), GgufError (missing or malformed
+  /// model file, a non-LLaMA architecture), PluginError / PluginCallError (a plugin refused).
+  static std::unique_ptr<EngineHost> load(const Options& options, HostContext& host);
+  ~EngineHost();
+
+  Engine& engine() { return *engine_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// The model's chat template, or nullptr when its metadata has none plinth recognises.
+  const ChatTemplate* chat_template() const { return chat_.get(); }
+  /// Why chat_template() is null ("" when it is not).
+  const std::string& chat_template_error() const { return chat_error_; }
+  const ModelConfig& config() const { return model_.config; }
+  Pipeline& pipeline() { return *pipeline_; }
+  /// A short model name for APIs: general.name, else the file stem.
+  const std::string& model_name() const { return model_name_; }
+  /// The file the model was loaded from.
+  const std::filesystem::path& model_path() const { return model_path_; }
+  /// Token ids that end generation by default: EOS and the chat template's end-of-turn tokens.
+  const std::vector<int32_t>& stop_token_ids() const { return stop_ids_; }
+
+  /// Plain-text prompt → token ids (BOS when the model asks). Text that looks like a special
+  /// token is plain text. Throws InvalidUtf8Error (std::invalid_argument) for invalid UTF-8.
+  std::vector<int32_t> encode(std::string_view text) const;
+  /// Chat messages → token ids through the chat template, with the assistant generation prompt.
+  /// Throws std::invalid_argument when the model has no recognised template or a role is unknown.
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const;
+
+ private:
+  EngineHost() = default;
+
+  LoadedModel model_;
+  std::filesystem::path model_path_;
+  std::string model_name_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<ChatTemplate> chat_;
+  std::string chat_error_;
+  std::vector<int32_t> stop_ids_;
+  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace plinth
