@@ -11,14 +11,20 @@ namespace plinth {
 namespace {
 
 /// First step of the incremental sort for top-p: enough for typical nuclei (p ≈ 0.9 over a peaked
-/// distribution) at a fraction of a full sort; doubled while the nucleus is not yet complete.
-constexpr size_t kTopPFirstChunk = 64;
+/// distribution) at a fraction of a full sort; quadrupled while the nucleus is not yet complete.
+constexpr size_t kTopPFirstChunk = 256;
 
 uint64_t seed_from(const SamplingParams& p) {
   if (p.seed) return *p.seed;
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
+
+/// Order of likelihood: penalized logit descending, then token id ascending (a strict total order,
+/// so selections and sorts are deterministic).
+constexpr auto more_likely = [](const auto& a, const auto& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+};
 
 void check_tokens(std::span<const int32_t> tokens, size_t vocab, const char* what) {
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -37,23 +43,14 @@ Sampler::Sampler(const SamplingParams& params) : params_(params) {
   rng_.seed(seed_from(params_));
 }
 
-bool Sampler::before(int32_t a, int32_t b) const {
-  const float la = scratch_[static_cast<size_t>(a)], lb = scratch_[static_cast<size_t>(b)];
-  return la > lb || (la == lb && a < b);
-}
-
-double Sampler::weight(int32_t id) const {
-  return std::exp((static_cast<double>(scratch_[static_cast<size_t>(id)]) - max_logit_) /
-                  static_cast<double>(params_.temperature));
-}
-
 void Sampler::apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
                               std::span<const int32_t> output) {
   const size_t vocab = logits.size();
   if (vocab == 0) throw std::invalid_argument("Sampler: logits are empty (expected [vocab])");
   check_tokens(prompt, vocab, "prompt");
   check_tokens(output, vocab, "output");
-  scratch_.assign(logits.begin(), logits.end());
+  cand_.resize(vocab);
+  for (size_t i = 0; i < vocab; ++i) cand_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
 
   if (params_.repetition_penalty != 1.0f) {
     // Each distinct token of prompt + output is penalized once (HF
@@ -65,7 +62,7 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
         auto& mark = seen_[static_cast<size_t>(t)];
         if (mark) continue;
         mark = 1;
-        float& l = scratch_[static_cast<size_t>(t)];
+        float& l = cand_[static_cast<size_t>(t)].logit;
         l = l > 0.0f ? l / p : l * p;
       }
     }
@@ -79,7 +76,7 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
     for (int32_t t : output) {
       int32_t& c = counts_[static_cast<size_t>(t)];
       if (c == 0) continue;  // already applied for an earlier occurrence
-      float& l = scratch_[static_cast<size_t>(t)];
+      float& l = cand_[static_cast<size_t>(t)].logit;
       l = l - params_.frequency_penalty * static_cast<float>(c);
       l = l - params_.presence_penalty;
       c = 0;  // applied, and the buffer is clean for the next call
@@ -88,7 +85,7 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
 
   float mx = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < vocab; ++i) {
-    const float l = scratch_[i];
+    const float l = cand_[i].logit;
     if (std::isnan(l) || l == std::numeric_limits<float>::infinity()) {
       throw std::invalid_argument("Sampler: logits[" + std::to_string(i) + "] is " +
                                   (std::isnan(l) ? "NaN" : "+inf") +
@@ -102,52 +99,69 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
   max_logit_ = static_cast<double>(mx);
 }
 
-int32_t Sampler::argmax() const {
+size_t Sampler::argmax() const {
   size_t best = 0;
-  for (size_t i = 1; i < scratch_.size(); ++i) {
-    if (scratch_[i] > scratch_[best]) best = i;  // strict: the lowest id wins ties
+  for (size_t i = 1; i < cand_.size(); ++i) {
+    if (cand_[i].logit > cand_[best].logit) best = i;  // strict: the lowest id wins ties
   }
-  return static_cast<int32_t>(best);
+  return best;
 }
 
 void Sampler::sort_head(size_t& sorted, size_t need, size_t n) {
   need = std::min(need, n);
   if (need <= sorted) return;
-  auto cmp = [this](int32_t a, int32_t b) { return before(a, b); };
-  const auto first = ids_.begin() + static_cast<std::ptrdiff_t>(sorted);
-  const auto mid = ids_.begin() + static_cast<std::ptrdiff_t>(need);
-  const auto last = ids_.begin() + static_cast<std::ptrdiff_t>(n);
+  const auto first = cand_.begin() + static_cast<std::ptrdiff_t>(sorted);
+  const auto mid = cand_.begin() + static_cast<std::ptrdiff_t>(need);
+  const auto last = cand_.begin() + static_cast<std::ptrdiff_t>(n);
   // Everything in [sorted, n) already orders after [0, sorted), so ordering the next slice only
   // needs a selection inside the unsorted tail.
-  if (mid != last) std::nth_element(first, mid, last, cmp);
-  std::sort(first, mid, cmp);
+  if (mid != last) std::nth_element(first, mid, last, more_likely);
+  std::sort(first, mid, more_likely);
   sorted = need;
 }
 
 double Sampler::filter() {
-  const size_t vocab = scratch_.size();
-  ids_.resize(vocab);
-  std::iota(ids_.begin(), ids_.end(), 0);
+  const size_t vocab = cand_.size();
   size_t n = vocab;
-  size_t sorted = 0;  // ids_[0, sorted) is in final order, and precedes everything after it
+  size_t sorted = 0;  // cand_[0, sorted) is in final order, and precedes everything after it
 
   const auto k = static_cast<size_t>(params_.top_k);
   if (k > 0 && k < n) {
-    std::nth_element(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(k), ids_.end(),
-                     [this](int32_t a, int32_t b) { return before(a, b); });
+    std::nth_element(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(k), cand_.end(),
+                     more_likely);
     n = k;
   }
 
+  // Temperature: one float exp per surviving candidate (relative error ~1e-7 per weight).
+  const float inv_t = 1.0f / params_.temperature;
+  const auto max_logit = static_cast<float>(max_logit_);
+  double total = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    auto& c = cand_[i];
+    c.weight = std::exp((c.logit - max_logit) * inv_t);
+    total += static_cast<double>(c.weight);
+  }
+  full_sum_ = (n == vocab && params_.temperature == 1.0f) ? total : -1.0;
+
   if (params_.top_p < 1.0f) {
-    double total = 0.0;
-    for (size_t i = 0; i < n; ++i) total += weight(ids_[i]);
+    // Tokens lighter than (1 - top_p)·total / n are outside the nucleus for sure: together they
+    // weigh < (1 - top_p)·total and all rank below the rest, so counted from the bottom they never
+    // reach the kept mass. Dropping them first leaves the sort only the plausible head.
+    // Swapping keeps every token in cand_ for log_normalizer().
+    const double floor =
+        (1.0 - static_cast<double>(params_.top_p)) * total / static_cast<double>(n);
+    size_t live = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (static_cast<double>(cand_[i].weight) >= floor) std::swap(cand_[live++], cand_[i]);
+    }
+    n = live;
     const double budget = static_cast<double>(params_.top_p) * total;
     double mass_before = 0.0;
     size_t i = 0;
     for (; i < n; ++i) {
       if (i > 0 && mass_before >= budget) break;  // the nucleus already reaches top_p
-      if (i == sorted) sort_head(sorted, std::max(kTopPFirstChunk, 2 * sorted), n);
-      mass_before += weight(ids_[i]);
+      if (i == sorted) sort_head(sorted, std::max(kTopPFirstChunk, 4 * sorted), n);
+      mass_before += static_cast<double>(cand_[i].weight);
     }
     n = i;
   }
@@ -155,18 +169,43 @@ double Sampler::filter() {
   if (params_.min_p > 0.0f) {
     // p / p_max = exp((x - x_max) / T) = weight, whatever the normalization; the top token
     // (weight 1) always survives top-k and top-p, so the threshold is the same at this point.
-    const auto min_p = static_cast<double>(params_.min_p);
+    // Swapping (not overwriting) keeps every token in cand_ for log_normalizer().
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (weight(ids_[i]) >= min_p) ids_[kept++] = ids_[i];
+      if (cand_[i].weight >= params_.min_p) std::swap(cand_[kept++], cand_[i]);
     }
     n = kept;
   }
 
   num_kept_ = n;
-  double total = 0.0;
-  for (size_t i = 0; i < n; ++i) total += weight(ids_[i]);
+  total = 0.0;
+  for (size_t i = 0; i < n; ++i) total += static_cast<double>(cand_[i].weight);
   return total;
+}
+
+double Sampler::log_normalizer() const {
+  if (full_sum_ > 0.0) return max_logit_ + std::log(full_sum_);
+  const auto max_logit = static_cast<float>(max_logit_);
+  double sum = 0.0;
+  for (const auto& c : cand_) sum += static_cast<double>(std::exp(c.logit - max_logit));
+  return max_logit_ + std::log(sum);
+}
+
+std::vector<std::pair<int32_t, float>> Sampler::top_logprobs(size_t n, double log_z) const {
+  // A sorted run of the best n so far; with n <= 20 most tokens are rejected by one comparison.
+  std::vector<Candidate> best;
+  best.reserve(n + 1);
+  for (const auto& c : cand_) {
+    if (best.size() == n && !more_likely(c, best.back())) continue;
+    best.insert(std::upper_bound(best.begin(), best.end(), c, more_likely), c);
+    if (best.size() > n) best.pop_back();
+  }
+  std::vector<std::pair<int32_t, float>> out;
+  out.reserve(best.size());
+  for (const auto& c : best) {
+    out.emplace_back(c.id, static_cast<float>(static_cast<double>(c.logit) - log_z));
+  }
+  return out;
 }
 
 std::vector<float> Sampler::probabilities(std::span<const float> logits,
@@ -175,13 +214,12 @@ std::vector<float> Sampler::probabilities(std::span<const float> logits,
   apply_penalties(logits, prompt, output);
   std::vector<float> probs(logits.size(), 0.0f);
   if (params_.temperature == 0.0f) {
-    probs[static_cast<size_t>(argmax())] = 1.0f;
+    probs[argmax()] = 1.0f;
     return probs;
   }
   const double total = filter();
   for (size_t i = 0; i < num_kept_; ++i) {
-    const int32_t id = ids_[i];
-    probs[static_cast<size_t>(id)] = static_cast<float>(weight(id) / total);
+    probs[static_cast<size_t>(cand_[i].id)] = static_cast<float>(cand_[i].weight / total);
   }
   return probs;
 }
@@ -189,42 +227,29 @@ std::vector<float> Sampler::probabilities(std::span<const float> logits,
 Sampler::Result Sampler::sample(std::span<const float> logits, std::span<const int32_t> prompt,
                                 std::span<const int32_t> output) {
   apply_penalties(logits, prompt, output);
-  Result result{};
+  const Candidate* chosen = nullptr;
   if (params_.temperature == 0.0f) {
-    result.token = argmax();
+    full_sum_ = -1.0;
+    chosen = &cand_[argmax()];
   } else {
     const double total = filter();
     // 53 random bits → uniform in [0, 1), the same on every platform (unlike
     // std::uniform_real_distribution, whose algorithm is implementation-defined).
     const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53 * total;
     double cum = 0.0;
-    int32_t chosen = -1;
     for (size_t i = 0; i < num_kept_; ++i) {
-      const double w = weight(ids_[i]);
-      if (w > 0.0)
-        chosen = ids_[i];  // falls back to the last live token if rounding leaves u >= cum
-      cum += w;
+      const auto& c = cand_[i];
+      if (c.weight > 0.0f) chosen = &c;  // the last live token if rounding leaves u >= cum
+      cum += c.weight;
       if (u < cum) break;
     }
-    result.token = chosen;
   }
-
   // Logprobs: log-softmax of the penalized logits, before temperature (see the class comment).
-  double sum = 0.0;
-  for (float l : scratch_) sum += std::exp(static_cast<double>(l) - max_logit_);
-  const double log_z = max_logit_ + std::log(sum);
-  auto logprob = [&](int32_t id) {
-    return static_cast<float>(static_cast<double>(scratch_[static_cast<size_t>(id)]) - log_z);
-  };
-  result.logprob = logprob(result.token);
+  const double log_z = log_normalizer();
+  Result result{chosen->id, static_cast<float>(static_cast<double>(chosen->logit) - log_z), {}};
   if (params_.logprobs > 0) {
-    const size_t m = std::min(static_cast<size_t>(params_.logprobs), scratch_.size());
-    ids_.resize(scratch_.size());
-    std::iota(ids_.begin(), ids_.end(), 0);
-    std::partial_sort(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(m), ids_.end(),
-                      [this](int32_t a, int32_t b) { return before(a, b); });
-    result.top_logprobs.reserve(m);
-    for (size_t i = 0; i < m; ++i) result.top_logprobs.emplace_back(ids_[i], logprob(ids_[i]));
+    result.top_logprobs =
+        top_logprobs(std::min(static_cast<size_t>(params_.logprobs), cand_.size()), log_z);
   }
   return result;
 }

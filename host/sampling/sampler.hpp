@@ -15,26 +15,28 @@ namespace plinth {
 /// Picks the next token of one sequence from the logits of its last position.
 ///
 /// Pipeline (the order of vLLM's and llama.cpp's samplers):
-///  1. penalties, on a float32 copy of the logits: repetition (prompt + output tokens, CTRL-style),
-///     then frequency and presence (output tokens only, OpenAI);
+///  1. penalties, in float32 like the logits: repetition (prompt + output tokens, CTRL-style), then
+///     frequency and presence (output tokens only, OpenAI);
 ///  2. temperature 0 → greedy: argmax of the penalized logits, lowest id on ties; steps 3–6
 ///  skipped;
-///  3. temperature: x = logit / T (in double from here on);
-///  4. top-k: keep exactly k tokens, ordering by (logit desc, id asc);
+///  3. temperature: x = logit / T;
+///  4. top-k: keep exactly k tokens, ordering by (penalized logit desc, id asc);
 ///  5. top-p: in that order keep each token whose preceding mass (softmax over the top-k survivors)
 ///     is < top_p — the smallest prefix whose mass reaches top_p, never empty;
 ///  6. min-p: keep tokens with p >= min_p · p_max, i.e. exp(x - x_max) >= min_p;
 ///  7. softmax over the survivors and one draw with a 53-bit uniform from std::mt19937_64.
+/// The token drawn depends only on the logits, history, params and RNG state, not on `logprobs`.
 ///
 /// Logprobs: the log-softmax of the penalized logits BEFORE temperature and truncation (vLLM's
-/// "processed logits" minus temperature; the model's own distribution after penalties), so they
-/// do not depend on the sampling knobs and greedy requests still get informative values.
+/// "processed logits" minus temperature: the model's own distribution after penalties), so they do
+/// not depend on the sampling knobs and greedy requests still get informative values.
 ///
-/// Cost: O(vocab) per step plus O(k log k) for top-k (nth_element, no full sort) and, for top-p
-/// without top-k, an incremental partial sort that orders only the head of the distribution that
-/// top-p keeps. Scratch buffers ([vocab] float + [vocab] int32, plus [vocab] counts only when a
-/// penalty is on) are owned here and reused; after the first step a sample() allocates only the
-/// returned top_logprobs.
+/// Cost per step: one copy of the logits, O(len(prompt + output)) for penalties, one exp per
+/// surviving candidate, top-k by nth_element (no full sort), top-p by an incremental partial sort
+/// that orders only the head that top-p keeps, and one exp pass over the vocabulary for the
+/// sampled token's logprob (shared with the filter when T = 1 and top-k is off). The scratch
+/// buffer ([vocab] candidates of 12 bytes, plus [vocab] bytes/int32 for penalties when they are
+/// on) is owned here and reused; after the first step sample() allocates only top_logprobs.
 ///
 /// Thread rules: one Sampler per sequence; not safe for concurrent calls on the same object.
 class Sampler {
@@ -66,29 +68,36 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
 
  private:
-  /// Fills scratch_ with the penalized logits.
+  struct Candidate {
+    int32_t id;
+    float logit;   // penalized logit
+    float weight;  // exp((logit - max) / T), unnormalized probability; set by filter()
+  };
+
+  /// Fills cand_ (indexed by token id) with the penalized logits; sets max_logit_.
   void apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
                        std::span<const int32_t> output);
-  /// Greedy: argmax of scratch_, lowest id on ties.
-  int32_t argmax() const;
-  /// Runs temperature / top-k / top-p / min-p over scratch_; afterwards ids_[0, num_kept_) are the
-  /// survivors, each with the unnormalized probability weight(id). Returns the survivors' sum.
+  /// Greedy: index into cand_ (= token id, before filter()) of the argmax, lowest id on ties.
+  size_t argmax() const;
+  /// Runs temperature / top-k / top-p / min-p; afterwards cand_[0, num_kept_) are the survivors
+  /// with their weights. Returns the survivors' weight sum.
   double filter();
-  /// exp((logit - max_logit_) / T) for a token, from scratch_.
-  double weight(int32_t id) const;
-  /// Sorts ids_[0, n) so that its first `need` entries are the most likely in order, continuing an
-  /// earlier partial order of the first `sorted` entries.
+  /// Orders cand_[0, n) so that its first `need` entries are the most likely in order, continuing
+  /// an earlier partial order of the first `sorted` entries.
   void sort_head(size_t& sorted, size_t need, size_t n);
-  bool before(int32_t a, int32_t b) const;  ///< order by (penalized logit desc, id asc)
+  /// log of the softmax normalizer of the penalized logits (pre-temperature), over all of cand_.
+  double log_normalizer() const;
+  /// The n most likely tokens and their logprobs, without reordering cand_.
+  std::vector<std::pair<int32_t, float>> top_logprobs(size_t n, double log_z) const;
 
   SamplingParams params_;
   std::mt19937_64 rng_;
-  std::vector<float> scratch_;   // [vocab] penalized logits
-  std::vector<int32_t> ids_;     // [vocab] candidate ids
+  std::vector<Candidate> cand_;  // [vocab] scratch
   std::vector<uint8_t> seen_;    // [vocab] repetition-penalty mask; allocated on first use
   std::vector<int32_t> counts_;  // [vocab] output-token counts; allocated on first use
-  size_t num_kept_ = 0;          // survivors of filter(): ids_[0, num_kept_)
-  double max_logit_ = 0.0;       // max of scratch_, set by apply_penalties
+  size_t num_kept_ = 0;          // survivors of filter(): cand_[0, num_kept_)
+  double max_logit_ = 0.0;       // max penalized logit, set by apply_penalties
+  double full_sum_ = -1.0;       // filter()'s sum over the whole vocab when T = 1, else -1
 };
 
 }  // namespace plinth

@@ -90,7 +90,9 @@ TEST(Sampler, FilteredDistributionMatchesNumpyReference) {
 TEST(Sampler, EmpiricalFrequenciesPassChiSquare) {
   constexpr int kDraws = 20000;
   for (const auto& c : fixture_cases()) {
-    if (c.params.temperature == 0.0f) continue;
+    // Greedy is one-hot; the 1000-token cases (hundreds of bins of < 5 draws) add run time but no
+    // power: their filtered distributions are checked exactly above.
+    if (c.params.temperature == 0.0f || c.logits.size() > 64) continue;
     Sampler s(c.params);
     std::vector<int> counts(c.logits.size(), 0);
     for (int i = 0; i < kDraws; ++i) {
@@ -303,7 +305,7 @@ TEST(Sampler, FullVocabTopPMatchesBruteForce) {
   double before = 0.0;
   size_t kept = 0;
   while (kept < kVocab && (kept == 0 || before < 0.9 * z)) before += w[order[kept++]];
-  EXPECT_GT(kept, 64u);  // the sort had to extend past its first chunk
+  EXPECT_GT(kept, 256u);  // the sort had to extend past its first chunk
   size_t nonzero = 0;
   for (float v : probs) nonzero += v > 0.0f;
   EXPECT_EQ(nonzero, kept);
