@@ -19,9 +19,11 @@ struct ForwardOptions {
   KvDtype kv_dtype = KvDtype::F32;  // element type of the cached K/V
   int64_t max_batch_tokens = 2048;  // largest num_tokens of one forward (scratch rows)
   // How the kernels multiply: Simd quantizes activations to int8 per 32 elements (llama.cpp's
-  // scheme, fastest); Blas dequantizes weights to f32 and runs sgemm (f32-accurate); Auto lets
-  // the kernels choose per weight type and row count.
-  MatmulPath matmul = MatmulPath::Auto;
+  // scheme) and is batch-invariant (a row's result never depends on the other rows), so it is
+  // the default (DESIGN §2: temperature-0 output must not depend on batching). Blas dequantizes
+  // weights to f32 and runs sgemm (f32-accurate; slow for few rows). Auto lets the kernels pick
+  // per row count (faster prefill, but the logits then depend on how a prompt was chunked).
+  MatmulPath matmul = MatmulPath::Simd;
 };
 
 /// Runs a LLaMA model whose weights stay in the host's mapping. Owns the thread pool, the paged

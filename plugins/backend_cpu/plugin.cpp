@@ -14,8 +14,8 @@ constexpr const char* kSchema = R"json({
                  "description": "element type of the KV cache"},
     "max_batch_tokens": {"type": "integer", "minimum": 1, "default": 2048,
                          "description": "largest num_tokens of one forward; sizes the activation scratch"},
-    "matmul": {"type": "string", "enum": ["auto", "simd", "blas"], "default": "auto",
-               "description": "simd: int8-quantized activations (llama.cpp's scheme, fastest); blas: weights dequantized to f32 + sgemm (f32-accurate, slower decode); auto: the kernels' measured choice"}
+    "matmul": {"type": "string", "enum": ["simd", "blas", "auto"], "default": "simd",
+               "description": "simd: int8-quantized activations (llama.cpp's scheme), batch-invariant; blas: weights dequantized to f32 + sgemm (f32-accurate, slow decode); auto: the kernels' per-size choice (faster prefill, logits depend on chunking)"}
   }
 })json";
 

@@ -107,6 +107,24 @@ TEST_F(BackendCpuForward, PrefillChunksAndDecodeGiveTheSameLogits) {
   }
 }
 
+// DESIGN §2: temperature-0 output must not depend on batching. With the default matmul path the
+// logits are bit-identical however a long prompt (past the kernels' BLAS switch-over of 64
+// rows) is chunked.
+TEST_F(BackendCpuForward, DefaultPathIsBitIdenticalAcrossChunkings) {
+  tiny::Model m;
+  const auto tokens = random_tokens(150, m.dims().vocab, 11);
+  std::vector<int32_t> ids(19);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7) % 32);
+  const auto one = run_chunked(lib, m, tokens, tokens.size(), ids);
+  for (size_t chunk : {1u, 7u, 100u}) {
+    const auto got = run_chunked(lib, m, tokens, chunk, ids);
+    ASSERT_EQ(got.size(), one.size());
+    for (size_t p = 0; p < one.size(); ++p) {
+      ASSERT_EQ(max_abs_diff(got[p], one[p]), 0.0f) << "chunk " << chunk << " position " << p;
+    }
+  }
+}
+
 TEST_F(BackendCpuForward, TwoSequencesBatchedEqualEachAlone) {
   tiny::Model m;
   const auto a = random_tokens(21, m.dims().vocab, 3);

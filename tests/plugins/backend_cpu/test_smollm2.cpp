@@ -195,3 +195,51 @@ TEST_F(SmolLM2, DefaultPathStaysWithinLlamaCppDistance) {
 }
 
 }  // namespace
+
+namespace {
+
+// DESIGN §2 on the real model with the default path: the last-position logits of a 104-token
+// prompt are bit-identical whether it is prefilled at once, in chunks of 16 (decode-sized
+// steps at the end), or batched next to another prompt.
+TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
+  std::ifstream in(kGolden);
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  std::vector<int32_t> a, b;
+  for (const auto& p : golden.at("prompts")) {
+    if (p.at("name") == "plain_long") a = p.at("prompt_ids").get<std::vector<int32_t>>();
+    if (p.at("name") == "chat_multiturn") b = p.at("prompt_ids").get<std::vector<int32_t>>();
+  }
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  LoadedModel model(kModel);
+  harness::Library lib;
+  const std::vector<int32_t> blocks_a = {3, 11, 7, 0, 9, 14, 2};  // 104 tokens: 7 blocks
+  const std::vector<int32_t> blocks_b = {1, 4, 5, 6, 8, 10};      // 83 tokens: 6 blocks
+
+  const auto run = [&](const std::vector<size_t>& chunks, bool with_b) {
+    harness::Backend be(lib, model.desc, R"({"threads": 2})");
+    be.allocate(16, kBlockSize);
+    size_t at = 0;
+    std::vector<float> last;
+    for (size_t c : chunks) {
+      std::vector<SeqStep> steps = {{blocks_a, static_cast<int32_t>(at),
+                                     std::vector<int32_t>(a.begin() + static_cast<long>(at),
+                                                          a.begin() + static_cast<long>(at + c)),
+                                     false}};
+      if (with_b && at == 0) steps.push_back({blocks_b, 0, b, false});
+      BatchBuilder bb(steps, kBlockSize);
+      last = be.forward(bb.batch).at(0);
+      at += c;
+    }
+    EXPECT_EQ(at, a.size());
+    return last;
+  };
+  const auto one = run({a.size()}, false);
+  std::vector<size_t> sixteen(a.size() / 16, 16);
+  for (size_t i = 0; i < a.size() % 16; ++i) sixteen.push_back(1);
+  EXPECT_EQ(run(sixteen, false), one) << "chunks of 16, then single tokens";
+  EXPECT_EQ(run({a.size()}, true), one) << "batched with another prompt";
+  EXPECT_EQ(run({60, 44}, true), one) << "two chunks, the first batched";
+}
+
+}  // namespace

@@ -1,0 +1,199 @@
+// bench_forward: tokens/s of backend_cpu's forward pass on a GGUF model.
+//   prefill: one 512-token prompt in one batch (logits of the last token only)
+//   decode:  32 steps of 1 new token per sequence for batch 1 and 16 sequences, each sequence
+//            holding a 128-token context first (prefill untimed)
+// Each figure is the median of --runs runs; printed for each thread count. Figures only, never
+// pass/fail.
+//   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul auto|simd|blas]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cpu_backend.hpp"
+#include "model/gguf.hpp"
+
+namespace {
+
+constexpr uint32_t kBlockSize = 16;
+constexpr int kPrefillTokens = 512;
+constexpr int kContext = 128;
+constexpr int kDecodeSteps = 32;
+
+struct LoadedModel {
+  std::unique_ptr<plinth::GgufFile> file;
+  plinth::ModelConfig config;
+  std::vector<plinth_tensor_view> views;
+  plinth_model_desc desc{};
+
+  explicit LoadedModel(const std::string& path)
+      : file(plinth::GgufFile::open(path)), config(plinth::read_model_config(*file)) {
+    for (const plinth::GgufTensor& t : file->tensors()) {
+      plinth_tensor_view v{};
+      v.struct_size = sizeof(v);
+      v.name = t.name.c_str();
+      v.dtype = static_cast<int32_t>(t.type);
+      v.n_dims = static_cast<uint32_t>(t.dims.size());
+      for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
+      v.data = t.data;
+      v.nbytes = t.nbytes;
+      views.push_back(v);
+    }
+    plinth_model_config& c = desc.config;
+    desc.struct_size = sizeof(desc);
+    c.struct_size = sizeof(c);
+    c.architecture = config.architecture.c_str();
+    c.n_layers = config.n_layers;
+    c.hidden_size = config.hidden_size;
+    c.n_heads = config.n_heads;
+    c.n_kv_heads = config.n_kv_heads;
+    c.head_dim = config.head_dim;
+    c.ffn_size = config.ffn_size;
+    c.vocab_size = config.vocab_size;
+    c.context_length = config.context_length;
+    c.rope_theta = config.rope_theta;
+    c.rms_norm_eps = config.rms_norm_eps;
+    c.rope_neox = config.rope_neox ? 1 : 0;
+    c.tied_embeddings = config.tied_embeddings ? 1 : 0;
+    desc.num_tensors = views.size();
+    desc.tensors = views.data();
+    desc.path = file->path().c_str();
+  }
+};
+
+/// A batch of `seqs` sequences, each adding `n_new` tokens after `cached` ones; sequence i owns
+/// blocks [i * blocks_per_seq, (i + 1) * blocks_per_seq).
+struct Batch {
+  std::vector<int32_t> tokens, positions, query_start, seq_lens, tables, slots, logits;
+  plinth_batch b{};
+  Batch(int seqs, int cached, int n_new, uint32_t blocks_per_seq, std::mt19937& rng, int vocab) {
+    std::uniform_int_distribution<int32_t> tok(0, vocab - 1);
+    query_start.push_back(0);
+    for (int s = 0; s < seqs; ++s) {
+      for (int k = 0; k < n_new; ++k) {
+        const int pos = cached + k;
+        const int32_t block = s * static_cast<int32_t>(blocks_per_seq) + pos / kBlockSize;
+        tokens.push_back(tok(rng));
+        positions.push_back(pos);
+        slots.push_back(block * static_cast<int32_t>(kBlockSize) + pos % kBlockSize);
+      }
+      logits.push_back(static_cast<int32_t>(tokens.size()) - 1);
+      query_start.push_back(static_cast<int32_t>(tokens.size()));
+      seq_lens.push_back(cached + n_new);
+      for (uint32_t j = 0; j < blocks_per_seq; ++j) {
+        tables.push_back(s * static_cast<int32_t>(blocks_per_seq) + static_cast<int32_t>(j));
+      }
+    }
+    b.struct_size = sizeof(b);
+    b.num_tokens = static_cast<uint32_t>(tokens.size());
+    b.num_seqs = static_cast<uint32_t>(seqs);
+    b.token_ids = tokens.data();
+    b.positions = positions.data();
+    b.query_start = query_start.data();
+    b.seq_lens = seq_lens.data();
+    b.block_tables = tables.data();
+    b.max_blocks_per_seq = blocks_per_seq;
+    b.block_size = kBlockSize;
+    b.slot_mapping = slots.data();
+    b.num_logits = static_cast<uint32_t>(logits.size());
+    b.logits_indices = logits.data();
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+double prefill_tps(plinth::cpu::CpuBackend& be, int vocab, int runs) {
+  std::mt19937 rng(1);
+  std::vector<double> tps;
+  for (int r = 0; r < runs + 1; ++r) {  // run 0 warms up
+    Batch batch(1, 0, kPrefillTokens, kPrefillTokens / kBlockSize, rng, vocab);
+    const auto t0 = std::chrono::steady_clock::now();
+    be.forward(batch.b);
+    if (r > 0) tps.push_back(kPrefillTokens / seconds_since(t0));
+  }
+  return median(tps);
+}
+
+double decode_tps(plinth::cpu::CpuBackend& be, int seqs, int vocab, int runs) {
+  std::mt19937 rng(2);
+  const uint32_t blocks_per_seq = (kContext + kDecodeSteps + kBlockSize - 1) / kBlockSize;
+  std::vector<double> tps;
+  for (int r = 0; r < runs + 1; ++r) {
+    Batch ctx(seqs, 0, kContext, blocks_per_seq, rng, vocab);
+    be.forward(ctx.b);
+    std::vector<Batch> steps;
+    for (int k = 0; k < kDecodeSteps; ++k)
+      steps.emplace_back(seqs, kContext + k, 1, blocks_per_seq, rng, vocab);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (Batch& s : steps) be.forward(s.b);
+    if (r > 0) tps.push_back(seqs * kDecodeSteps / seconds_since(t0));
+  }
+  return median(tps);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model =
+      std::string(PLINTH_SOURCE_DIR_FOR_BENCH) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+  std::vector<int> threads = {1, 2};
+  int runs = 5;
+  std::string matmul = "auto";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--model") {
+      model = argv[i + 1];
+    } else if (a == "--runs") {
+      runs = std::max(1, std::atoi(argv[i + 1]));
+    } else if (a == "--matmul") {
+      matmul = argv[i + 1];
+    } else if (a == "--threads") {
+      threads.clear();
+      std::stringstream ss(argv[i + 1]);
+      for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::max(1, std::stoi(t)));
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  try {
+    LoadedModel m(model);
+    const int vocab = static_cast<int>(m.config.vocab_size);
+    std::printf("model %s, matmul %s, median of %d runs\n", model.c_str(), matmul.c_str(), runs);
+    std::printf("%-8s %16s %16s %16s\n", "threads", "prefill512 t/s", "decode b1 t/s",
+                "decode b16 t/s");
+    for (int t : threads) {
+      const std::string config =
+          "{\"threads\": " + std::to_string(t) + ", \"matmul\": \"" + matmul + "\"}";
+      plinth_create_args args{};
+      args.struct_size = sizeof(args);
+      args.config_json = config.c_str();
+      args.model = &m.desc;
+      plinth::cpu::CpuBackend be(args);
+      be.allocate_kv(16 * ((kContext + kDecodeSteps + kBlockSize - 1) / kBlockSize) +
+                         kPrefillTokens / kBlockSize,
+                     kBlockSize);
+      const double p = prefill_tps(be, vocab, runs);
+      const double d1 = decode_tps(be, 1, vocab, runs);
+      const double d16 = decode_tps(be, 16, vocab, runs);
+      std::printf("%-8d %16.1f %16.1f %16.1f\n", t, p, d1, d16);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_forward: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
