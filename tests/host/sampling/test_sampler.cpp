@@ -168,6 +168,25 @@ TEST(Sampler, SameSeedSameSequenceDifferentSeedDiffers) {
   EXPECT_NE(a, draw_sequence(43, 200));
 }
 
+TEST(Sampler, TokensDoNotDependOnLogprobsRequested) {
+  SamplingParams p;
+  p.seed = 9;
+  p.top_p = 0.95f;
+  SamplingParams q = p;
+  q.logprobs = 5;
+  Sampler a(p), b(q);
+  std::vector<float> logits(300);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::cos(static_cast<float>(i) * 0.37f);
+  for (int i = 0; i < 100; ++i) {
+    const auto ra = a.sample(logits, {}, {});
+    const auto rb = b.sample(logits, {}, {});
+    EXPECT_EQ(ra.token, rb.token);
+    EXPECT_EQ(ra.logprob, rb.logprob);
+    EXPECT_TRUE(ra.top_logprobs.empty());
+    EXPECT_EQ(rb.top_logprobs.size(), 5u);
+  }
+}
+
 TEST(Sampler, ProbabilitiesDoesNotAdvanceTheRng) {
   SamplingParams p;
   p.seed = 7;
