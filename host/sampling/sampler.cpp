@@ -14,6 +14,10 @@ namespace {
 /// distribution) at a fraction of a full sort; quadrupled while the nucleus is not yet complete.
 constexpr size_t kTopPFirstChunk = 256;
 
+/// Below this temperature sampling is greedy (vLLM's _SAMPLING_EPS): 1/T would overflow float
+/// for tiny T, and the distribution is one-hot for practical purposes long before.
+constexpr float kGreedyBelow = 1e-5f;
+
 uint64_t seed_from(const SamplingParams& p) {
   if (p.seed) return *p.seed;
   std::random_device rd;
@@ -97,6 +101,10 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
     throw std::invalid_argument("Sampler: every logit is -inf; no token can be sampled");
   }
   max_logit_ = static_cast<double>(mx);
+}
+
+bool Sampler::greedy() const {
+  return params_.temperature < kGreedyBelow;
 }
 
 size_t Sampler::argmax() const {
@@ -213,7 +221,7 @@ std::vector<float> Sampler::probabilities(std::span<const float> logits,
                                           std::span<const int32_t> output) {
   apply_penalties(logits, prompt, output);
   std::vector<float> probs(logits.size(), 0.0f);
-  if (params_.temperature == 0.0f) {
+  if (greedy()) {
     probs[argmax()] = 1.0f;
     return probs;
   }
@@ -228,7 +236,7 @@ Sampler::Result Sampler::sample(std::span<const float> logits, std::span<const i
                                 std::span<const int32_t> output) {
   apply_penalties(logits, prompt, output);
   const Candidate* chosen = nullptr;
-  if (params_.temperature == 0.0f) {
+  if (greedy()) {
     full_sum_ = -1.0;
     chosen = &cand_[argmax()];
   } else {

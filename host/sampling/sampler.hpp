@@ -77,6 +77,7 @@ class Sampler {
   /// Fills cand_ (indexed by token id) with the penalized logits; sets max_logit_.
   void apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
                        std::span<const int32_t> output);
+  bool greedy() const;  ///< temperature below 1e-5
   /// Greedy: index into cand_ (= token id, before filter()) of the argmax, lowest id on ties.
   size_t argmax() const;
   /// Runs temperature / top-k / top-p / min-p; afterwards cand_[0, num_kept_) are the survivors

@@ -12,7 +12,8 @@ namespace plinth {
 /// Order of application in Sampler (as vLLM / llama.cpp): penalties → temperature → top-k →
 /// top-p → min-p → softmax → draw.
 struct SamplingParams {
-  /// Divides the logits. 0 = greedy (argmax, lowest token id on ties); < 0 invalid.
+  /// Divides the logits. 0 (or anything below 1e-5) = greedy: argmax, lowest token id on ties.
+  /// < 0 invalid.
   float temperature = 1.0f;
   /// Keep the k most likely tokens (exactly k; ties at the boundary go to the lower id). 0 = off.
   int32_t top_k = 0;

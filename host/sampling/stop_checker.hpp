@@ -36,7 +36,8 @@ class StopChecker {
     std::optional<size_t> stop_string;
   };
 
-  /// params: validated copy is taken of max_tokens, stop_token_ids, stop, ignore_eos.
+  /// params: validated (std::invalid_argument); max_tokens, stop_token_ids, stop and ignore_eos
+  /// are copied.
   /// eos_token_ids: the model's end-of-sequence tokens (e.g. {2} for SmolLM2); ignored when
   /// params.ignore_eos.
   StopChecker(const SamplingParams& params, std::vector<int32_t> eos_token_ids);

@@ -205,6 +205,13 @@ TEST(Sampler, GreedyTakesLowestIdOnTies) {
   EXPECT_EQ(s.sample(std::vector<float>{1.0f, 5.0f, 5.0f, 2.0f}, {}, {}).token, 1);
   EXPECT_EQ(s.sample(std::vector<float>(7, 0.25f), {}, {}).token, 0);
   EXPECT_EQ(s.sample(std::vector<float>{-3.0f, -1.0f, -2.0f, -1.0f}, {}, {}).token, 1);
+  // Tiny temperatures are greedy too (1/T would overflow).
+  p.temperature = 1e-30f;
+  Sampler tiny(p);
+  EXPECT_EQ(tiny.sample(std::vector<float>{0.0f, 3.0f, 3.0f}, {}, {}).token, 1);
+  EXPECT_EQ(tiny.probabilities(std::vector<float>{0.0f, 3.0f, 3.0f}, {}, {}),
+            (std::vector<float>{0.0f, 1.0f, 0.0f}));
+  p.temperature = 0.0f;
   // Greedy ignores the truncation knobs.
   p.top_k = 1;
   p.top_p = 0.1f;
