@@ -17,8 +17,8 @@ namespace plinth {
 /// Pipeline (the order of vLLM's and llama.cpp's samplers):
 ///  1. penalties, in float32 like the logits: repetition (prompt + output tokens, CTRL-style), then
 ///     frequency and presence (output tokens only, OpenAI);
-///  2. temperature 0 → greedy: argmax of the penalized logits, lowest id on ties; steps 3–6
-///  skipped;
+///  2. temperature < 1e-5 (0 in practice) → greedy: argmax of the penalized logits, lowest id on
+///     ties; steps 3–7 skipped;
 ///  3. temperature: x = logit / T;
 ///  4. top-k: keep exactly k tokens, ordering by (penalized logit desc, id asc);
 ///  5. top-p: in that order keep each token whose preceding mass (softmax over the top-k survivors)
