@@ -1,0 +1,126 @@
+// `plinth generate` as a user runs it: a streamed completion with its figures, a JSONL batch, and
+// every kind of bad input the main-job issue names answered with a message and exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gguf_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = PLINTH_SOURCE_DIR;
+const fs::path kPlinth = fs::path(PLINTH_BUILD_DIR) / "plinth";
+const fs::path kModel = kSource / "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+const fs::path kManifest = kSource / "manifests/cpu.json";
+
+struct CliRun {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+// Single-quotes `s` for /bin/sh.
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+CliRun run(const std::string& args) {
+  std::string cmd = quote(kPlinth.string()) + " generate --manifest " + quote(kManifest.string()) +
+                    " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class CliGenerate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kModel))
+      GTEST_SKIP() << "model missing: run tools/fetch_model (" << kModel << ")";
+  }
+};
+
+TEST_F(CliGenerate, StreamsACompletionAndPrintsFigures) {
+  CliRun r = run("--prompt " + quote("The capital of France is") + " --max-tokens 8");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Paris"), std::string::npos) << r.out;
+  for (const char* figure : {"prompt tokens", "generated tokens", "TTFT", "TPOT", "tokens/s"}) {
+    EXPECT_NE(r.out.find(figure), std::string::npos) << figure << " missing in:\n" << r.out;
+  }
+}
+
+TEST_F(CliGenerate, PromptsFileRunsAsOneBatchAndWritesJsonLines) {
+  fs::path dir = fs::temp_directory_path() / "plinth_cli_generate";
+  fs::create_directories(dir);
+  std::ofstream(dir / "in.jsonl")
+      << R"({"prompt": "The capital of France is", "max_tokens": 4})"
+         "\n"
+      << R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3})"
+         "\n";
+  CliRun r = run("--prompts-file " + quote((dir / "in.jsonl").string()) + " --output " +
+              quote((dir / "out.jsonl").string()));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(dir / "out.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j.at("index"), lines);
+    EXPECT_EQ(j.at("finish_reason"), "length");
+    EXPECT_EQ(j.at("token_ids").size(), lines == 0 ? 4u : 3u);
+    EXPECT_GT(j.at("ttft_s").get<double>(), 0.0);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2);
+}
+
+// Each bad input: exit code 2 and a message naming what is wrong.
+struct BadInput {
+  const char* name;
+  std::string args;
+  std::string expect;
+};
+
+TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
+  plinth::test::TempDir tmp;
+  plinth::test::GgufWriter w;  // a valid GGUF of another architecture
+  w.add_string("general.architecture", "gpt2");
+  std::string gpt2 = tmp.write("gpt2.gguf", w.build());
+  std::string long_prompt;
+  for (int i = 0; i < 9000; ++i) long_prompt += "word ";
+  const BadInput cases[] = {
+      {"missing model", "--model /nonexistent/model.gguf --prompt hi", "/nonexistent/model.gguf"},
+      {"non-llama architecture", "--model " + quote(gpt2) + " --prompt hi", "gpt2"},
+      {"prompt longer than the context", "--prompt " + quote(long_prompt), "context"},
+      {"max_tokens 0", "--prompt hi --max-tokens 0", "max_tokens"},
+      {"max_tokens negative", "--prompt hi --max-tokens -3", "max_tokens"},
+      {"temperature below 0", "--prompt hi --temperature -0.5", "temperature"},
+      {"invalid UTF-8", "--prompt " + quote("caf\xC3(\xFF"), "UTF-8"},
+      {"no prompt", "", "--prompt"},
+  };
+  for (const BadInput& c : cases) {
+    CliRun r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.name << ":\n" << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos)
+        << c.name << ": no '" << c.expect << "' in:\n"
+        << r.out;
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << c.name;
+  }
+}
+
+}  // namespace
