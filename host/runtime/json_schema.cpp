@@ -86,20 +86,18 @@ bool is_power_of_two(const json& v) {
   return (u & (u - 1)) == 0;
 }
 
-// The range part of a message from minimum/maximum/exclusive*: "between 1 and 256", ">= 1".
+// The range part of a message from minimum/maximum/exclusive*, lower bound first: "between 1 and
+// 256", ">= 1", "> 0 and <= 1".
 std::string describe_range(const json& s) {
   bool lo = s.contains("minimum"), hi = s.contains("maximum");
-  bool xlo = s.contains("exclusiveMinimum"), xhi = s.contains("exclusiveMaximum");
-  std::vector<std::string> parts;
-  if (lo && hi) {
-    parts.push_back("between " + show_number(s["minimum"]) + " and " + show_number(s["maximum"]));
-  } else if (lo) {
-    parts.push_back(">= " + show_number(s["minimum"]));
-  } else if (hi) {
-    parts.push_back("<= " + show_number(s["maximum"]));
+  if (lo && hi && !s.contains("exclusiveMinimum") && !s.contains("exclusiveMaximum")) {
+    return "between " + show_number(s["minimum"]) + " and " + show_number(s["maximum"]);
   }
-  if (xlo) parts.push_back("> " + show_number(s["exclusiveMinimum"]));
-  if (xhi) parts.push_back("< " + show_number(s["exclusiveMaximum"]));
+  std::vector<std::string> parts;
+  if (lo) parts.push_back(">= " + show_number(s["minimum"]));
+  if (s.contains("exclusiveMinimum")) parts.push_back("> " + show_number(s["exclusiveMinimum"]));
+  if (hi) parts.push_back("<= " + show_number(s["maximum"]));
+  if (s.contains("exclusiveMaximum")) parts.push_back("< " + show_number(s["exclusiveMaximum"]));
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i > 0 ? " and " : "") + parts[i];
   return out;

@@ -10,4 +10,5 @@ struct FailingKv : plinth_test::TestKv {
 };
 const plinth_kv_cache_vtable kTable = plinth::sdk::kv_cache_vtable<FailingKv>();
 }  // namespace
-PLINTH_PLUGIN("bad_create_fails", "0.1.0", PLINTH_KIND_KV_CACHE, "create fails", nullptr, &kTable)
+PLINTH_PLUGIN("bad_create_fails", "0.1.0", PLINTH_KIND_KV_CACHE, "create fails",
+              plinth_test::kKvSchema, &kTable)

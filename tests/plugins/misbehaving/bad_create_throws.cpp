@@ -12,4 +12,5 @@ struct ThrowingKv : plinth_test::TestKv {
 };
 const plinth_kv_cache_vtable kTable = plinth::sdk::kv_cache_vtable<ThrowingKv>();
 }  // namespace
-PLINTH_PLUGIN("bad_create_throws", "0.1.0", PLINTH_KIND_KV_CACHE, "create throws", nullptr, &kTable)
+PLINTH_PLUGIN("bad_create_throws", "0.1.0", PLINTH_KIND_KV_CACHE, "create throws",
+              plinth_test::kKvSchema, &kTable)

@@ -46,8 +46,9 @@ class TestBackend {
     nlohmann::json c = config_of(a);
     memory_bytes_ = c.at("memory_mib").get<uint64_t>() << 20;
     cuda_ext_ = c.at("cuda_extension").get<bool>();
-    host_.info("test_backend ready");
+    host_.info("create backend");
   }
+  ~TestBackend() { host_.info("destroy backend"); }
   plinth_kv_layout kv_layout() {
     plinth_kv_layout l{};
     l.n_layers = model_.n_layers;
@@ -122,7 +123,7 @@ inline const char* const kKvSchema = R"json({
 
 class TestKv {
  public:
-  explicit TestKv(const plinth_create_args& a) {
+  explicit TestKv(const plinth_create_args& a) : host_(a.host, a.instance_name) {
     if (a.backend.vtable == nullptr || a.backend.instance == nullptr) {
       throw std::invalid_argument("test_kv: needs the backend");
     }
@@ -142,7 +143,9 @@ class TestKv {
       double budget = static_cast<double>(m.free_bytes) * c.at("memory_fraction").get<double>();
       info_.num_blocks = static_cast<uint32_t>(budget / static_cast<double>(info_.bytes_per_block));
     }
+    host_.info("create kv_cache");
   }
+  ~TestKv() { host_.info("destroy kv_cache"); }
   plinth_kv_info info() { return info_; }
   plinth_kv_stats stats() {
     plinth_kv_stats s{};
@@ -162,6 +165,7 @@ class TestKv {
   void unref_blocks(std::span<const int32_t>) { not_modelled("unref_blocks"); }
 
  private:
+  plinth::sdk::Host host_;
   plinth_kv_info info_{};
 };
 
@@ -176,12 +180,14 @@ inline const char* const kSchedulerSchema = R"json({
 
 class TestScheduler {
  public:
-  explicit TestScheduler(const plinth_create_args& a) {
+  explicit TestScheduler(const plinth_create_args& a) : host_(a.host, a.instance_name) {
     if (a.kv_cache.vtable == nullptr || a.kv_cache.instance == nullptr) {
       throw std::invalid_argument("test_scheduler: needs the kv_cache");
     }
     max_num_seqs_ = config_of(a).at("max_num_seqs").get<uint32_t>();
+    host_.info("create scheduler");
   }
+  ~TestScheduler() { host_.info("destroy scheduler"); }
   void add(const plinth_sched_request&) { not_modelled("add"); }
   void abort_seq(plinth_seq_id) {}
   plinth_sched_output schedule(const plinth_sched_step&) { not_modelled("schedule"); }
@@ -189,6 +195,7 @@ class TestScheduler {
   plinth_sched_stats stats() { return plinth_sched_stats{}; }
 
  private:
+  plinth::sdk::Host host_;
   uint32_t max_num_seqs_ = 0;
 };
 
