@@ -31,3 +31,19 @@ TEST(MemoryPlan, SmolLM2WithTestPlugins) {
             std::string::npos)
       << r.out;
 }
+
+// The shipped manifest with the real plugins (once they are built in this tree).
+TEST(MemoryPlan, ShippedCpuManifestChecks) {
+  for (const char* p : {"backend_cpu", "kv_paged", "scheduler_continuous"}) {
+    if (!std::filesystem::exists(std::string(PLINTH_PLUGIN_DIR "/libplinth_") + p + ".so")) {
+      GTEST_SKIP() << p << " is not built";
+    }
+  }
+  auto r = plinth_test::run_plinth("manifest check '" PLINTH_SOURCE_DIR "/manifests/cpu.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("kv_paged: kv_paged 0.1.0, ABI 1.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory plan (kv_cache \"kv_paged\" over backend \"backend_cpu\")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(16 tokens per block)"), std::string::npos) << r.out;
+}

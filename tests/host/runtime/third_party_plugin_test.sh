@@ -16,7 +16,7 @@ test -f "$PREFIX/lib/cmake/plinth/plinthConfig.cmake"
 cp -r "$SRC/examples/third_party_plugin" "$WORK/src"
 cmake -S "$WORK/src" -B "$WORK/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
-cmake --build "$WORK/build" -j 2 >/dev/null
+cmake --build "$WORK/build" -j 2
 cmake --install "$WORK/build" --prefix "$PREFIX" >/dev/null
 PLUGINS=$PREFIX/lib/plinth/plugins
 test -f "$PLUGINS/libplinth_scheduler_fcfs.so"
