@@ -1,7 +1,9 @@
-// bench_kernels: matmul of the SmolLM2-135M shapes, own SIMD (int8) kernels vs dequantize +
-// OpenBLAS sgemm, for n = 1, 16, 512 activation rows and 1 and 2 threads. Prints medians, the
-// GFLOP/s equivalent (2·n·rows·cols / median), weight bandwidth, and the ratio blas/simd time
-// (medians, and minimums: on a shared machine the minimum is the undisturbed run).
+// bench_kernels: matmul of the SmolLM2-135M shapes on the three paths — Simd (own int8 kernels),
+// Blas (dequantize + OpenBLAS sgemm) and Float (f32 activations × weights dequantized in
+// registers, batch-invariant) — for n = 1, 16, 512 activation rows and 1 and 2 threads. Prints
+// medians and minimums (on a shared machine the minimum is the undisturbed run), the GFLOP/s
+// equivalent (2·n·rows·cols / median), Simd's weight bandwidth, and the time ratios float/simd and
+// float/blas (medians, and minimums in parentheses; < 1: Float faster).
 // Weights rotate through copies totalling ≥ 96 MiB, so n = 1 reads them from memory as a decode
 // step does (the model's 30 layers do not fit in the 32 MiB L3) rather than from cache.
 //
@@ -97,10 +99,12 @@ int main(int argc, char** argv) {
   }
   std::printf("bench_kernels: isa=%s (best %s), weights rotate over >= 96 MiB\n",
               isa_name(active_isa()), isa_name(best_isa()));
-  std::printf("%-22s %5s %4s %3s | %10s %9s %8s %6s | %10s %9s %8s | %s\n", "shape", "type", "n",
-              "thr", "simd med", "min us", "GFLOP/s", "GB/s", "blas med", "min us", "GFLOP/s",
-              "blas/simd med (min)");
+  std::printf("%-22s %5s %4s %3s | %9s %9s %6s | %9s %9s | %9s %9s %7s | %-15s %-15s\n", "shape",
+              "type", "n", "thr", "simd med", "min us", "GB/s", "blas med", "min us", "float med",
+              "min us", "GFLOP/s", "float/simd", "float/blas");
   std::mt19937 rng(1);
+  constexpr int kPaths = 3;
+  const MatmulPath paths[kPaths] = {MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Float};
   // decode[threads][path] = µs of the matmuls of one token (30 layers + LM head) at n = 1.
   std::map<int64_t, std::map<int, double>> decode, decode_min;
   for (const Shape& s : kShapes) {
@@ -114,16 +118,15 @@ int main(int argc, char** argv) {
       std::vector<float> y(static_cast<size_t>(n * s.rows));
       for (int64_t t : threads) {
         ThreadPool pool(static_cast<int>(t));
-        double med[2], best[2];
-        for (int p = 0; p < 2; ++p) {
-          const MatmulPath path = p == 0 ? MatmulPath::Simd : MatmulPath::Blas;
+        double med[kPaths], best[kPaths];
+        for (int p = 0; p < kPaths; ++p) {
           std::vector<double> times;
           double total = 0.0;
           size_t c = 0;
           for (int rep = 0; rep < 3 || (total < min_time && rep < 2000); ++rep) {
             const WeightView w{s.type, ws[c++ % copies].data(), s.rows, s.cols};
             const auto t0 = std::chrono::steady_clock::now();
-            matmul(w, x.data(), n, y.data(), pool, path);
+            matmul(w, x.data(), n, y.data(), pool, paths[p]);
             const double dt =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (rep > 0) times.push_back(dt);  // the first call warms scratch buffers
@@ -139,23 +142,24 @@ int main(int argc, char** argv) {
         }
         const double flop = 2.0 * double(n) * double(s.rows) * double(s.cols);
         std::printf(
-            "%-22s %5s %4lld %3lld | %10.1f %9.1f %8.1f %6.1f | %10.1f %9.1f %8.1f | %5.2fx "
-            "(%5.2fx) %s\n",
+            "%-22s %5s %4lld %3lld | %9.1f %9.1f %6.1f | %9.1f %9.1f | %9.1f %9.1f %7.1f | "
+            "%5.2fx (%5.2fx) %5.2fx (%5.2fx)\n",
             s.name, weight_type_name(s.type), static_cast<long long>(n), static_cast<long long>(t),
-            med[0] * 1e6, best[0] * 1e6, flop / med[0] * 1e-9, double(proto.size()) / med[0] * 1e-9,
-            med[1] * 1e6, best[1] * 1e6, flop / med[1] * 1e-9, med[1] / med[0], best[1] / best[0],
-            med[0] <= med[1] ? "simd" : "blas");
+            med[0] * 1e6, best[0] * 1e6, double(proto.size()) / med[0] * 1e-9, med[1] * 1e6,
+            best[1] * 1e6, med[2] * 1e6, best[2] * 1e6, flop / med[2] * 1e-9, med[2] / med[0],
+            best[2] / best[0], med[2] / med[1], best[2] / best[1]);
         std::fflush(stdout);
       }
     }
   }
-  for (const auto& [t, paths] : decode) {
+  for (const auto& [t, us] : decode) {
     const auto& mins = decode_min.at(t);
     std::printf(
-        "decode step (n=1, 30 layers + lm_head), %lld thread(s): simd %.0f us median "
-        "(%.0f tok/s matmul-only; %.0f tok/s from minimums), blas %.0f us (%.0f tok/s)\n",
-        static_cast<long long>(t), paths.at(0), 1e6 / paths.at(0), 1e6 / mins.at(0), paths.at(1),
-        1e6 / paths.at(1));
+        "decode step (n=1, 30 layers + lm_head), %lld thread(s), median (min) us: simd %.0f (%.0f),"
+        " blas %.0f (%.0f), float %.0f (%.0f) -> matmul-only tok/s: simd %.0f, float %.0f "
+        "(from minimums %.0f, %.0f)\n",
+        static_cast<long long>(t), us.at(0), mins.at(0), us.at(1), mins.at(1), us.at(2), mins.at(2),
+        1e6 / us.at(0), 1e6 / us.at(2), 1e6 / mins.at(0), 1e6 / mins.at(2));
   }
   return 0;
 }

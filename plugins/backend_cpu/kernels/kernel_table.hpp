@@ -42,6 +42,34 @@ struct KernelTable {
   void (*scale)(float* x, float s, int64_t n);         // x *= s
 };
 
+/// Float path (MatmulPath::Float): f32 activations × quantized weights, dequantized in registers.
+/// out[i] = W · x_i for activation rows i < nx (1..kMaxFloatTile): W is one weight row of
+/// `nblocks` blocks (unpacked once for all nx rows); activation row i starts at x + i * x_stride
+/// floats. Q4_1 only (else unused): `mins` = the row's block minima as f32 and sx + i * sx_stride
+/// = row i's block sums (block_sums), both padded with zeros to a multiple of 8 blocks.
+/// Every output element follows the same arithmetic sequence whatever nx and the other rows are
+/// (matmul_float.hpp states the formula), which makes the Float path batch-invariant.
+using FloatQuantDotFn = void (*)(int64_t nblocks, const uint8_t* w, const float* mins,
+                                 const float* x, int64_t x_stride, const float* sx,
+                                 int64_t sx_stride, int nx, float* out);
+
+/// Largest nx of one FloatQuantDotFn call (2 accumulators per row must fit the 16 YMM registers).
+inline constexpr int kMaxFloatTile = 4;
+
+struct FloatQuantKernels {
+  FloatQuantDotFn dot_q8_0;
+  FloatQuantDotFn dot_q4_0;
+  FloatQuantDotFn dot_q4_1;
+  /// out[b] = f32 minimum m of block b of a Q4_1 row of `nblocks` blocks (exact).
+  void (*q4_1_mins)(const uint8_t* w, int64_t nblocks, float* out);
+};
+
+/// kernels_float_scalar.cpp / kernels_float_avx2.cpp (the latter only with AVX2 + FMA + F16C).
+const FloatQuantKernels& scalar_float_kernels();
+const FloatQuantKernels& avx2_float_kernels();
+/// The table of active_isa().
+const FloatQuantKernels& active_float_kernels();
+
 const KernelTable& scalar_kernels();
 /// Only to be called when the CPU supports AVX2 + FMA + F16C.
 const KernelTable& avx2_kernels();

@@ -7,6 +7,7 @@
 
 #include "kernel_table.hpp"
 #include "matmul_blas.hpp"
+#include "matmul_float.hpp"
 
 namespace plinth::cpu {
 namespace {
@@ -112,6 +113,8 @@ const char* matmul_path_name(MatmulPath path) {
       return "simd";
     case MatmulPath::Blas:
       return "blas";
+    case MatmulPath::Float:
+      return "float";
   }
   return "unknown";
 }
@@ -134,6 +137,8 @@ void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool
   if (path == MatmulPath::Auto) path = choose_matmul_path(w.type, n);
   if (path == MatmulPath::Blas) {
     detail::matmul_blas(w, x, n, y, pool);
+  } else if (path == MatmulPath::Float && is_quantized(w.type)) {
+    detail::matmul_float_quant(w, x, n, y, pool);
   } else if (is_quantized(w.type)) {
     matmul_simd_quant(w, x, n, y, pool);
   } else {

@@ -10,15 +10,22 @@ namespace plinth::cpu {
 
 /// How matmul computes. Chosen per (type, n) by measurement (bench/kernels, README.md).
 enum class MatmulPath {
-  Auto,  ///< the measured fastest for this weight type and number of rows (choose_matmul_path):
-         ///< Simd below 64 rows, Blas from 64 rows. NOT batch-invariant: a token's result then
-         ///< depends on how many rows share the call.
-  Simd,  ///< batch-invariant: row i of y is bit-identical whatever n, the thread count or the
-         ///< other rows are (each row is quantized alone and summed in a fixed order).  ///< own
-         ///< kernels: activation rows quantized to 8-bit blocks + int8 dot products (quantized
-         ///< weights; llama.cpp's scheme), f32 FMA dot products (float weights)
-  Blas,  ///< weight rows dequantized to f32, then OpenBLAS cblas_sgemm (1 BLAS thread per pool
-         ///< participant)
+  Auto,   ///< the measured fastest for this weight type and number of rows (choose_matmul_path):
+          ///< Simd below 64 rows, Blas from 64 rows. NOT batch-invariant: a token's result then
+          ///< depends on how many rows share the call.
+  Simd,   ///< batch-invariant: row i of y is bit-identical whatever n, the thread count or the
+          ///< other rows are (each row is quantized alone and summed in a fixed order).  ///< own
+          ///< kernels: activation rows quantized to 8-bit blocks + int8 dot products (quantized
+          ///< weights; llama.cpp's scheme), f32 FMA dot products (float weights)
+  Blas,   ///< weight rows dequantized to f32, then OpenBLAS cblas_sgemm (1 BLAS thread per pool
+          ///< participant)
+  Float,  ///< batch-invariant AND float-accurate: f32 activations × weights dequantized in
+          ///< registers (exact small integers, block scale applied per 8-lane partial sum; Q4_1's
+          ///< minimum via per-block activation sums), 8-lane FMA accumulators over the blocks in
+          ///< order and a fixed horizontal sum, so row i of y is bit-identical whatever n, the
+          ///< thread count or the other rows are. Within ~(2·cols/32 + 10)·2⁻²⁴ relative of the
+          ///< exact product (formula: matmul_float.hpp). F32/F16/BF16 weights use the same f32
+          ///< kernels as Simd.
 };
 
 const char* matmul_path_name(MatmulPath path);
@@ -27,6 +34,7 @@ const char* matmul_path_name(MatmulPath path);
 MatmulPath choose_matmul_path(WeightType type, int64_t n);
 
 /// y[n, w.rows] = x[n, w.cols] · Wᵀ; x and y are f32, row-major, not aliased.
+/// With the Float path no operand is rounded before the products (see MatmulPath::Float).
 /// With the Simd path and a quantized W, each row of x is first quantized per 32 elements to int8
 /// with an f32 scale (as ggml's Q8_0/Q8_1), so y carries that rounding (|Δx| ≤ scale/2 per
 /// element; see README.md for the error bound). Work is split over the output rows across `pool`.

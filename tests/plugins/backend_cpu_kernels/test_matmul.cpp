@@ -72,53 +72,6 @@ TEST_P(MatmulTest, FixtureEveryTypeMatchesFloat64Reference) {
   }
 }
 
-// Random blocks on the model's row length (576 = 18 blocks), an odd row count and odd n.
-std::vector<uint8_t> random_weights(WeightType t, int64_t rows, int64_t cols, std::mt19937& rng) {
-  std::vector<uint8_t> raw(static_cast<size_t>(rows * row_bytes(t, cols)));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : raw) b = static_cast<uint8_t>(byte(rng));
-  // Replace the f16 scales by sane positive/negative values 2^-10..2^-3 (random bytes could be
-  // inf/NaN); F16/BF16/F32 elements likewise get bounded values.
-  std::uniform_int_distribution<int> exp16(5, 12), mant(0, 1023), sign(0, 1);
-  const auto f16 = [&](bool allow_negative) {
-    return static_cast<uint16_t>(((allow_negative && sign(rng)) ? 0x8000 : 0) | (exp16(rng) << 10) |
-                                 mant(rng));
-  };
-  const int64_t nblk = rows * cols / block_elems(t);
-  for (int64_t b = 0; b < nblk; ++b) {
-    uint8_t* p = raw.data() + b * block_bytes(t);
-    uint16_t h;
-    switch (t) {
-      case WeightType::Q8_0:
-      case WeightType::Q4_0:
-        h = f16(false);
-        std::memcpy(p, &h, 2);
-        break;
-      case WeightType::Q4_1:
-        h = f16(false);
-        std::memcpy(p, &h, 2);
-        h = f16(true);
-        std::memcpy(p + 2, &h, 2);
-        break;
-      case WeightType::F16:
-        h = f16(true);
-        std::memcpy(p, &h, 2);
-        break;
-      case WeightType::BF16:
-        h = static_cast<uint16_t>((sign(rng) ? 0x8000 : 0) | ((exp16(rng) + 112) << 7) |
-                                  (mant(rng) & 0x7f));
-        std::memcpy(p, &h, 2);
-        break;
-      case WeightType::F32: {
-        const float v = std::uniform_real_distribution<float>(-0.1f, 0.1f)(rng);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-    }
-  }
-  return raw;
-}
-
 TEST_P(MatmulTest, ModelShapedRandomWeights) {
   IsaScope scope(isa());
   ThreadPool pool(threads());
@@ -141,14 +94,16 @@ TEST_P(MatmulTest, ModelShapedRandomWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, MatmulTest,
-    ::testing::Combine(::testing::Values(Isa::Scalar, Isa::Avx2), ::testing::Values(1, 2),
-                       ::testing::Values(MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Auto)),
-    [](const auto& p) {
-      return std::string(isa_name(std::get<0>(p.param))) + "_t" +
-             std::to_string(std::get<1>(p.param)) + "_" + matmul_path_name(std::get<2>(p.param));
-    });
+INSTANTIATE_TEST_SUITE_P(All, MatmulTest,
+                         ::testing::Combine(::testing::Values(Isa::Scalar, Isa::Avx2),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(MatmulPath::Simd, MatmulPath::Blas,
+                                                              MatmulPath::Auto, MatmulPath::Float)),
+                         [](const auto& p) {
+                           return std::string(isa_name(std::get<0>(p.param))) + "_t" +
+                                  std::to_string(std::get<1>(p.param)) + "_" +
+                                  matmul_path_name(std::get<2>(p.param));
+                         });
 
 // Same quantized activations on both ISAs: results differ only by f32 summation order.
 TEST(MatmulIsaAgreement, ScalarAndAvx2GiveTheSameInt8Result) {

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "isa.hpp"
+#include "weight_types.hpp"
 
 namespace plinth::cpu::test {
 
@@ -62,6 +65,55 @@ inline RefDot ref_dot(const float* w, const float* x, int64_t cols, bool quantiz
   }
   const double f32_bound = static_cast<double>(cols + 16) * std::ldexp(1.0, -24) * abs_sum;
   return {sum, q_bound + f32_bound + 1e-30};
+}
+
+/// Random weights of `type` [rows, cols]: random bytes with f16 scales replaced by sane values
+/// ±2^-10..2^-3 (random bytes could be inf/NaN); F32/F16/BF16 elements likewise bounded.
+inline std::vector<uint8_t> random_weights(WeightType t, int64_t rows, int64_t cols,
+                                           std::mt19937& rng) {
+  std::vector<uint8_t> raw(static_cast<size_t>(rows * row_bytes(t, cols)));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : raw) b = static_cast<uint8_t>(byte(rng));
+  // Replace the f16 scales by sane positive/negative values 2^-10..2^-3 (random bytes could be
+  // inf/NaN); F16/BF16/F32 elements likewise get bounded values.
+  std::uniform_int_distribution<int> exp16(5, 12), mant(0, 1023), sign(0, 1);
+  const auto f16 = [&](bool allow_negative) {
+    return static_cast<uint16_t>(((allow_negative && sign(rng)) ? 0x8000 : 0) | (exp16(rng) << 10) |
+                                 mant(rng));
+  };
+  const int64_t nblk = rows * cols / block_elems(t);
+  for (int64_t b = 0; b < nblk; ++b) {
+    uint8_t* p = raw.data() + b * block_bytes(t);
+    uint16_t h;
+    switch (t) {
+      case WeightType::Q8_0:
+      case WeightType::Q4_0:
+        h = f16(false);
+        std::memcpy(p, &h, 2);
+        break;
+      case WeightType::Q4_1:
+        h = f16(false);
+        std::memcpy(p, &h, 2);
+        h = f16(true);
+        std::memcpy(p + 2, &h, 2);
+        break;
+      case WeightType::F16:
+        h = f16(true);
+        std::memcpy(p, &h, 2);
+        break;
+      case WeightType::BF16:
+        h = static_cast<uint16_t>((sign(rng) ? 0x8000 : 0) | ((exp16(rng) + 112) << 7) |
+                                  (mant(rng) & 0x7f));
+        std::memcpy(p, &h, 2);
+        break;
+      case WeightType::F32: {
+        const float v = std::uniform_real_distribution<float>(-0.1f, 0.1f)(rng);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+    }
+  }
+  return raw;
 }
 
 }  // namespace plinth::cpu::test

@@ -1,0 +1,249 @@
+// MatmulPath::Float: accuracy against float64 dot products of gguf-dequantized weights with the
+// error bound derived in matmul_float.hpp, batch invariance (bit-identical rows for any n, offset
+// and thread count), and scalar/AVX2 agreement.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dequantize.hpp"
+#include "fixture.hpp"
+#include "matmul.hpp"
+#include "test_util.hpp"
+
+namespace plinth::cpu::test {
+namespace {
+
+constexpr double kU = 1.0 / (1 << 24);  // f32 unit roundoff
+
+float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return fp16_to_fp32(h);
+}
+
+// The reference y = Σ_j w_j·x_j in float64 over the gguf-dequantized row `wdeq`, and the bound of
+// matmul_float.hpp for the Float path's arithmetic on the raw row:
+//   quantized:  (nb + 16)·u·(Σ_j |d_b q_j x_j| + Σ_b |m_b|·Σ_{j∈b}|x_j|) + u·Σ_j |w_j x_j|
+//               (the last term: gguf-py rounds Q4_1 weights to fl(d·q + m); the kernel does not)
+//   F32/F16/BF16 (the f32 FMA dot kernels): (cols/8 + 16)·u·Σ_j |w_j x_j|
+RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const float* x,
+                 int64_t cols) {
+  double sum = 0.0, abs_wx = 0.0;
+  for (int64_t j = 0; j < cols; ++j) {
+    sum += static_cast<double>(wdeq[j]) * x[j];
+    abs_wx += std::fabs(static_cast<double>(wdeq[j]) * x[j]);
+  }
+  if (block_elems(t) == 1) {
+    return {sum, (static_cast<double>(cols) / 8 + 16) * kU * abs_wx + 1e-30};
+  }
+  const int64_t nb = cols / 32;
+  double terms = 0.0;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = raw + b * block_bytes(t);
+    const double d = f16_at(blk);
+    double m = 0.0;
+    int q[32];
+    if (t == WeightType::Q8_0) {
+      for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(blk[2 + j]);
+    } else {
+      const uint8_t* qs = blk + (t == WeightType::Q4_1 ? 4 : 2);
+      const int off = t == WeightType::Q4_0 ? 8 : 0;
+      for (int j = 0; j < 16; ++j) {
+        q[j] = (qs[j] & 0x0f) - off;
+        q[j + 16] = (qs[j] >> 4) - off;
+      }
+      if (t == WeightType::Q4_1) m = f16_at(blk + 2);
+    }
+    for (int j = 0; j < 32; ++j) {
+      const double xj = std::fabs(static_cast<double>(x[b * 32 + j]));
+      terms += std::fabs(d * q[j]) * xj + std::fabs(m) * xj;
+    }
+  }
+  return {sum, static_cast<double>(nb + 16) * kU * terms + kU * abs_wx + 1e-30};
+}
+
+// Checks the Float path's y[n, rows] for raw weights; returns the largest |y − ref| / Σ|w x|.
+double expect_float_close(WeightType t, const std::vector<uint8_t>& raw,
+                          const std::vector<float>& wdeq, const float* x, const float* y, int64_t n,
+                          int64_t rows, int64_t cols, const std::string& what) {
+  int failures = 0;
+  double worst = 0.0;
+  const int64_t rb = row_bytes(t, cols);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xi = x + i * cols;
+      const RefDot ref = float_ref(t, raw.data() + r * rb, wdeq.data() + r * cols, xi, cols);
+      const double got = y[i * rows + r];
+      const double err = std::fabs(got - ref.value);
+      double scale = 0.0;
+      for (int64_t j = 0; j < cols; ++j) scale += std::fabs(double(wdeq[r * cols + j]) * xi[j]);
+      worst = std::max(worst, err / (scale + 1e-30));
+      if (!(err <= ref.bound) && failures++ < 5) {
+        ADD_FAILURE() << what << ": y[" << i << ", " << r << "] = " << got << ", reference "
+                      << ref.value << ", |diff| " << err << " > bound " << ref.bound;
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << what;
+  return worst;
+}
+
+std::vector<float> normal_rows(int64_t n, int64_t cols, std::mt19937& rng) {
+  std::vector<float> x(static_cast<size_t>(n * cols));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto& v : x) v = normal(rng);
+  return x;
+}
+
+using Param = std::tuple<Isa, int>;
+
+class MatmulFloatTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    if (!isa_available(std::get<0>(GetParam()))) GTEST_SKIP() << "CPU lacks AVX2";
+  }
+  Isa isa() const { return std::get<0>(GetParam()); }
+  int threads() const { return std::get<1>(GetParam()); }
+};
+
+TEST_P(MatmulFloatTest, FixtureEveryTypeWithinDerivedBound) {
+  IsaScope scope(isa());
+  ThreadPool pool(threads());
+  const auto& f = quant_fixture();
+  for (WeightType t : kAllTypes) {
+    const auto& w = f.weights.at(t);
+    const WeightView view{t, w.raw.data(), f.rows, f.cols};
+    for (int64_t n : {int64_t{1}, int64_t{3}, f.n}) {
+      std::vector<float> y(static_cast<size_t>(n * f.rows), NAN);
+      matmul(view, f.x.data(), n, y.data(), pool, MatmulPath::Float);
+      const std::string what = std::string(weight_type_name(t)) + " n=" + std::to_string(n);
+      const double worst =
+          expect_float_close(t, w.raw, w.dequant, f.x.data(), y.data(), n, f.rows, f.cols, what);
+      EXPECT_LT(worst, 1e-5) << what << ": relative error vs float64 of the gguf weights";
+    }
+  }
+}
+
+// The model's row lengths: 576 (18 blocks, not a multiple of 8) and 1536 (48 blocks).
+TEST_P(MatmulFloatTest, ModelShapedRandomWeights) {
+  IsaScope scope(isa());
+  ThreadPool pool(threads());
+  std::mt19937 rng(5);
+  for (int64_t cols : {576, 1536}) {
+    const int64_t rows = 67;
+    for (WeightType t : kAllTypes) {
+      const auto raw = random_weights(t, rows, cols, rng);
+      std::vector<float> wdeq(static_cast<size_t>(rows * cols));
+      dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
+      const WeightView view{t, raw.data(), rows, cols};
+      for (int64_t n : {1, 6, 17}) {
+        const auto x = normal_rows(n, cols, rng);
+        std::vector<float> y(static_cast<size_t>(n * rows), NAN);
+        matmul(view, x.data(), n, y.data(), pool, MatmulPath::Float);
+        const std::string what = std::string(weight_type_name(t)) +
+                                 " cols=" + std::to_string(cols) + " n=" + std::to_string(n);
+        const double worst =
+            expect_float_close(t, raw, wdeq, x.data(), y.data(), n, rows, cols, what);
+        EXPECT_LT(worst, 1e-5) << what;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, MatmulFloatTest,
+                         ::testing::Combine(::testing::Values(Isa::Scalar, Isa::Avx2),
+                                            ::testing::Values(1, 2)),
+                         [](const auto& p) {
+                           return std::string(isa_name(std::get<0>(p.param))) + "_t" +
+                                  std::to_string(std::get<1>(p.param));
+                         });
+
+// DESIGN §2: a row's result is bit-identical alone, in any batch at any position, on 1 or 2
+// threads. 77 output rows: not a multiple of the 16-row tile nor of the 4-row activation groups.
+TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) {
+  std::mt19937 rng(17);
+  const int64_t rows = 77, cols = 576, total = 512;
+  const auto x = normal_rows(total, cols, rng);
+  ThreadPool one(1), two(2);
+  for (Isa isa : all_isas()) {
+    if (!isa_available(isa)) continue;
+    IsaScope scope(isa);
+    for (WeightType t : kAllTypes) {
+      const auto raw = random_weights(t, rows, cols, rng);
+      const WeightView view{t, raw.data(), rows, cols};
+      std::vector<float> ref(static_cast<size_t>(total * rows));
+      matmul(view, x.data(), total, ref.data(), two, MatmulPath::Float);
+      for (int64_t n : {1, 3, 16, 65, 512}) {
+        for (ThreadPool* pool : {&one, &two}) {
+          // Rows [off, off + n): shifts a row to another position within its 4-row group.
+          const int64_t off = (n * 7 + 1) % (total - n + 1);
+          std::vector<float> y(static_cast<size_t>(n * rows));
+          matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Float);
+          ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
+              << isa_name(isa) << " " << weight_type_name(t) << " n=" << n << " offset " << off
+              << " threads " << pool->size();
+        }
+      }
+    }
+  }
+}
+
+// The scalar fallback and the AVX2 kernels compute the same formula (FMA vs separate rounding):
+// they agree within the derived bound, each being batch-invariant on its own.
+TEST(MatmulFloatIsaAgreement, ScalarAndAvx2AgreeWithinTheBound) {
+  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2";
+  ThreadPool pool(2);
+  std::mt19937 rng(23);
+  const int64_t rows = 61, cols = 1536, n = 7;
+  const auto x = normal_rows(n, cols, rng);
+  for (WeightType t : kAllTypes) {
+    const auto raw = random_weights(t, rows, cols, rng);
+    std::vector<float> wdeq(static_cast<size_t>(rows * cols));
+    dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
+    const WeightView view{t, raw.data(), rows, cols};
+    std::vector<float> ys(static_cast<size_t>(n * rows)), ya(ys.size());
+    {
+      IsaScope scope(Isa::Scalar);
+      matmul(view, x.data(), n, ys.data(), pool, MatmulPath::Float);
+    }
+    matmul(view, x.data(), n, ya.data(), pool, MatmulPath::Float);
+    const int64_t rb = row_bytes(t, cols);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto k = static_cast<size_t>(i * rows + r);
+        const RefDot ref =
+            float_ref(t, raw.data() + r * rb, wdeq.data() + r * cols, x.data() + i * cols, cols);
+        ASSERT_NEAR(ys[k], ya[k], 2 * ref.bound)
+            << weight_type_name(t) << " [" << i << ", " << r << "]";
+      }
+    }
+  }
+}
+
+// The point of the Float path: much closer to the float reference than the int8 Simd path.
+TEST(MatmulFloatAccuracy, ErrorIsFarBelowTheInt8Path) {
+  ThreadPool pool(1);
+  const auto& f = quant_fixture();
+  const auto& w = f.weights.at(WeightType::Q4_1);
+  const WeightView view{WeightType::Q4_1, w.raw.data(), f.rows, f.cols};
+  std::vector<float> yf(static_cast<size_t>(f.n * f.rows)), ys(yf.size());
+  matmul(view, f.x.data(), f.n, yf.data(), pool, MatmulPath::Float);
+  matmul(view, f.x.data(), f.n, ys.data(), pool, MatmulPath::Simd);
+  double ef = 0.0, es = 0.0;
+  for (int64_t i = 0; i < f.n; ++i) {
+    for (int64_t r = 0; r < f.rows; ++r) {
+      const double ref =
+          ref_dot(w.dequant.data() + r * f.cols, f.x.data() + i * f.cols, f.cols, false).value;
+      ef = std::max(ef, std::fabs(yf[i * f.rows + r] - ref));
+      es = std::max(es, std::fabs(ys[i * f.rows + r] - ref));
+    }
+  }
+  EXPECT_LT(ef * 100, es) << "float path max error " << ef << ", int8 path " << es;
+}
+
+}  // namespace
+}  // namespace plinth::cpu::test
