@@ -53,8 +53,9 @@ using FloatQuantDotFn = void (*)(int64_t nblocks, const uint8_t* w, const float*
                                  const float* x, int64_t x_stride, const float* sx,
                                  int64_t sx_stride, int nx, float* out);
 
-/// Largest nx of one FloatQuantDotFn call (2 accumulators per row must fit the 16 YMM registers).
-inline constexpr int kMaxFloatTile = 4;
+/// Largest nx of one FloatQuantDotFn call (nx accumulators + one unpacked block must fit the 16
+/// YMM registers; 8 rows measured ~10% faster than 4 at n = 512).
+inline constexpr int kMaxFloatTile = 8;
 
 struct FloatQuantKernels {
   FloatQuantDotFn dot_q8_0;

@@ -77,14 +77,15 @@ struct Q4Unpack {
 };
 
 // Two accumulators per activation row (even and odd blocks) halve the loop-carried FMA chain, so
-// a lone row (decode, n = 1) is not bound by FMA latency. Q4_1: the minima term Σ_b m_b·sx_b is a
-// dot over blocks, 8 blocks per FMA (mins and sx padded with zeros to a multiple of 8).
+// a lone row (decode, n = 1) is not bound by FMA latency (measured: one accumulator made n = 1
+// 1.5-1.8x slower than Simd instead of 1.3-1.4x). Each chain is the same sequence whether the two
+// are interleaved (nx = 1) or run one after the other (nx > 1), so the bits do not depend on nx.
+// Q4_1: the minima term Σ_b m_b·sx_b is a dot over blocks, 8 blocks per FMA (mins and sx padded
+// with zeros to a multiple of 8).
 template <typename U, int NX>
 void dot_tile(int64_t nblocks, const uint8_t* w, const float* mins, const float* x,
               int64_t x_stride, const float* sx, int64_t sx_stride, float* out) {
-  __m256 acc[2][NX];
-  for (int i = 0; i < NX; ++i) acc[0][i] = acc[1][i] = _mm256_setzero_ps();
-  const auto step = [&](int64_t b, int p) {
+  const auto step = [&](int64_t b, __m256* acc) {
     const Unpacked u = U::load(w, b);
     const __m256 vd = _mm256_set1_ps(u.d);
     for (int i = 0; i < NX; ++i) {
@@ -93,15 +94,29 @@ void dot_tile(int64_t nblocks, const uint8_t* w, const float* mins, const float*
       s = _mm256_fmadd_ps(u.q[1], _mm256_loadu_ps(xb + 8), s);
       s = _mm256_fmadd_ps(u.q[2], _mm256_loadu_ps(xb + 16), s);
       s = _mm256_fmadd_ps(u.q[3], _mm256_loadu_ps(xb + 24), s);
-      acc[p][i] = _mm256_fmadd_ps(vd, s, acc[p][i]);
+      acc[i] = _mm256_fmadd_ps(vd, s, acc[i]);
     }
   };
-  int64_t b = 0;
-  for (; b + 2 <= nblocks; b += 2) {
-    step(b, 0);
-    step(b + 1, 1);
+  __m256 acc[2][NX];
+  if constexpr (NX == 1) {
+    // Both chains interleaved: a lone row needs the instruction-level parallelism.
+    acc[0][0] = acc[1][0] = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nblocks; b += 2) {
+      step(b, acc[0]);
+      step(b + 1, acc[1]);
+    }
+    if (b < nblocks) step(b, acc[0]);
+  } else {
+    // The same two chains one after the other (even blocks, then odd): NX accumulators live at a
+    // time, so up to 8 activation rows share each unpacked block within 16 YMM registers.
+    for (int p = 0; p < 2; ++p) {
+      __m256 a[NX];
+      for (int i = 0; i < NX; ++i) a[i] = _mm256_setzero_ps();
+      for (int64_t b = p; b < nblocks; b += 2) step(b, a);
+      for (int i = 0; i < NX; ++i) acc[p][i] = a[i];
+    }
   }
-  if (b < nblocks) step(b, 0);
   for (int i = 0; i < NX; ++i) {
     __m256 a = _mm256_add_ps(acc[0][i], acc[1][i]);
     if constexpr (U::kHasMin) {
@@ -126,8 +141,16 @@ void dot(int64_t nblocks, const uint8_t* w, const float* mins, const float* x, i
       return dot_tile<U, 2>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
     case 3:
       return dot_tile<U, 3>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
-    default:
+    case 4:
       return dot_tile<U, 4>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
+    case 5:
+      return dot_tile<U, 5>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
+    case 6:
+      return dot_tile<U, 6>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
+    case 7:
+      return dot_tile<U, 7>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
+    default:
+      return dot_tile<U, 8>(nblocks, w, mins, x, x_stride, sx, sx_stride, out);
   }
 }
 

@@ -23,7 +23,7 @@ enum class MatmulPath {
           ///< registers (exact small integers, block scale applied per 8-lane partial sum; Q4_1's
           ///< minimum via per-block activation sums), 8-lane FMA accumulators over the blocks in
           ///< order and a fixed horizontal sum, so row i of y is bit-identical whatever n, the
-          ///< thread count or the other rows are. Within ~(2·cols/32 + 10)·2⁻²⁴ relative of the
+          ///< thread count or the other rows are. Within ~(cols/32 + 16)·2⁻²⁴ relative of the
           ///< exact product (formula: matmul_float.hpp). F32/F16/BF16 weights use the same f32
           ///< kernels as Simd.
 };

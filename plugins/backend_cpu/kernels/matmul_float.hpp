@@ -43,7 +43,7 @@ int64_t padded_blocks(int64_t nb);
 
 /// y[n, w.rows] = x[n, w.cols] · Wᵀ for Q8_0, Q4_0, Q4_1 weights by the formula above. Output
 /// rows are split across `pool`; 16 weight rows at a time meet the activation rows in groups of up
-/// to 4, so each weight block is unpacked once per group.
+/// to 8, so each weight block is unpacked once (per parity pass) per group.
 void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
 }  // namespace plinth::cpu::detail
