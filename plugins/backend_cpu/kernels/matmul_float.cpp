@@ -14,6 +14,10 @@ namespace {
 // measured alike).
 constexpr int64_t kRowTile = 16;
 constexpr int64_t kLanes = 8;
+// Activation rows per group: as many (≤ kMaxFloatTile) as fit 24 KiB, so the group stays in the
+// 32 KiB L1 while the tile's weight rows pass (576 columns: 8 rows; 1536 columns: 4 rows, which
+// measured 1.5x faster than 8 at n = 512).
+constexpr int64_t kGroupBytes = 24 << 10;
 
 FloatQuantDotFn dot_for(const FloatQuantKernels& k, WeightType type) {
   switch (type) {
@@ -73,6 +77,8 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
     sx = out;
   }
 
+  const int64_t group =
+      std::clamp<int64_t>(kGroupBytes / (w.cols * int64_t{sizeof(float)}), 1, kMaxFloatTile);
   const auto* base = static_cast<const uint8_t*>(w.data);
   pool.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
     // Q4_1: the tile's minima as f32 [kRowTile, nbp], converted once for all activation rows.
@@ -87,8 +93,8 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
         for (int64_t r = rt; r < re; ++r)
           k.q4_1_mins(base + r * wrow, nb, &mins_buf[(r - rt) * nbp]);
       }
-      for (int64_t i = 0; i < n; i += kMaxFloatTile) {
-        const int nx = static_cast<int>(std::min<int64_t>(kMaxFloatTile, n - i));
+      for (int64_t i = 0; i < n; i += group) {
+        const int nx = static_cast<int>(std::min<int64_t>(group, n - i));
         // One weight row per call: several rows at once (tried for n = 1) read 2-4 interleaved
         // short streams, which measured 1.5-5x slower than one sequential stream.
         for (int64_t r = rt; r < re; ++r) {

@@ -163,29 +163,33 @@ INSTANTIATE_TEST_SUITE_P(All, MatmulFloatTest,
                          });
 
 // DESIGN §2: a row's result is bit-identical alone, in any batch at any position, on 1 or 2
-// threads. 77 output rows: not a multiple of the 16-row tile nor of the 4-row activation groups.
+// threads. 77 output rows: not a multiple of the 16-row tile; n = 1, 3, 65 are not multiples of
+// the activation groups.
 TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) {
   std::mt19937 rng(17);
-  const int64_t rows = 77, cols = 576, total = 512;
-  const auto x = normal_rows(total, cols, rng);
+  const int64_t rows = 77, total = 512;
   ThreadPool one(1), two(2);
-  for (Isa isa : all_isas()) {
-    if (!isa_available(isa)) continue;
-    IsaScope scope(isa);
-    for (WeightType t : kAllTypes) {
-      const auto raw = random_weights(t, rows, cols, rng);
-      const WeightView view{t, raw.data(), rows, cols};
-      std::vector<float> ref(static_cast<size_t>(total * rows));
-      matmul(view, x.data(), total, ref.data(), two, MatmulPath::Float);
-      for (int64_t n : {1, 3, 16, 65, 512}) {
-        for (ThreadPool* pool : {&one, &two}) {
-          // Rows [off, off + n): shifts a row to another position within its 4-row group.
-          const int64_t off = (n * 7 + 1) % (total - n + 1);
-          std::vector<float> y(static_cast<size_t>(n * rows));
-          matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Float);
-          ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
-              << isa_name(isa) << " " << weight_type_name(t) << " n=" << n << " offset " << off
-              << " threads " << pool->size();
+  // 576 and 1536 columns: the driver groups 8 resp. 4 activation rows per unpacked block.
+  for (int64_t cols : {576, 1536}) {
+    const auto x = normal_rows(total, cols, rng);
+    for (Isa isa : all_isas()) {
+      if (!isa_available(isa)) continue;
+      IsaScope scope(isa);
+      for (WeightType t : kAllTypes) {
+        const auto raw = random_weights(t, rows, cols, rng);
+        const WeightView view{t, raw.data(), rows, cols};
+        std::vector<float> ref(static_cast<size_t>(total * rows));
+        matmul(view, x.data(), total, ref.data(), two, MatmulPath::Float);
+        for (int64_t n : {1, 3, 16, 65, 512}) {
+          for (ThreadPool* pool : {&one, &two}) {
+            // Rows [off, off + n): moves a row to another position within its activation group.
+            const int64_t off = (n * 7 + 1) % (total - n + 1);
+            std::vector<float> y(static_cast<size_t>(n * rows));
+            matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Float);
+            ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
+                << isa_name(isa) << " " << weight_type_name(t) << " cols=" << cols << " n=" << n
+                << " offset " << off << " threads " << pool->size();
+          }
         }
       }
     }
