@@ -176,6 +176,9 @@ TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount)
       if (!isa_available(isa)) continue;
       IsaScope scope(isa);
       for (WeightType t : kAllTypes) {
+        // F32/F16/BF16 run the Simd path's float kernels (no activation groups): one length will
+        // do.
+        if (cols != 576 && block_elems(t) == 1) continue;
         const auto raw = random_weights(t, rows, cols, rng);
         const WeightView view{t, raw.data(), rows, cols};
         std::vector<float> ref(static_cast<size_t>(total * rows));
