@@ -166,10 +166,14 @@ double run_prefill(plinth::Engine& engine, const std::vector<int32_t>& prompt) {
 }
 
 /// (generated - 1) / (finished - first_token), tokens/s, one request.
-double run_decode_b1(plinth::Engine& engine, const std::vector<int32_t>& prompt, int n_gen) {
+/// `tokens` receives the greedy ids.
+double run_decode_b1(plinth::Engine& engine, const std::vector<int32_t>& prompt, int n_gen,
+                     std::vector<int32_t>& tokens) {
   const uint64_t id = engine.add_request(greedy(prompt, n_gen));
   drain(engine);
-  const plinth::SequenceTimings t = engine.find(id)->timings();
+  const plinth::Sequence& seq = *engine.find(id);
+  const plinth::SequenceTimings t = seq.timings();
+  tokens.assign(seq.output().begin(), seq.output().end());
   engine.release(id);
   if (t.num_generated_tokens != static_cast<uint32_t>(n_gen)) {
     throw std::runtime_error("decode b1: generated " + std::to_string(t.num_generated_tokens) +
@@ -290,9 +294,10 @@ int run(const Options& o) {
   std::fflush(stdout);
 
   Stat pre, b1, bn;
+  std::vector<int32_t> b1_tokens;
   for (int r = 0; r <= o.runs; ++r) {  // run 0 is the warm-up
     const double p = run_prefill(engine, prefill);
-    const double d1 = run_decode_b1(engine, prompts[0], o.decode_tokens);
+    const double d1 = run_decode_b1(engine, prompts[0], o.decode_tokens, b1_tokens);
     const double dn = run_decode_batch(engine, prompts, o.decode_tokens);
     if (r > 0) pre.runs.push_back(p), b1.runs.push_back(d1), bn.runs.push_back(dn);
   }
@@ -352,6 +357,15 @@ int run(const Options& o) {
   } else {
     std::printf("llama.cpp: llama-cpp-python %s, %s\n", lc.value("llama_cpp_version", "?").c_str(),
                 lc.value("system_info", "").c_str());
+    // Both engines should do the same work: compare the greedy tokens of the batch-1 run.
+    const auto lc_tokens = lc.value("decode_b1_tokens", std::vector<int32_t>{});
+    size_t agree = 0;
+    while (agree < b1_tokens.size() && agree < lc_tokens.size() &&
+           b1_tokens[agree] == lc_tokens[agree]) {
+      ++agree;
+    }
+    std::printf("greedy tokens of the batch-1 run: the first %zu of %zu agree with llama.cpp\n",
+                agree, b1_tokens.size());
     const double bar = b1.median() / stat_from(lc.at("decode_b1")).median();
     std::printf("decode batch 1, plinth / llama.cpp = %.2f (first bar: 0.50)\n", bar);
   }

@@ -12,7 +12,8 @@ and prints one JSON object on stdout:
 
     {"llama_cpp_version": "0.3.36", "threads": 2,
      "prefill":    {"median": tok/s, "min": ..., "max": ..., "runs": [...]},
-     "decode_b1":  {...}, "decode_bN": {...}, "batch": N}
+     "decode_b1":  {...}, "decode_bN": {...}, "batch": N,
+     "decode_b1_tokens": [the greedy ids of the batch-1 run]}
 
 or {"error": "..."} (exit 1) when llama_cpp cannot be imported or the model does not load.
 
@@ -118,7 +119,8 @@ class LlamaRunner:
 
     def decode_batch(self, prompts, n_gen):
         """Prefills all prompts in one batch, then n_gen - 1 greedy steps of one token per
-        sequence. Returns (tokens generated after t0, seconds from t0 to the end)."""
+        sequence. Returns (tokens generated after t0, seconds from t0 to the end, the greedy
+        tokens of sequence 0)."""
         self.clear()
         entries = []
         for s, p in enumerate(prompts):
@@ -127,13 +129,15 @@ class LlamaRunner:
             raise RuntimeError("decode prompts exceed one 512-token batch")
         rows = self.decode(entries)
         last = [self.argmax(r) for r in rows]
+        seq0 = [last[0]]
         pos = [len(p) for p in prompts]
         t0 = time.perf_counter()
         for _ in range(n_gen - 1):
             rows = self.decode([(last[s], pos[s], s, True) for s in range(len(prompts))])
             last = [self.argmax(r) for r in rows]
+            seq0.append(last[0])
             pos = [q + 1 for q in pos]
-        return len(prompts) * (n_gen - 1), time.perf_counter() - t0
+        return len(prompts) * (n_gen - 1), time.perf_counter() - t0, seq0
 
 
 def main():
@@ -158,8 +162,8 @@ def main():
         prefill, b1, bn = [], [], []
         for r in range(runs + 1):  # run 0 is the warm-up
             t = runner.prefill(prefill_prompt)
-            n1, t1 = runner.decode_batch(prompts[:1], n_gen)
-            nn, tn = runner.decode_batch(prompts, n_gen)
+            n1, t1, b1_tokens = runner.decode_batch(prompts[:1], n_gen)
+            nn, tn, _ = runner.decode_batch(prompts, n_gen)
             if r > 0:
                 prefill.append(len(prefill_prompt) / t)
                 b1.append(n1 / t1)
@@ -167,7 +171,8 @@ def main():
         result = {"llama_cpp_version": lc.__version__, "threads": threads,
                   "system_info": lc.llama_print_system_info().decode(errors="replace").strip(),
                   "batch": len(prompts), "prefill": summary(prefill),
-                  "decode_b1": summary(b1), "decode_bN": summary(bn)}
+                  "decode_b1": summary(b1), "decode_bN": summary(bn),
+                  "decode_b1_tokens": b1_tokens}
     except Exception as e:
         print(json.dumps({"error": f"llama.cpp run failed: {e}"}))
         return 1
