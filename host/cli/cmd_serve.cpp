@@ -1,0 +1,89 @@
+// plinth serve: the OpenAI-compatible HTTP server over the pipeline of a manifest.
+//   plinth serve --manifest manifests/cpu.json [--host 127.0.0.1] [--port 8000] [--api-key K]
+// The engine runs on its own thread (AsyncEngine); the network on --http-threads Asio threads.
+// SIGINT / SIGTERM drain: no new requests, running ones finish, then exit 0.
+#include <csignal>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "app/engine_host.hpp"
+#include "cli/commands.hpp"
+#include "server/server.hpp"
+
+namespace plinth::cli {
+
+namespace {
+
+struct ServeOptions {
+  std::string manifest, model;
+  server::ServerOptions server;
+  size_t max_pending = 256;
+  int http_threads = 1;
+  int drain_timeout_s = 30;
+};
+
+void run(const ServeOptions& o) {
+  HostContext context(make_logger());
+  EngineHost::Options ho;
+  ho.manifest = o.manifest;
+  if (!o.model.empty()) ho.model = o.model;
+  std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
+  server::AsyncEngine engine(*host, context, {.max_pending = o.max_pending});
+
+  boost::asio::io_context io;
+  server::Server srv(io, engine, o.server);
+  srv.start();
+  // Tests and scripts read this line to learn the port (with --port 0).
+  std::printf("plinth: serving %s on http://%s:%u\n", host->model_name().c_str(),
+              o.server.host.c_str(), static_cast<unsigned>(srv.port()));
+  std::fflush(stdout);
+
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (ec) return;
+    context.logger().info("draining");
+    srv.drain([&io] { io.stop(); }, std::chrono::seconds(o.drain_timeout_s));
+  });
+  std::vector<std::thread> threads;
+  for (int i = 1; i < o.http_threads; ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("serve", "serve a manifest over an OpenAI-compatible HTTP API");
+  cmd->add_option("--manifest", o->manifest, "manifest file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", o->model, "GGUF file (overrides the manifest's model)");
+  cmd->add_option("--host", o->server.host, "address to bind")->capture_default_str();
+  cmd->add_option("--port", o->server.port, "TCP port (0 = any free port)")->capture_default_str();
+  cmd->add_option("--api-key", o->server.api_key,
+                  "require \"Authorization: Bearer KEY\" on /v1/* (default: none; also "
+                  "PLINTH_API_KEY)")
+      ->envname("PLINTH_API_KEY");
+  cmd->add_option("--served-model-name", o->server.served_model_name,
+                  "the model name clients use (default: the model's general.name)");
+  cmd->add_option("--max-pending", o->max_pending,
+                  "requests waiting + running at most; past it 429 with Retry-After")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--body-limit", o->server.body_limit, "request body limit, bytes (413 past it)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--http-threads", o->http_threads, "network threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", o->drain_timeout_s,
+                  "seconds a SIGINT/SIGTERM drain waits for running requests")
+      ->capture_default_str();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace plinth::cli

@@ -1,0 +1,350 @@
+#include "server/http_session.hpp"
+
+#include <chrono>
+#include <sstream>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "app/engine_host.hpp"
+#include "runtime/host_context.hpp"
+#include "server/api_error.hpp"
+
+namespace plinth::server {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+
+namespace {
+
+const char* kJson = "application/json";
+
+std::string error_body(const std::string& message, const std::string& type,
+                       const std::string& param = {}, const std::string& code = {}) {
+  nlohmann::json e = {{"message", message},
+                      {"type", type},
+                      {"param", param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param)},
+                      {"code", code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code)}};
+  return dump_json({{"error", e}});
+}
+
+int64_t unix_now() {
+  using namespace std::chrono;
+  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string ApiError::body() const {
+  return error_body(what(), type_, param_, code_);
+}
+
+HttpSession::HttpSession(net::ip::tcp::socket socket, std::shared_ptr<Server::State> state)
+    : stream_(std::move(socket)), state_(std::move(state)) {}
+
+void HttpSession::start() {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+}
+
+void HttpSession::drain() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->keep_alive_ = false;
+    if (!self->generating_ && !self->writing_) self->shutdown();
+  });
+}
+
+void HttpSession::close() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->generating_) self->client_gone();
+    self->shutdown();
+  });
+}
+
+void HttpSession::do_read() {
+  if (closed_) return;
+  if (state_->draining) keep_alive_ = false;
+  parser_.emplace();
+  parser_->body_limit(state_->options.body_limit);
+  parser_->header_limit(64 * 1024);
+  response_complete_ = false;
+  stream_.expires_after(state_->options.idle_timeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+}
+
+void HttpSession::on_read(beast::error_code ec) {
+  if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+      ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof) {
+    return shutdown();
+  }
+  keep_alive_ = keep_alive_ && !state_->draining;
+  if (ec == http::error::body_limit) {
+    keep_alive_ = false;  // the rest of the body is still on the wire
+    return respond_error(413, error_body("the request body exceeds the limit of " +
+                                             std::to_string(state_->options.body_limit) + " bytes",
+                                         "invalid_request_error"));
+  }
+  if (ec) {
+    keep_alive_ = false;
+    return respond_error(400, error_body(std::string("malformed HTTP request: ") + ec.message(),
+                                         "invalid_request_error"));
+  }
+  stream_.expires_never();
+  Request req = parser_->release();
+  keep_alive_ = keep_alive_ && req.keep_alive();
+  handle(req);
+}
+
+void HttpSession::handle(const Request& req) {
+  std::string target(req.target());
+  if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
+  const ServerOptions& o = state_->options;
+  try {
+    if (target.rfind("/v1/", 0) == 0 && !o.api_key.empty()) {
+      auto auth = req.find(http::field::authorization);
+      std::string expected = "Bearer " + o.api_key;
+      if (auth == req.end() || auth->value() != expected) {
+        throw ApiError(401, "authentication_error",
+                       "missing or wrong API key; send \"Authorization: Bearer <key>\"", "",
+                       "invalid_api_key");
+      }
+    }
+    auto method_is = [&](http::verb v) {
+      if (req.method() != v) {
+        throw ApiError(
+            405, "invalid_request_error",
+            "method " + std::string(req.method_string()) + " is not allowed on " + target);
+      }
+    };
+    if (target == "/v1/completions" || target == "/v1/chat/completions") {
+      method_is(http::verb::post);
+      return start_generation(req,
+                              target == "/v1/completions" ? ApiKind::completion : ApiKind::chat);
+    }
+    if (target == "/health") {
+      method_is(http::verb::get);
+      if (state_->draining) {
+        return respond_error(503, error_body("the server is shutting down", "server_error"));
+      }
+      return respond(200, R"({"status":"ok"})", kJson);
+    }
+    if (target == "/metrics") {
+      method_is(http::verb::get);
+      return respond(200, state_->engine.context().metrics().render_prometheus(),
+                     "text/plain; version=0.0.4; charset=utf-8");
+    }
+    if (target == "/v1/models") {
+      method_is(http::verb::get);
+      const EngineHost& host = state_->engine.host();
+      nlohmann::json model = {{"id", state_->limits.served_model_name},
+                              {"object", "model"},
+                              {"created", unix_now()},
+                              {"owned_by", "plinth"},
+                              {"root", host.model_path().string()},
+                              {"max_model_len", host.config().context_length}};
+      return respond(200, dump_json({{"object", "list"}, {"data", {model}}}), kJson);
+    }
+    throw ApiError(404, "not_found_error",
+                   "no route " + target +
+                       " (try /v1/completions, /v1/chat/completions, "
+                       "/v1/models, /health, /metrics)");
+  } catch (const ApiError& e) {
+    respond_error(static_cast<unsigned>(e.status()), e.body());
+  } catch (const nlohmann::json::exception& e) {
+    respond_error(400,
+                  error_body(std::string("invalid request: ") + e.what(), "invalid_request_error"));
+  } catch (const std::exception& e) {
+    state_->engine.context().logger().error("{} {}: {}", std::string(req.method_string()), target,
+                                            e.what());
+    respond_error(500, error_body(e.what(), "server_error"));
+  }
+}
+
+void HttpSession::start_generation(const Request& req, ApiKind kind) {
+  ApiRequest api = parse_request(kind, req.body(), state_->engine.host(), state_->limits);
+  std::vector<GenerationRequest> requests;
+  for (const auto& prompt : api.prompts) {
+    for (int32_t i = 0; i < api.n; ++i) {
+      GenerationRequest g;
+      g.prompt = prompt;
+      g.params = api.params;
+      if (api.params.seed) g.params.seed = *api.params.seed + static_cast<uint64_t>(i);
+      g.priority = api.priority;
+      requests.push_back(std::move(g));
+    }
+  }
+  std::string id = (kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
+                   "-" + std::to_string(state_->next_id++);
+  builder_.emplace(api, id, unix_now());
+  choice_done_.assign(requests.size(), false);
+  auto executor = stream_.get_executor();
+  try {
+    handles_ = state_->engine.submit(
+        std::move(requests),
+        [executor, self = shared_from_this()](size_t index, StreamEvent ev) {
+          net::post(executor, [self, index, ev = std::move(ev)]() mutable {
+            self->on_event(index, std::move(ev));
+          });
+        },
+        api.logprobs);
+  } catch (const Overloaded& e) {
+    builder_.reset();
+    if (e.draining()) {
+      return respond_error(503, error_body(e.what(), "server_error"), {{"Retry-After", "5"}});
+    }
+    return respond_error(429, error_body(e.what(), "rate_limit_error"), {{"Retry-After", "1"}});
+  }
+  generating_ = true;
+  if (api.stream) {
+    std::string head =
+        "HTTP/1.1 200 OK\r\nServer: plinth\r\nContent-Type: text/event-stream\r\n"
+        "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    head += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+    write(std::move(head));
+  }
+  watch();
+}
+
+void HttpSession::on_event(size_t index, StreamEvent event) {
+  if (!builder_ || index >= choice_done_.size() || choice_done_[index]) return;
+  std::string frames = builder_->on_event(index, event);
+  if (event.finished) choice_done_[index] = true;
+  if (!frames.empty() && !closed_) send_chunk(frames);
+  if (builder_->done()) finish_generation();
+}
+
+void HttpSession::finish_generation() {
+  generating_ = false;
+  handles_.clear();
+  ResponseBuilder b = std::move(*builder_);
+  builder_.reset();
+  if (closed_) return;
+  if (b.stream()) {
+    send_chunk(b.stream_end());
+    response_complete_ = true;
+    write("0\r\n\r\n");
+  } else if (!b.error().empty()) {
+    respond_error(500, error_body(b.error(), "server_error"));
+  } else {
+    respond(200, b.body(), kJson);
+  }
+}
+
+void HttpSession::respond(unsigned status, std::string body, const std::string& content_type,
+                          std::vector<std::pair<std::string, std::string>> extra_headers) {
+  http::response<http::string_body> res{static_cast<http::status>(status), 11};
+  res.set(http::field::server, "plinth");
+  res.set(http::field::content_type, content_type);
+  for (const auto& [k, v] : extra_headers) res.set(k, v);
+  res.keep_alive(keep_alive_);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  std::ostringstream os;
+  os << res;
+  response_complete_ = true;
+  write(os.str());
+}
+
+void HttpSession::respond_error(unsigned status, const std::string& body,
+                                std::vector<std::pair<std::string, std::string>> extra_headers) {
+  respond(status, body, kJson, std::move(extra_headers));
+}
+
+void HttpSession::send_chunk(const std::string& data) {
+  if (data.empty()) return;
+  std::ostringstream os;
+  os << std::hex << data.size() << "\r\n";
+  write(os.str() + data + "\r\n");
+}
+
+void HttpSession::write(std::string bytes) {
+  if (closed_) return;
+  out_.push_back(std::move(bytes));
+  if (!writing_) do_write();
+}
+
+void HttpSession::do_write() {
+  writing_ = true;
+  net::async_write(
+      stream_, net::buffer(out_.front()),
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_write(ec); });
+}
+
+void HttpSession::on_write(beast::error_code ec) {
+  writing_ = false;
+  if (ec) {
+    // The client is gone: a running generation is aborted.
+    out_.clear();
+    if (generating_) client_gone();
+    return shutdown();
+  }
+  out_.pop_front();
+  if (!out_.empty()) return do_write();
+  if (response_complete_ && !generating_) response_done();
+}
+
+void HttpSession::response_done() {
+  response_complete_ = false;
+  if (!keep_alive_ || state_->draining) {
+    keep_alive_ = false;
+    return shutdown();
+  }
+  if (watching_) {
+    resume_read_ = true;  // on_watch starts the next read once the watch read is cancelled
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+    return;
+  }
+  do_read();
+}
+
+// While a generation runs, one read on the socket: EOF or an error means the client left.
+// Bytes that arrive (a pipelined next request) are kept in buffer_ for the next parse.
+void HttpSession::watch() {
+  if (watching_ || closed_) return;
+  if (buffer_.size() > 64 * 1024) return;  // a pipelining client; stop watching
+  watching_ = true;
+  stream_.socket().async_read_some(
+      buffer_.prepare(4096),
+      [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_watch(ec, n); });
+}
+
+void HttpSession::on_watch(beast::error_code ec, size_t n) {
+  watching_ = false;
+  if (!ec) {
+    buffer_.commit(n);
+    if (generating_ || writing_ || response_complete_) return watch();
+    if (resume_read_) resume_read_ = false;
+    return do_read();
+  }
+  if (ec == net::error::operation_aborted) {
+    if (resume_read_ && !closed_) {
+      resume_read_ = false;
+      do_read();
+    }
+    return;
+  }
+  // EOF, reset: the client went away.
+  if (generating_) client_gone();
+  shutdown();
+}
+
+void HttpSession::client_gone() {
+  for (uint64_t h : handles_) state_->engine.abort(h);
+  state_->engine.context().logger().debug("client gone; aborted {} engine requests",
+                                          handles_.size());
+}
+
+void HttpSession::shutdown() {
+  if (closed_) return;
+  closed_ = true;
+  out_.clear();
+  beast::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
+}
+
+}  // namespace plinth::server

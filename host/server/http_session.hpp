@@ -1,0 +1,78 @@
+#pragma once
+// One HTTP/1.1 connection (internal to host/server/): reads requests with a size-limited Beast
+// parser, routes them, and writes responses — JSON bodies, or server-sent events in chunked
+// transfer encoding for streamed generations. All handlers run on the connection's strand; engine
+// events are posted onto it. While a generation runs, a read on the socket watches for the client
+// going away (EOF / reset) and aborts the generation's engine requests.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "server/response_builder.hpp"
+#include "server/server_state.hpp"
+
+namespace plinth::server {
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<Server::State> state);
+  void start();
+  /// Drain: close now when idle, else after the current response. Any thread.
+  void drain();
+  /// Stop: close now, aborting a running generation. Any thread.
+  void close();
+
+ private:
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+
+  void do_read();
+  void on_read(boost::beast::error_code ec);
+  void handle(const Request& req);
+  void start_generation(const Request& req, ApiKind kind);
+  void on_event(size_t index, StreamEvent event);
+  void finish_generation();
+
+  /// Queues a complete response (status, JSON or text body).
+  void respond(unsigned status, std::string body, const std::string& content_type,
+               std::vector<std::pair<std::string, std::string>> extra_headers = {});
+  void respond_error(unsigned status, const std::string& body,
+                     std::vector<std::pair<std::string, std::string>> extra_headers = {});
+  /// Queues one chunk of the chunked SSE body.
+  void send_chunk(const std::string& data);
+  void write(std::string bytes);
+  void do_write();
+  void on_write(boost::beast::error_code ec);
+  void response_done();
+
+  void watch();
+  void on_watch(boost::beast::error_code ec, size_t n);
+  void client_gone();
+  void shutdown();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::shared_ptr<Server::State> state_;
+
+  std::deque<std::string> out_;
+  bool writing_ = false;
+  bool keep_alive_ = true;
+  bool response_complete_ = false;  // the last bytes of the current response are queued
+  bool closed_ = false;
+
+  // The running generation.
+  bool generating_ = false;
+  bool watching_ = false, resume_read_ = false;
+  std::vector<uint64_t> handles_;
+  std::vector<bool> choice_done_;
+  std::optional<ResponseBuilder> builder_;
+};
+
+}  // namespace plinth::server

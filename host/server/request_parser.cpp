@@ -1,0 +1,353 @@
+#include "server/request_parser.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+#include "app/engine_host.hpp"
+#include "server/api_error.hpp"
+
+namespace plinth::server {
+
+namespace {
+
+using nlohmann::json;
+
+std::string type_name(const json& v) {
+  return v.type_name();
+}
+
+// Typed field readers: absent or null → nothing changes; a wrong type → 422 naming the field.
+bool read_bool(const json& body, const char* key, bool& out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return false;
+  if (!it->is_boolean()) {
+    throw ApiError::unprocessable(key,
+                                  std::string(key) + ": expected a boolean, got " + type_name(*it));
+  }
+  out = it->get<bool>();
+  return true;
+}
+
+bool read_number(const json& body, const char* key, float& out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return false;
+  if (!it->is_number()) {
+    throw ApiError::unprocessable(key,
+                                  std::string(key) + ": expected a number, got " + type_name(*it));
+  }
+  out = it->get<float>();
+  return true;
+}
+
+bool read_int(const json& body, const char* key, int64_t& out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return false;
+  if (!it->is_number_integer()) {
+    throw ApiError::unprocessable(
+        key, std::string(key) + ": expected an integer, got " + type_name(*it));
+  }
+  out = it->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
+                                       it->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
+                                 : it->get<int64_t>();
+  return true;
+}
+
+bool read_string(const json& body, const char* key, std::string& out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return false;
+  if (!it->is_string()) {
+    throw ApiError::unprocessable(key,
+                                  std::string(key) + ": expected a string, got " + type_name(*it));
+  }
+  out = it->get<std::string>();
+  return true;
+}
+
+void check_range(const char* key, double v, double lo, double hi, const char* range) {
+  if (!(v >= lo && v <= hi)) {
+    throw ApiError::invalid(key,
+                            std::string(key) + " = " + json(v).dump() + ": must be in " + range);
+  }
+}
+
+std::vector<int32_t> token_array(const json& a, const char* key) {
+  std::vector<int32_t> ids;
+  for (const json& t : a) {
+    if (!t.is_number_integer()) {
+      throw ApiError::unprocessable(key, std::string(key) + ": token arrays hold integers");
+    }
+    ids.push_back(t.get<int32_t>());
+  }
+  return ids;
+}
+
+std::vector<int32_t> encode_text(const EngineHost& host, const std::string& text, const char* key) {
+  try {
+    return host.encode(text);
+  } catch (const std::invalid_argument& e) {
+    throw ApiError::invalid(key, std::string(key) + ": " + e.what());
+  }
+}
+
+// prompt: a string, an array of strings, an array of token ids, or an array of such arrays.
+std::vector<std::vector<int32_t>> parse_prompt(const json& body, const EngineHost& host,
+                                               const ParseLimits& limits) {
+  auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) {
+    throw ApiError::unprocessable("prompt", "prompt: required (a string or an array)");
+  }
+  std::vector<std::vector<int32_t>> prompts;
+  if (it->is_string()) {
+    prompts.push_back(encode_text(host, it->get<std::string>(), "prompt"));
+  } else if (it->is_array() && !it->empty() && it->front().is_number_integer()) {
+    prompts.push_back(token_array(*it, "prompt"));
+  } else if (it->is_array()) {
+    for (const json& p : *it) {
+      if (p.is_string()) {
+        prompts.push_back(encode_text(host, p.get<std::string>(), "prompt"));
+      } else if (p.is_array()) {
+        prompts.push_back(token_array(p, "prompt"));
+      } else {
+        throw ApiError::unprocessable(
+            "prompt",
+            "prompt: array elements must be strings or token arrays, got " + type_name(p));
+      }
+    }
+  } else {
+    throw ApiError::unprocessable("prompt",
+                                  "prompt: expected a string or an array, got " + type_name(*it));
+  }
+  if (prompts.empty()) throw ApiError::invalid("prompt", "prompt: must not be an empty array");
+  if (prompts.size() > static_cast<size_t>(limits.max_prompts)) {
+    throw ApiError::invalid(
+        "prompt", "prompt: at most " + std::to_string(limits.max_prompts) + " prompts per request");
+  }
+  const auto vocab = static_cast<int32_t>(host.config().vocab_size);
+  for (const auto& p : prompts) {
+    if (p.empty()) throw ApiError::invalid("prompt", "prompt: must hold at least one token");
+    for (int32_t id : p) {
+      if (id < 0 || id >= vocab) {
+        throw ApiError::invalid("prompt", "prompt: token id " + std::to_string(id) +
+                                              " is outside the vocabulary [0, " +
+                                              std::to_string(vocab) + ")");
+      }
+    }
+  }
+  return prompts;
+}
+
+// messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
+std::vector<int32_t> parse_messages(const json& body, const EngineHost& host) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) {
+    throw ApiError::unprocessable("messages", "messages: required (an array of messages)");
+  }
+  if (!it->is_array()) {
+    throw ApiError::unprocessable("messages", "messages: expected an array, got " + type_name(*it));
+  }
+  if (it->empty()) throw ApiError::invalid("messages", "messages: must not be empty");
+  std::vector<ChatMessage> messages;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) throw ApiError::unprocessable(where, where + ": expected an object");
+    ChatMessage msg;
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) {
+      throw ApiError::unprocessable(where + ".role", where + ".role: required string");
+    }
+    msg.role = role->get<std::string>();
+    auto content = m.find("content");
+    if (content == m.end() || content->is_null()) {
+      msg.content = "";
+    } else if (content->is_string()) {
+      msg.content = content->get<std::string>();
+    } else if (content->is_array()) {
+      for (const json& part : *content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string()) {
+          throw ApiError::invalid(
+              where + ".content",
+              where + ".content: only {\"type\": \"text\"} parts are supported");
+        }
+        msg.content += part["text"].get<std::string>();
+      }
+    } else {
+      throw ApiError::unprocessable(where + ".content", where +
+                                                            ".content: expected a string or an "
+                                                            "array of text parts, got " +
+                                                            type_name(*content));
+    }
+    messages.push_back(std::move(msg));
+  }
+  try {
+    return host.encode_chat(messages);
+  } catch (const std::invalid_argument& e) {
+    throw ApiError::invalid("messages", std::string("messages: ") + e.what());
+  }
+}
+
+std::vector<std::string> parse_stop(const json& body) {
+  auto it = body.find("stop");
+  if (it == body.end() || it->is_null()) return {};
+  std::vector<std::string> stop;
+  if (it->is_string()) {
+    stop.push_back(it->get<std::string>());
+  } else if (it->is_array()) {
+    for (const json& s : *it) {
+      if (!s.is_string()) throw ApiError::unprocessable("stop", "stop: expected strings");
+      stop.push_back(s.get<std::string>());
+    }
+  } else {
+    throw ApiError::unprocessable("stop",
+                                  "stop: expected a string or an array, got " + type_name(*it));
+  }
+  if (stop.size() > 16) throw ApiError::invalid("stop", "stop: at most 16 stop strings");
+  for (const auto& s : stop) {
+    if (s.empty()) throw ApiError::invalid("stop", "stop: stop strings must not be empty");
+  }
+  return stop;
+}
+
+}  // namespace
+
+ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& host,
+                         const ParseLimits& limits) {
+  json body;
+  try {
+    body = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ApiError(400, "invalid_request_error",
+                   std::string("the body is not valid JSON: ") + e.what());
+  }
+  if (!body.is_object()) {
+    throw ApiError(400, "invalid_request_error", "the body must be a JSON object");
+  }
+
+  ApiRequest r;
+  r.kind = kind;
+  read_string(body, "model", r.model);
+  if (!r.model.empty() && r.model != limits.served_model_name && r.model != host.model_name()) {
+    throw ApiError(404, "not_found_error",
+                   "The model `" + r.model + "` does not exist; this server serves `" +
+                       limits.served_model_name + "`",
+                   "model", "model_not_found");
+  }
+  if (r.model.empty()) r.model = limits.served_model_name;
+
+  SamplingParams& p = r.params;
+  p.stop_token_ids = host.stop_token_ids();
+  // OpenAI's defaults: temperature 1, top_p 1; max_tokens 16 for completions, the rest of the
+  // context for chat.
+  read_number(body, "temperature", p.temperature);
+  check_range("temperature", p.temperature, 0.0, 2.0, "[0, 2]");
+  if (read_number(body, "top_p", p.top_p) && !(p.top_p > 0 && p.top_p <= 1)) {
+    throw ApiError::invalid("top_p", "top_p = " + json(p.top_p).dump() + ": must be in (0, 1]");
+  }
+  int64_t v = 0;
+  if (read_int(body, "top_k", v)) {
+    if (v < -1) throw ApiError::invalid("top_k", "top_k: must be -1 or 0 (off) or >= 1");
+    p.top_k = v <= 0 ? 0 : static_cast<int32_t>(std::min<int64_t>(v, 1 << 30));
+  }
+  if (read_number(body, "min_p", p.min_p)) check_range("min_p", p.min_p, 0.0, 1.0, "[0, 1]");
+  if (read_number(body, "presence_penalty", p.presence_penalty)) {
+    check_range("presence_penalty", p.presence_penalty, -2.0, 2.0, "[-2, 2]");
+  }
+  if (read_number(body, "frequency_penalty", p.frequency_penalty)) {
+    check_range("frequency_penalty", p.frequency_penalty, -2.0, 2.0, "[-2, 2]");
+  }
+  if (read_number(body, "repetition_penalty", p.repetition_penalty) &&
+      !(p.repetition_penalty > 0 && p.repetition_penalty <= 10)) {
+    throw ApiError::invalid("repetition_penalty", "repetition_penalty: must be in (0, 10]");
+  }
+  if (read_int(body, "seed", v)) p.seed = static_cast<uint64_t>(v);
+  read_bool(body, "ignore_eos", p.ignore_eos);
+  p.stop = parse_stop(body);
+  if (read_int(body, "n", v)) {
+    if (v < 1 || v > limits.max_n) {
+      throw ApiError::invalid("n", "n = " + std::to_string(v) + ": must be in [1, " +
+                                       std::to_string(limits.max_n) + "]");
+    }
+    r.n = static_cast<int32_t>(v);
+  }
+  read_bool(body, "stream", r.stream);
+  if (auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
+    if (!so->is_object()) {
+      throw ApiError::unprocessable("stream_options", "stream_options: expected an object");
+    }
+    read_bool(*so, "include_usage", r.include_usage);
+  }
+  if (read_int(body, "priority", v)) {
+    r.priority = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+  }
+  read_string(body, "user", r.user);
+
+  // logprobs: completions take an integer (alternatives per token, OpenAI max 5, we allow 20);
+  // chat takes a boolean plus top_logprobs.
+  if (kind == ApiKind::completion) {
+    if (read_int(body, "logprobs", v)) {
+      check_range("logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
+      r.logprobs = true;
+      r.top_logprobs = static_cast<int32_t>(v);
+    }
+  } else {
+    read_bool(body, "logprobs", r.logprobs);
+    if (read_int(body, "top_logprobs", v)) {
+      check_range("top_logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
+      if (!r.logprobs && v > 0) {
+        throw ApiError::invalid("top_logprobs", "top_logprobs: requires logprobs: true");
+      }
+      r.top_logprobs = static_cast<int32_t>(v);
+    }
+  }
+  p.logprobs = r.top_logprobs;
+
+  if (kind == ApiKind::completion) {
+    r.prompts = parse_prompt(body, host, limits);
+  } else {
+    r.prompts.push_back(parse_messages(body, host));
+  }
+
+  const int64_t context = host.config().context_length;
+  int64_t max_tokens = -1;
+  const char* max_key = "max_tokens";
+  if (kind == ApiKind::chat && read_int(body, "max_completion_tokens", max_tokens)) {
+    max_key = "max_completion_tokens";
+  } else {
+    read_int(body, "max_tokens", max_tokens);
+  }
+  if (max_tokens != -1 && (max_tokens < 1 || max_tokens >= context)) {
+    throw ApiError::invalid(max_key, std::string(max_key) + " = " + std::to_string(max_tokens) +
+                                         ": must be in [1, " + std::to_string(context - 1) + "]");
+  }
+  size_t longest = 0;
+  for (const auto& prompt : r.prompts) longest = std::max(longest, prompt.size());
+  const auto prompt_len = static_cast<int64_t>(longest);
+  if (prompt_len >= context) {
+    throw ApiError(400, "invalid_request_error",
+                   "This model's maximum context length is " + std::to_string(context) +
+                       " tokens. However, the prompt has " + std::to_string(prompt_len) +
+                       " tokens; shorten it to at most " + std::to_string(context - 1),
+                   kind == ApiKind::chat ? "messages" : "prompt", "context_length_exceeded");
+  }
+  if (max_tokens == -1) {
+    max_tokens = kind == ApiKind::completion ? 16 : context - prompt_len;
+  } else if (prompt_len + max_tokens > context) {
+    throw ApiError(400, "invalid_request_error",
+                   "This model's maximum context length is " + std::to_string(context) +
+                       " tokens. However, you requested " +
+                       std::to_string(prompt_len + max_tokens) + " tokens (" +
+                       std::to_string(prompt_len) + " in the prompt, " +
+                       std::to_string(max_tokens) + " in the completion)",
+                   max_key, "context_length_exceeded");
+  }
+  p.max_tokens = static_cast<int32_t>(max_tokens);
+  try {
+    validate(p);
+  } catch (const std::invalid_argument& e) {
+    throw ApiError::invalid("", e.what());
+  }
+  return r;
+}
+
+}  // namespace plinth::server

@@ -1,0 +1,66 @@
+#pragma once
+// plinth::server::Server — the OpenAI-compatible HTTP/1.1 server (Boost.Beast, keep-alive) over an
+// AsyncEngine, on an io_context the caller supplies and runs (one or more threads; each connection
+// is on its own strand). Endpoints (docs/server.md):
+//   POST /v1/completions, POST /v1/chat/completions   JSON, or SSE with "stream": true
+//   GET  /v1/models, GET /health, GET /metrics          (Prometheus text 0.0.4)
+// Errors are OpenAI-style JSON bodies with 400 / 401 / 404 / 405 / 413 / 422 / 429 / 503.
+// A client that disconnects while its request runs aborts it (its KV blocks go back to the pool
+// before the next engine step).
+//
+// Embedding (examples/embedded_server/):
+//   auto engine = plinth::server::AsyncEngine::load("manifests/cpu.json");
+//   boost::asio::io_context io;
+//   plinth::server::Server server(io, *engine, {.port = 8000});
+//   server.start();
+//   io.run();            // until server.stop() or drain(...) completes and nothing else is queued
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "server/async_engine.hpp"
+
+namespace plinth::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  ///< address to bind; 0.0.0.0 to listen on every interface
+  uint16_t port = 8000;            ///< 0 = a free port (see Server::port())
+  std::string api_key;  ///< "" = no authentication; else "Authorization: Bearer KEY" on /v1/*
+  std::string served_model_name;           ///< the `model` clients name; "" = the model's own name
+  size_t body_limit = 1 << 20;             ///< request bodies over this many bytes get 413
+  int32_t max_n = 16;                      ///< n in [1, max_n]
+  std::chrono::seconds idle_timeout{120};  ///< a keep-alive connection idle this long is closed
+};
+
+class Server {
+ public:
+  /// `io` and `engine` must outlive the server. Nothing happens before start().
+  Server(boost::asio::io_context& io, AsyncEngine& engine, ServerOptions options);
+  /// Closes the acceptor and every connection (stop()).
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds host:port and starts accepting. Throws boost::system::system_error when it cannot bind.
+  void start();
+  /// The bound port (after start()).
+  uint16_t port() const;
+  /// Graceful drain: stop accepting, answer new requests on open connections with 503, let running
+  /// requests finish and their responses go out, close idle connections; then post `done` onto the
+  /// io_context. `timeout` later, whatever still runs is aborted.
+  void drain(std::function<void()> done, std::chrono::seconds timeout = std::chrono::seconds(60));
+  /// Immediate stop: closes the acceptor and every connection; their requests are aborted.
+  void stop();
+
+  struct State;  // shared with the connections
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace plinth::server

@@ -1,0 +1,41 @@
+#pragma once
+// The serving metrics, registered in the HostContext's MetricsRegistry next to the plugins' own
+// (plinth_kv_*, plinth_sched_*), with vLLM's names under a plinth_ prefix:
+//   plinth_num_requests_running / _waiting      gauges, from the scheduler
+//   plinth_kv_cache_usage_perc                   gauge, used KV blocks / all blocks, 0..1
+//   plinth_kv_cache_used_blocks                  gauge, blocks with a reference
+//   plinth_time_to_first_token_seconds           histogram, arrival → first token
+//   plinth_time_per_output_token_seconds         histogram, per request: (finish − first) / (n − 1)
+//   plinth_e2e_request_latency_seconds           histogram, arrival → finish
+//   plinth_prompt_tokens_total, plinth_generation_tokens_total   counters, finished requests
+//   plinth_num_preemptions_total                 counter
+//   plinth_request_success_total, plinth_request_aborted_total   counters
+// Updated on the engine thread; rendered by the HTTP side (the registry is thread-safe).
+
+#include <cstdint>
+
+#include "engine/engine.hpp"
+#include "engine/sequence.hpp"
+
+namespace plinth {
+class MetricsRegistry;
+}
+
+namespace plinth::server {
+
+class ServerMetrics {
+ public:
+  explicit ServerMetrics(MetricsRegistry& registry);
+  /// After every engine-loop iteration.
+  void update(const EngineStats& stats);
+  /// When a request finishes (any reason).
+  void on_finished(const SequenceTimings& timings, const std::string& finish_reason);
+
+ private:
+  MetricsRegistry& registry_;
+  int64_t running_, waiting_, kv_usage_, kv_used_, ttft_, tpot_, e2e_, prompt_tokens_,
+      generation_tokens_, preemptions_, success_, aborted_;
+  uint64_t last_preemptions_ = 0;
+};
+
+}  // namespace plinth::server
