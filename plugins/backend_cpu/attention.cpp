@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "float_ops.hpp"
+#include "matmul.hpp"
 #include "weight_types.hpp"
 
 namespace plinth::cpu {
@@ -21,38 +22,28 @@ struct Item {
   int32_t t0, t1;  // new-token range [t0, t1) of the batch
 };
 
-// Points krow[j] / vrow[j] at K/V of head g for positions j < ctx of sequence s, as f32 (the
-// cache itself for F32; per-thread converted copies for F16).
-void gather_rows(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32_t s, int64_t g,
-                 int64_t hd, int64_t ctx, std::vector<const float*>& krow,
-                 std::vector<const float*>& vrow, std::vector<float>& kbuf,
-                 std::vector<float>& vbuf) {
+// Copies K of head g for positions j < ctx of sequence s into k[ctx, hd] and V transposed into
+// vt[hd, ctx], as f32, through the sequence's block table.
+void gather_kv(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32_t s, int64_t g,
+               int64_t hd, int64_t ctx, float* k, float* vt) {
   const int64_t bs = kv.block_size();
   const int32_t* table = b.block_tables + static_cast<int64_t>(s) * b.max_blocks_per_seq;
-  krow.resize(static_cast<size_t>(ctx));
-  vrow.resize(static_cast<size_t>(ctx));
   const bool f16 = kv.dtype() == KvDtype::F16;
-  if (f16) {
-    kbuf.resize(static_cast<size_t>(ctx * hd));
-    vbuf.resize(static_cast<size_t>(ctx * hd));
-  }
   for (int64_t j = 0; j < ctx; ++j) {
     const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-    const auto idx = static_cast<size_t>(j);
+    float* kd = k + j * hd;
     if (!f16) {
-      krow[idx] = static_cast<const float*>(kv.row(layer, 0, slot)) + g * hd;
-      vrow[idx] = static_cast<const float*>(kv.row(layer, 1, slot)) + g * hd;
+      const float* ks = static_cast<const float*>(kv.row(layer, 0, slot)) + g * hd;
+      const float* vs = static_cast<const float*>(kv.row(layer, 1, slot)) + g * hd;
+      std::memcpy(kd, ks, static_cast<size_t>(hd) * sizeof(float));
+      for (int64_t e = 0; e < hd; ++e) vt[e * ctx + j] = vs[e];
     } else {
-      const auto* kh = static_cast<const uint16_t*>(kv.row(layer, 0, slot)) + g * hd;
-      const auto* vh = static_cast<const uint16_t*>(kv.row(layer, 1, slot)) + g * hd;
-      float* kd = kbuf.data() + j * hd;
-      float* vd = vbuf.data() + j * hd;
+      const auto* ks = static_cast<const uint16_t*>(kv.row(layer, 0, slot)) + g * hd;
+      const auto* vs = static_cast<const uint16_t*>(kv.row(layer, 1, slot)) + g * hd;
       for (int64_t e = 0; e < hd; ++e) {
-        kd[e] = fp16_to_fp32(kh[e]);
-        vd[e] = fp16_to_fp32(vh[e]);
+        kd[e] = fp16_to_fp32(ks[e]);
+        vt[e * ctx + j] = fp16_to_fp32(vs[e]);
       }
-      krow[idx] = kd;
-      vrow[idx] = vd;
     }
   }
 }
@@ -64,7 +55,7 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
   const int64_t hd = shape.head_dim;
   const int64_t group = shape.n_heads / shape.n_kv_heads;
   const int64_t qdim = shape.n_heads * hd;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale_factor = 1.0f / std::sqrt(static_cast<float>(hd));
 
   std::vector<Item> items;
   for (uint32_t s = 0; s < b.num_seqs; ++s) {
@@ -76,39 +67,50 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
     }
   }
 
+  // One item: the queries of its chunk for the `group` heads sharing KV head g, as rows
+  // r = k * group + head-in-group. Scores come from the kernels' f32 matmul (each score is one
+  // 64-element dot, whatever the chunk, so the result does not depend on batching); each output
+  // element is a dot over exactly the p + 1 visible positions, so neither does it.
   const auto run = [&](const Item& it) {
-    thread_local std::vector<const float*> krow, vrow;
-    thread_local std::vector<float> kbuf, vbuf, scores;
+    thread_local std::vector<float> kbuf, vt, qbuf, scores;
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
-    gather_rows(b, kv, layer, it.seq, it.kv_head, hd, ctx, krow, vrow, kbuf, vbuf);
-    scores.resize(static_cast<size_t>(ctx));
-    for (int32_t t = it.t0; t < it.t1; ++t) {
+    const int64_t nq = it.t1 - it.t0;
+    const int64_t nr = nq * group;
+    kbuf.resize(static_cast<size_t>(ctx * hd));
+    vt.resize(static_cast<size_t>(ctx * hd));
+    qbuf.resize(static_cast<size_t>(nr * hd));
+    scores.resize(static_cast<size_t>(nr * ctx));
+    gather_kv(b, kv, layer, it.seq, it.kv_head, hd, ctx, kbuf.data(), vt.data());
+    for (int64_t k = 0; k < nq; ++k) {
+      std::memcpy(qbuf.data() + k * group * hd, q + (it.t0 + k) * qdim + it.kv_head * group * hd,
+                  static_cast<size_t>(group * hd) * sizeof(float));
+    }
+    // scores[nr, ctx] = qbuf[nr, hd] · kbuf[ctx, hd]ᵀ
+    matmul(WeightView{WeightType::F32, kbuf.data(), ctx, hd}, qbuf.data(), nr, scores.data(), pool,
+           MatmulPath::Simd);
+    for (int64_t row = 0; row < nr; ++row) {
+      const int64_t t = it.t0 + row / group;
+      const int64_t h = it.kv_head * group + row % group;
       const int64_t n_ctx = static_cast<int64_t>(b.positions[t]) + 1;
-      for (int64_t r = 0; r < group; ++r) {
-        const int64_t h = it.kv_head * group + r;
-        const float* qv = q + t * qdim + h * hd;
-        for (int64_t j = 0; j < n_ctx; ++j) {
-          scores[static_cast<size_t>(j)] = dot(qv, krow[static_cast<size_t>(j)], hd) * scale;
-        }
-        softmax(scores.data(), n_ctx);
-        float* o = out + t * qdim + h * hd;
-        std::memset(o, 0, static_cast<size_t>(hd) * sizeof(float));
-        for (int64_t j = 0; j < n_ctx; ++j) {
-          axpy(scores[static_cast<size_t>(j)], vrow[static_cast<size_t>(j)], o, hd);
-        }
-      }
+      float* sc = scores.data() + row * ctx;
+      scale(sc, scale_factor, n_ctx);
+      softmax(sc, n_ctx);
+      float* o = out + t * qdim + h * hd;
+      for (int64_t e = 0; e < hd; ++e) o[e] = dot(sc, vt.data() + e * ctx, n_ctx);
     }
   };
 
-  const auto n_items = static_cast<int64_t>(items.size());
-  const int64_t parts = pool.size();
-  // Item i goes to participant i % parts: later chunks of a prefill cost more (longer context),
-  // and interleaving spreads them evenly.
-  pool.parallel_for(parts, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      for (int64_t i = p; i < n_items; i += parts) run(items[static_cast<size_t>(i)]);
-    }
+  // Longest-first: later chunks of a prefill see more context and cost more; the pool's
+  // participants claim chunks of the item list dynamically, so the cheap items at the end even
+  // out the finish.
+  const auto cost = [&](const Item& it) {
+    return static_cast<int64_t>(it.t1 - it.t0) * (b.positions[it.t1 - 1] + 1);
+  };
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const Item& x, const Item& y) { return cost(x) > cost(y); });
+  pool.parallel_for(static_cast<int64_t>(items.size()), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) run(items[static_cast<size_t>(i)]);
   });
 }
 

@@ -21,7 +21,9 @@ struct AttentionShape {
 /// g = h / (n_heads / n_kv_heads), where K_s[j] / V_s[j] are read from `layer` of `kv` at slot
 /// block_tables[s][j / bs] * bs + j % bs (so K/V of this step's tokens must already be written).
 /// q, out: [num_tokens, n_heads * head_dim] f32. Scores and softmax in f32. Work is split over
-/// (sequence, KV head, chunk of query tokens) items, interleaved across the pool's participants.
+/// (sequence, KV head, chunk of query tokens) items, longest first, claimed by the pool's
+/// participants. Each output depends only on its own query and positions 0..p (not on the rest
+/// of the batch), so the result is bit-identical however the tokens are batched.
 void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t layer,
                      const AttentionShape& shape, const float* q, float* out, ThreadPool& pool);
 

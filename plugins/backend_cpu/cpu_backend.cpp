@@ -70,9 +70,11 @@ ForwardOptions parse_options(const char* config_json) {
         o.matmul = MatmulPath::Simd;
       } else if (d == "blas") {
         o.matmul = MatmulPath::Blas;
+      } else if (d == "float") {
+        o.matmul = MatmulPath::Float;
       } else {
         throw std::invalid_argument("backend_cpu config: matmul = " + value.dump() +
-                                    " must be \"auto\", \"simd\" or \"blas\"");
+                                    " must be \"float\", \"simd\", \"blas\" or \"auto\"");
       }
     } else {
       throw std::invalid_argument("backend_cpu config: unknown key \"" + key +

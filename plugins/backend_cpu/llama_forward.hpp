@@ -21,8 +21,10 @@ struct ForwardOptions {
   // How the kernels multiply: Simd quantizes activations to int8 per 32 elements (llama.cpp's
   // scheme) and is batch-invariant (a row's result never depends on the other rows), so it is
   // the default (DESIGN §2: temperature-0 output must not depend on batching). Blas dequantizes
-  // weights to f32 and runs sgemm (f32-accurate; slow for few rows). Auto lets the kernels pick
-  // per row count (faster prefill, but the logits then depend on how a prompt was chunked).
+  // weights to f32 and runs sgemm (f32-accurate; slow for few rows). Float keeps activations in
+  // f32 and dequantizes weights in registers (batch-invariant and f32-accurate, ~2-3x slower). Auto
+  // lets the kernels pick per row count (faster prefill, but the logits then depend on how a prompt
+  // was chunked).
   MatmulPath matmul = MatmulPath::Simd;
 };
 

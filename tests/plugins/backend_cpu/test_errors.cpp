@@ -69,6 +69,12 @@ TEST(BackendCpuCreate, ValidatesItsConfig) {
           .first,
       PLINTH_OK);
   EXPECT_EQ(try_create(lib, &m.desc(), nullptr).first, PLINTH_OK);
+  for (const char* path : {"simd", "float", "blas", "auto"}) {
+    const std::string c = std::string(R"({"matmul": ")") + path + "\"}";
+    EXPECT_EQ(try_create(lib, &m.desc(), c.c_str()).first, PLINTH_OK) << c;
+  }
+  expect_error(try_create(lib, &m.desc(), R"({"matmul": "gpu"})"), PLINTH_ERR_INVALID_ARGUMENT,
+               "matmul");
   expect_error(try_create(lib, &m.desc(), R"({"kv_dtype": "f8"})"), PLINTH_ERR_INVALID_ARGUMENT,
                "kv_dtype");
   expect_error(try_create(lib, &m.desc(), R"({"threads": 0})"), PLINTH_ERR_INVALID_ARGUMENT,
