@@ -4,7 +4,7 @@
 //            holding a 128-token context first (prefill untimed)
 // Each figure is the median of --runs runs; printed for each thread count. Figures only, never
 // pass/fail.
-//   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul simd|auto|blas]
+//   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul float|simd|auto|blas]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
       std::string(PLINTH_SOURCE_DIR_FOR_BENCH) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
   std::vector<int> threads = {1, 2};
   int runs = 5;
-  std::string matmul = "simd";  // the plugin's default
+  std::string matmul = "float";  // the plugin's default
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--model") {

@@ -13,7 +13,7 @@ namespace plinth::cpu {
 
 /// Parses the manifest config (schema in plugin.cpp): {"threads": int >= 1 (default: the number
 /// of cores), "kv_dtype": "f32" | "f16" (default "f32"), "max_batch_tokens": int >= 1 (default
-/// 2048), "matmul": "simd" | "float" | "blas" | "auto" (default "simd")}. NULL or "" means {}.
+/// 2048), "matmul": "float" | "simd" | "blas" | "auto" (default "float")}. NULL or "" means {}.
 /// Throws std::invalid_argument naming the key for a wrong value or an unknown key.
 ForwardOptions parse_options(const char* config_json);
 

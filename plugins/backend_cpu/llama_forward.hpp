@@ -25,7 +25,7 @@ struct ForwardOptions {
   // f32 and dequantizes weights in registers (batch-invariant and f32-accurate, ~2-3x slower). Auto
   // lets the kernels pick per row count (faster prefill, but the logits then depend on how a prompt
   // was chunked).
-  MatmulPath matmul = MatmulPath::Simd;
+  MatmulPath matmul = MatmulPath::Float;
 };
 
 /// Runs a LLaMA model whose weights stay in the host's mapping. Owns the thread pool, the paged
