@@ -6,6 +6,7 @@
 // A callback reports failure by throwing; main turns the exception into a message on stderr and
 // an exit code:
 //   ManifestError -> "error: <file>: <json path>: <message>", exit 2 (kExitConfig)
+//   PluginConfigError (a plugin refused its config) -> "error: <message>", exit 2 (kExitConfig)
 //   PluginError   -> "error: <message>", exit 3 (kExitPlugin)
 //   std::exception -> "error: <message>", exit 1 (kExitError)
 //   CLI::RuntimeError(code) -> exit `code`, nothing printed (the callback printed already)

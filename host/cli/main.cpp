@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   } catch (const plinth::ManifestError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitConfig;
+  } catch (const plinth::PluginConfigError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitConfig;
   } catch (const plinth::PluginError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitPlugin;

@@ -186,8 +186,10 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
                                       "_vtable<T>()), which turns exceptions into a status");
   }
   if (status != PLINTH_OK) {
-    throw PluginError(lib.file(), who + " failed to create: " + status_name(status) + ": " +
-                                      error_message(err) + "; " + fix_for(status, p, manifest_));
+    std::string msg = who + " failed to create: " + status_name(status) + ": " +
+                      error_message(err) + "; " + fix_for(status, p, manifest_);
+    if (status == PLINTH_ERR_INVALID_ARGUMENT) throw PluginConfigError(lib.file(), msg);
+    throw PluginError(lib.file(), msg);
   }
   if (inst == nullptr) {
     throw PluginError(lib.file(), who + ": create returned OK without an instance: fix the plugin");

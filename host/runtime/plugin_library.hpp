@@ -27,6 +27,13 @@ class PluginError : public std::runtime_error {
   std::filesystem::path library_;
 };
 
+/// A plugin refused its manifest config at create (INVALID_ARGUMENT): a config error like a
+/// schema violation, so the CLI exits with code 2 for it.
+class PluginConfigError : public PluginError {
+ public:
+  using PluginError::PluginError;
+};
+
 /// ABI rule (abi.h): same major, plugin minor <= host minor.
 constexpr bool abi_compatible(uint32_t host_major, uint32_t host_minor, uint32_t plugin_major,
                               uint32_t plugin_minor) {
