@@ -55,11 +55,13 @@ void Scheduler::add(const plinth_sched_request& req) {
   const uint64_t blocks = (total + block_size_ - 1) / block_size_;
   if (blocks > num_blocks_) {
     throw std::invalid_argument(
-        "scheduler_continuous: " + seq_name(req.seq) + " can never fit the KV pool: " +
-        std::to_string(req.num_prompt_tokens) + " prompt + " + std::to_string(req.max_tokens) +
-        " max_tokens = " + std::to_string(total) + " tokens need " + std::to_string(blocks) +
-        " blocks of " + std::to_string(block_size_) + ", the pool has " +
-        std::to_string(num_blocks_) + "; lower max_tokens or grow the kv_cache");
+        "scheduler_continuous: " + seq_name(req.seq) +
+        " can never fit the KV pool: " + std::to_string(req.num_prompt_tokens) + " prompt + " +
+        std::to_string(req.max_tokens) + " max_tokens = " + std::to_string(total) +
+        " tokens need " + std::to_string(blocks) + " blocks of " + std::to_string(block_size_) +
+        ", the pool has " + std::to_string(num_blocks_) +
+        "; lower max_tokens or set the kv_cache's num_blocks >= " + std::to_string(blocks) +
+        " (with block_size " + std::to_string(block_size_) + ")");
   }
   if (!config_.enable_chunked_prefill && total > config_.max_num_batched_tokens) {
     throw std::invalid_argument(
