@@ -18,7 +18,7 @@ Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineO
   plinth_error err = make_error();
   kv_info_.struct_size = sizeof(kv_info_);
   check(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
-               "kv_cache.get_info");
+        "kv_cache.get_info");
 }
 
 Engine::~Engine() {
@@ -61,8 +61,11 @@ uint64_t Engine::add_request(GenerationRequest request) {
   req.priority = request.priority;
   req.arrival_time = seq->timings().arrival;
   plinth_error err = make_error();
-  check(plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err), err,
-               "scheduler.add");
+  int32_t status = plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err);
+  // The scheduler refuses a request that can never run (e.g. larger than the whole KV pool):
+  // that is about this request, not a broken plugin.
+  if (status == PLINTH_ERR_INVALID_ARGUMENT) throw std::invalid_argument(error_message(err));
+  check(status, err, "scheduler.add");
   live_[id] = seq.get();
   sequences_[id] = std::move(seq);
   return id;
@@ -95,7 +98,7 @@ std::vector<RequestOutput> Engine::step() {
   plinth_sched_output sched{};
   sched.struct_size = sizeof(sched);
   check(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
-               "scheduler.schedule");
+        "scheduler.schedule");
   num_steps_++;
   for (uint32_t i = 0; i < sched.num_preempted; ++i) {
     if (auto it = live_.find(sched.preempted[i]); it != live_.end()) {
@@ -107,8 +110,8 @@ std::vector<RequestOutput> Engine::step() {
   // 2. copy-on-write copies before anything reads the blocks.
   if (sched.num_copies > 0) {
     check(plugins_.backend.vtable->copy_blocks(plugins_.backend.instance, sched.copies,
-                                                      sched.num_copies, &err),
-                 err, "backend.copy_blocks");
+                                               sched.num_copies, &err),
+          err, "backend.copy_blocks");
   }
 
   // 3. the flat batch.
@@ -122,9 +125,9 @@ std::vector<RequestOutput> Engine::step() {
     }
     const int32_t* blocks = nullptr;
     uint32_t num_blocks = 0;
-    check(plugins_.kv_cache.vtable->get_block_table(
-                     plugins_.kv_cache.instance, sched.seqs[i], &blocks, &num_blocks, &err),
-                 err, "kv_cache.get_block_table");
+    check(plugins_.kv_cache.vtable->get_block_table(plugins_.kv_cache.instance, sched.seqs[i],
+                                                    &blocks, &num_blocks, &err),
+          err, "kv_cache.get_block_table");
     entries.push_back({it->second, sched.num_computed[i], sched.num_new_tokens[i],
                        std::span<const int32_t>(blocks, num_blocks)});
   }
@@ -134,8 +137,8 @@ std::vector<RequestOutput> Engine::step() {
   plinth_forward_output fwd{};
   fwd.struct_size = sizeof(fwd);
   check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
-               "backend.forward");
-  if (fwd.num_logits != batch.num_logits || fwd.logits == nullptr) {
+        "backend.forward");
+  if (fwd.num_logits != batch.num_logits || (batch.num_logits > 0 && fwd.logits == nullptr)) {
     throw std::logic_error("backend.forward returned " + std::to_string(fwd.num_logits) +
                            " logits rows, expected " + std::to_string(batch.num_logits));
   }
@@ -169,8 +172,8 @@ std::vector<RequestOutput> Engine::step() {
     results[i].finished = seq.finished() ? 1 : 0;
   }
   check(plugins_.scheduler_vtable->update(plugins_.scheduler, results.data(),
-                                                 static_cast<uint32_t>(results.size()), &err),
-               err, "scheduler.update");
+                                          static_cast<uint32_t>(results.size()), &err),
+        err, "scheduler.update");
   for (const plinth_sched_result& r : results) {
     if (r.finished) live_.erase(r.seq);
   }
@@ -192,13 +195,13 @@ EngineStats Engine::stats() const {
   plinth_sched_stats ss{};
   ss.struct_size = sizeof(ss);
   check(plugins_.scheduler_vtable->get_stats(plugins_.scheduler, &ss, &err), err,
-               "scheduler.get_stats");
+        "scheduler.get_stats");
   s.num_running = ss.num_running;
   s.num_waiting = ss.num_waiting;
   s.num_preemptions = ss.num_preemptions;
   s.kv.struct_size = sizeof(s.kv);
   check(plugins_.kv_cache.vtable->get_stats(plugins_.kv_cache.instance, &s.kv, &err), err,
-               "kv_cache.get_stats");
+        "kv_cache.get_stats");
   s.num_steps = num_steps_;
   return s;
 }

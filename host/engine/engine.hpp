@@ -60,7 +60,8 @@ class Engine {
 
   /// Queues a request; returns its id. Throws std::invalid_argument (message names the field) for
   /// an empty prompt, a token id outside the vocabulary, a prompt of context_length tokens or more,
-  /// or invalid sampling parameters; nothing is queued then.
+  /// invalid sampling parameters, or a request the scheduler refuses (one that could never fit
+  /// the KV pool); nothing is queued then.
   uint64_t add_request(GenerationRequest request);
 
   /// Aborts a request wherever it is; its KV blocks are freed at once. The next step() reports it

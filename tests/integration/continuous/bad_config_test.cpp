@@ -99,22 +99,14 @@ const Case kPoolTooSmall{
     {"num_blocks", "num_blocks >= 512", "max_model_len = 8192"}};
 
 TEST_F(BadConfig, PoolTooSmallIsRefusedNamingTheSmallestNumBlocks) {
-  // Exit code: a plugin's INVALID_ARGUMENT at create is mapped to 3 ("a plugin refused") by the
-  // CLI today; the code itself is pinned by the DISABLED_ test below.
+  // A plugin refusing its config at create is a config error: exit 2, like a schema violation.
   for (auto [sub, extra] : {std::pair{kCheck, ""}, std::pair{kGenerate, kGenerateArgs}}) {
     CliRun r = run(sub, kPoolTooSmall.file, extra);
-    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_EQ(r.code, 2) << r.out;
     for (const std::string& e : kPoolTooSmall.expect) {
       EXPECT_NE(r.out.find(e), std::string::npos) << "no '" << e << "' in:\n" << r.out;
     }
   }
-}
-
-// The issue asks for exit 2 (config mistake); enable once the CLI maps a plugin's
-// INVALID_ARGUMENT at create to kExitConfig (host/cli/main.cpp, not this folder's to change).
-TEST_F(BadConfig, DISABLED_PoolTooSmallExits2) {
-  expect_refused(kPoolTooSmall, kCheck, "", 2);
-  expect_refused(kPoolTooSmall, kGenerate, kGenerateArgs, 2);
 }
 
 // Without max_model_len the pool is only known too small for a request when it arrives: the
@@ -125,7 +117,7 @@ TEST_F(BadConfig, RequestLargerThanThePoolNamesNumBlocks) {
          {"can never fit the KV pool", "num_blocks >= 3"}};
   // 40 generated tokens + a 1..2-token prompt need 3 blocks of 16.
   CliRun r = run(kGenerate, c.file, "--prompt hi --max-tokens 40");
-  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_EQ(r.code, 2) << r.out;
   for (const std::string& e : c.expect) {
     EXPECT_NE(r.out.find(e), std::string::npos) << "no '" << e << "' in:\n" << r.out;
   }
