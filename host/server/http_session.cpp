@@ -83,6 +83,7 @@ void HttpSession::on_read(beast::error_code ec) {
   keep_alive_ = keep_alive_ && !state_->draining;
   if (ec == http::error::body_limit) {
     keep_alive_ = false;  // the rest of the body is still on the wire
+    linger_ = true;
     return respond_error(413, error_body("the request body exceeds the limit of " +
                                              std::to_string(state_->options.body_limit) + " bytes",
                                          "invalid_request_error"));
@@ -288,6 +289,7 @@ void HttpSession::on_write(beast::error_code ec) {
 
 void HttpSession::response_done() {
   response_complete_ = false;
+  if (linger_) return linger(0);
   if (!keep_alive_ || state_->draining) {
     keep_alive_ = false;
     return shutdown();
@@ -336,6 +338,21 @@ void HttpSession::client_gone() {
   for (uint64_t h : handles_) state_->engine.abort(h);
   state_->engine.context().logger().debug("client gone; aborted {} engine requests",
                                           handles_.size());
+}
+
+void HttpSession::linger(size_t total) {
+  if (total == 0) {
+    beast::error_code ignored;
+    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    scratch_.resize(64 * 1024);
+    stream_.expires_after(std::chrono::seconds(5));
+  }
+  if (total > (64u << 20)) return shutdown();
+  stream_.async_read_some(net::buffer(scratch_),
+                          [self = shared_from_this(), total](beast::error_code ec, size_t n) {
+                            if (ec) return self->shutdown();
+                            self->linger(total + n);
+                          });
 }
 
 void HttpSession::shutdown() {

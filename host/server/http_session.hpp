@@ -55,6 +55,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_watch(boost::beast::error_code ec, size_t n);
   void client_gone();
   void shutdown();
+  /// After an early error response (413): stop sending, read and drop what the client still
+  /// sends (so it reads our response instead of a reset), then close.
+  void linger(size_t total);
 
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
@@ -66,6 +69,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool keep_alive_ = true;
   bool response_complete_ = false;  // the last bytes of the current response are queued
   bool closed_ = false;
+  bool linger_ = false;  // close by linger() after the response
+  std::string scratch_;
 
   // The running generation.
   bool generating_ = false;

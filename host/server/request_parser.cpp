@@ -236,7 +236,6 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
   if (r.model.empty()) r.model = limits.served_model_name;
 
   SamplingParams& p = r.params;
-  p.stop_token_ids = host.stop_token_ids();
   // OpenAI's defaults: temperature 1, top_p 1; max_tokens 16 for completions, the rest of the
   // context for chat.
   read_number(body, "temperature", p.temperature);
@@ -261,7 +260,9 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
     throw ApiError::invalid("repetition_penalty", "repetition_penalty: must be in (0, 10]");
   }
   if (read_int(body, "seed", v)) p.seed = static_cast<uint64_t>(v);
+  // vLLM's extension: keep generating past EOS and the template's end-of-turn tokens.
   read_bool(body, "ignore_eos", p.ignore_eos);
+  if (!p.ignore_eos) p.stop_token_ids = host.stop_token_ids();
   p.stop = parse_stop(body);
   if (read_int(body, "n", v)) {
     if (v < 1 || v > limits.max_n) {

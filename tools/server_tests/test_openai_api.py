@@ -1,0 +1,321 @@
+"""Integration test of `plinth serve` with real clients: the official `openai` package for the
+API, raw HTTP (http.client / sockets) for the error cases, disconnects and SSE framing.
+
+  python3 tools/server_tests/test_openai_api.py --plinth build/plinth --manifest manifests/cpu.json
+
+Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
+import argparse
+import http.client
+import json
+import socket
+import sys
+import threading
+import time
+import unittest
+import urllib.parse
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from plinth_server import PlinthServer, ensure_openai  # noqa: E402
+
+ARGS = None
+SERVER = None
+API_KEY = "test-key-123"
+openai = None
+
+
+def client():
+    return openai.OpenAI(base_url=SERVER.url + "/v1", api_key=API_KEY, max_retries=0, timeout=120)
+
+
+def raw(method, path, body=None, headers=None, server=None):
+    """One raw HTTP request; returns (status, headers dict, body bytes)."""
+    s = server or SERVER
+    u = urllib.parse.urlparse(s.url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+    h = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
+    h.update(headers or {})
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+    conn.request(method, path, body=body, headers=h)
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
+
+def sse_payloads(body_bytes):
+    """The data payloads of an SSE body, each decoded strictly as UTF-8 (raises on a split char)."""
+    out = []
+    for frame in body_bytes.split(b"\n\n"):
+        if frame.startswith(b"data: "):
+            out.append(frame[6:].decode("utf-8", errors="strict"))
+    return out
+
+
+class Api(unittest.TestCase):
+    def test_models_and_health(self):
+        models = client().models.list()
+        self.assertEqual([m.id for m in models.data], [SERVER.model])
+        status, _, body = raw("GET", "/health")
+        self.assertEqual(status, 200)
+
+    def test_completion(self):
+        r = client().completions.create(model=SERVER.model, prompt="The capital of France is",
+                                        max_tokens=6, temperature=0)
+        self.assertEqual(len(r.choices), 1)
+        self.assertEqual(r.choices[0].finish_reason, "length")
+        self.assertEqual(r.usage.completion_tokens, 6)
+        self.assertEqual(r.usage.prompt_tokens, 5)
+        self.assertEqual(r.usage.total_tokens, 11)
+        self.assertIn("Paris", r.choices[0].text)
+
+    def test_stream_matches_non_stream(self):
+        c = client()
+        for prompt in ["Once upon a time", "List three colors:"]:
+            full = c.completions.create(model=SERVER.model, prompt=prompt, max_tokens=12,
+                                        temperature=0)
+            chunks = list(c.completions.create(model=SERVER.model, prompt=prompt, max_tokens=12,
+                                               temperature=0, stream=True,
+                                               stream_options={"include_usage": True}))
+            text = "".join(ch.choices[0].text for ch in chunks if ch.choices)
+            self.assertEqual(text, full.choices[0].text)
+            self.assertEqual(chunks[-1].usage.completion_tokens, full.usage.completion_tokens)
+            self.assertEqual([ch.choices[0].finish_reason for ch in chunks if ch.choices][-1],
+                             full.choices[0].finish_reason)
+
+    def test_chat_and_chat_stream(self):
+        c = client()
+        msgs = [{"role": "system", "content": "You are brief."},
+                {"role": "user", "content": "Name a fruit."}]
+        full = c.chat.completions.create(model=SERVER.model, messages=msgs, max_tokens=10,
+                                         temperature=0)
+        self.assertEqual(full.choices[0].message.role, "assistant")
+        self.assertTrue(full.choices[0].message.content)
+        self.assertIn(full.choices[0].finish_reason, ("stop", "length"))
+        stream = c.chat.completions.create(model=SERVER.model, messages=msgs, max_tokens=10,
+                                           temperature=0, stream=True)
+        text = "".join(ch.choices[0].delta.content or "" for ch in stream if ch.choices)
+        self.assertEqual(text, full.choices[0].message.content)
+        # max_completion_tokens is honoured like max_tokens.
+        r = c.chat.completions.create(model=SERVER.model, messages=msgs, max_completion_tokens=3,
+                                      temperature=0)
+        self.assertLessEqual(r.usage.completion_tokens, 3)
+
+    def test_n2_and_seed(self):
+        c = client()
+        kw = dict(model=SERVER.model, prompt="My favourite animal is", max_tokens=8,
+                  temperature=1.0, seed=1234, n=2)
+        a = c.completions.create(**kw)
+        b = c.completions.create(**kw)
+        self.assertEqual(sorted(ch.index for ch in a.choices), [0, 1])
+        self.assertEqual([ch.text for ch in a.choices], [ch.text for ch in b.choices])
+        self.assertEqual(a.usage.completion_tokens, sum(
+            8 if ch.finish_reason == "length" else 0 for ch in a.choices) or a.usage.completion_tokens)
+        other = c.completions.create(**{**kw, "seed": 99, "n": 1})
+        self.assertEqual(len(other.choices), 1)
+        # n=2 streamed: both indices appear, each ends with a finish_reason.
+        chunks = list(c.completions.create(**kw, stream=True))
+        texts = {0: "", 1: ""}
+        for ch in chunks:
+            for choice in ch.choices:
+                texts[choice.index] += choice.text
+        self.assertEqual([texts[0], texts[1]], [ch.text for ch in a.choices])
+
+    def test_stop_string(self):
+        c = client()
+        prompt = "Count: one, two, three,"
+        full = c.completions.create(model=SERVER.model, prompt=prompt, max_tokens=12,
+                                    temperature=0).choices[0].text
+        words = full.split()
+        self.assertGreaterEqual(len(words), 3, full)
+        stop = words[2]
+        cut = full[:full.index(stop)]
+        r = c.completions.create(model=SERVER.model, prompt=prompt, max_tokens=12, temperature=0,
+                                 stop=[stop])
+        self.assertEqual(r.choices[0].text, cut)
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        s = c.completions.create(model=SERVER.model, prompt=prompt, max_tokens=12, temperature=0,
+                                 stop=stop, stream=True)
+        self.assertEqual("".join(ch.choices[0].text for ch in s if ch.choices), cut)
+
+    def test_logprobs(self):
+        c = client()
+        r = c.chat.completions.create(model=SERVER.model, max_tokens=5, temperature=0,
+                                      messages=[{"role": "user", "content": "Hi"}],
+                                      logprobs=True, top_logprobs=3)
+        content = r.choices[0].logprobs.content
+        self.assertEqual(len(content), r.usage.completion_tokens)
+        for t in content:
+            self.assertLessEqual(t.logprob, 0.0)
+            self.assertEqual(len(t.top_logprobs), 3)
+            # Greedy: the sampled token is the most likely one.
+            self.assertAlmostEqual(t.top_logprobs[0].logprob, t.logprob, places=4)
+        r = c.completions.create(model=SERVER.model, prompt="Hello", max_tokens=4, temperature=0,
+                                 logprobs=2)
+        lp = r.choices[0].logprobs
+        self.assertEqual(len(lp.tokens), 4)
+        self.assertEqual(len(lp.top_logprobs[0]), 2)
+
+    def test_utf8_never_split(self):
+        prompts = ["中文：我今天很高兴，因为", "日本語の文章を書きます。今日は",
+                   "Emoji story: 🐱🐶🦊🐼🐨 then", "한국어로 말해 주세요: 안녕하세요"]
+        non_ascii = 0
+        for prompt in prompts:
+            body = {"model": SERVER.model, "prompt": prompt, "max_tokens": 16, "temperature": 0,
+                    "stream": True}
+            status, _, data = raw("POST", "/v1/completions", body)
+            self.assertEqual(status, 200)
+            payloads = sse_payloads(data)  # strict UTF-8: raises if a frame splits a character
+            self.assertEqual(payloads[-1], "[DONE]")
+            text = ""
+            for p in payloads[:-1]:
+                piece = json.loads(p)["choices"][0]["text"]
+                self.assertNotIn("\ufffd", piece)
+                text += piece
+            full = client().completions.create(model=SERVER.model, prompt=prompt, max_tokens=16,
+                                               temperature=0).choices[0].text
+            self.assertEqual(text, full)
+            non_ascii += sum(1 for ch in text if ord(ch) > 127)
+        self.assertGreater(non_ascii, 0, "no multi-byte output: the test would prove nothing")
+
+
+class Errors(unittest.TestCase):
+    def assert_error(self, status, expected, body=None, path="/v1/completions", headers=None,
+                     method="POST"):
+        got, hdrs, data = raw(method, path, body, headers)
+        self.assertEqual(got, expected, data)
+        err = json.loads(data)["error"]
+        self.assertTrue(err["message"])
+        self.assertIn("type", err)
+        return err, hdrs
+
+    def test_bad_requests(self):
+        m = SERVER.model
+        self.assert_error(400, 400, "{not json")
+        self.assert_error(400, 400, "[1, 2]")
+        self.assertEqual(self.assert_error(422, 422, {"model": m, "prompt": 5})[0]["param"],
+                         "prompt")
+        self.assert_error(422, 422, {"model": m, "prompt": "x", "max_tokens": "ten"})
+        self.assert_error(422, 422, {"model": m, "prompt": "x", "temperature": "hot"})
+        self.assert_error(422, 422, {"model": m})
+        self.assert_error(422, 422, {"model": m, "messages": "hi"}, path="/v1/chat/completions")
+        self.assert_error(404, 404, {"model": "gpt-9", "prompt": "x"})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "n": 0})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "n": 1000})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "max_tokens": 0})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "max_tokens": 10**7})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "temperature": 5})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "top_p": 0})
+        err, _ = self.assert_error(400, 400, {"model": m, "prompt": "hello " * 9000,
+                                              "max_tokens": 1})
+        self.assertEqual(err["code"], "context_length_exceeded")
+        self.assert_error(413, 413, json.dumps({"model": m, "prompt": "a" * (2 << 20)}))
+        self.assert_error(404, 404, path="/v2/nothing", method="GET")
+        self.assert_error(405, 405, path="/v1/completions", method="GET")
+
+    def test_api_key(self):
+        body = {"model": SERVER.model, "prompt": "x", "max_tokens": 1}
+        self.assert_error(401, 401, body, headers={"Authorization": ""})
+        self.assert_error(401, 401, body, headers={"Authorization": "Bearer wrong"})
+        bad = openai.OpenAI(base_url=SERVER.url + "/v1", api_key="wrong", max_retries=0)
+        with self.assertRaises(openai.AuthenticationError):
+            bad.models.list()
+
+    def test_server_survives_errors(self):
+        r = client().completions.create(model=SERVER.model, prompt="Hi", max_tokens=2)
+        self.assertEqual(r.usage.completion_tokens, 2)
+
+
+class Disconnect(unittest.TestCase):
+    def test_disconnect_mid_stream_frees_kv(self):
+        u = urllib.parse.urlparse(SERVER.url)
+        before = SERVER.metrics()
+        body = json.dumps({"model": SERVER.model, "prompt": "Write a long story about a dragon.",
+                           "max_tokens": 400, "temperature": 0, "stream": True,
+                           "ignore_eos": True}).encode()
+        s = socket.create_connection((u.hostname, u.port), timeout=60)
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  + f"Authorization: Bearer {API_KEY}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                  + body)
+        got = b""
+        while got.count(b"data: ") < 3:
+            data = s.recv(4096)
+            self.assertTrue(data, f"server closed the stream early: {got!r}")
+            got += data
+        during = SERVER.metrics()
+        self.assertGreater(during["plinth_kv_cache_used_blocks"], 0)
+        s.close()
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            m = SERVER.metrics()
+            if m["plinth_kv_cache_used_blocks"] == 0 and m["plinth_num_requests_running"] == 0:
+                break
+            time.sleep(0.05)
+        self.assertEqual(m["plinth_kv_cache_used_blocks"], 0)
+        self.assertEqual(m["plinth_request_aborted_total"],
+                         before["plinth_request_aborted_total"] + 1)
+        self.assertLess(m["plinth_generation_tokens_total"] -
+                        before["plinth_generation_tokens_total"], 400)
+
+    def test_metrics_names(self):
+        m = SERVER.metrics()
+        for name in ["plinth_num_requests_running", "plinth_num_requests_waiting",
+                     "plinth_kv_cache_usage_perc", "plinth_time_to_first_token_seconds_count",
+                     "plinth_time_per_output_token_seconds_count",
+                     "plinth_e2e_request_latency_seconds_count", "plinth_prompt_tokens_total",
+                     "plinth_generation_tokens_total", "plinth_num_preemptions_total"]:
+            self.assertIn(name, m)
+
+
+class Limits(unittest.TestCase):
+    """A second server with --max-pending 2: a third concurrent request gets 429 + Retry-After;
+    SIGINT drains: running requests still complete, then exit 0."""
+
+    def test_queue_bound_and_drain(self):
+        with PlinthServer(ARGS.plinth, ARGS.manifest, "--max-pending", "2") as small:
+            body = {"model": small.model, "prompt": "Tell me a story", "max_tokens": 40,
+                    "temperature": 0}
+            results = []
+
+            def one():
+                results.append(raw("POST", "/v1/completions", body, server=small))
+            threads = [threading.Thread(target=one) for _ in range(2)]
+            for t in threads:
+                t.start()
+            time.sleep(0.5)
+            status, hdrs, data = raw("POST", "/v1/completions", body, server=small)
+            self.assertEqual(status, 429, data)
+            self.assertIn("retry-after", hdrs)
+            self.assertEqual(json.loads(data)["error"]["type"], "rate_limit_error")
+            # Drain while both run: they still finish completely.
+            small.proc.send_signal(2)
+            for t in threads:
+                t.join()
+            self.assertEqual(small.proc.wait(60), 0)
+            for status, _, data in results:
+                self.assertEqual(status, 200, data)
+                self.assertEqual(json.loads(data)["usage"]["completion_tokens"], 40)
+
+
+def main():
+    global ARGS, SERVER, openai
+    p = argparse.ArgumentParser()
+    p.add_argument("--plinth", required=True)
+    p.add_argument("--manifest", required=True)
+    ARGS, rest = p.parse_known_args()
+    openai = ensure_openai()
+    if openai is None:
+        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
+        return 77
+    with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
+        SERVER = server
+        prog = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False)
+        rc = server.stop()
+    if rc != 0:
+        print(f"plinth serve exited {rc} after SIGINT")
+        return 1
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
