@@ -276,8 +276,8 @@ void HttpSession::do_write() {
 
 void HttpSession::on_write(beast::error_code ec) {
   writing_ = false;
-  if (ec) {
-    // The client is gone: a running generation is aborted.
+  if (ec || closed_) {
+    // The client is gone (or we closed): a running generation is aborted.
     out_.clear();
     if (generating_) client_gone();
     return shutdown();
@@ -358,7 +358,7 @@ void HttpSession::linger(size_t total) {
 void HttpSession::shutdown() {
   if (closed_) return;
   closed_ = true;
-  out_.clear();
+  if (!writing_) out_.clear();  // a pending write still reads out_.front()
   beast::error_code ignored;
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);

@@ -5,6 +5,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -19,12 +20,19 @@ class PlinthServer:
 
     def __enter__(self):
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
-        line = self.proc.stdout.readline()
-        m = re.match(r"plinth: serving (.*) on (http://\S+)", line)
+        m = None
+        for _ in range(50):  # a wrapper (gdb, valgrind) may print lines first
+            line = self.proc.stdout.readline()
+            m = re.match(r"plinth: serving (.*) on (http://\S+)", line)
+            if m or not line:
+                break
         if not m:
             self.proc.kill()
             raise RuntimeError(f"plinth serve did not start: {line!r} (exit {self.proc.wait()})")
         self.model, self.url = m.group(1), m.group(2)
+        # Keep reading stdout so that a chatty wrapper never blocks on a full pipe.
+        threading.Thread(target=lambda: [sys.stderr.write(l) for l in self.proc.stdout],
+                         daemon=True).start()
         return self
 
     def stop(self, timeout=60):

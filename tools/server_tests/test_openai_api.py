@@ -274,7 +274,7 @@ class Limits(unittest.TestCase):
     def test_queue_bound_and_drain(self):
         with PlinthServer(ARGS.plinth, ARGS.manifest, "--max-pending", "2") as small:
             body = {"model": small.model, "prompt": "Tell me a story", "max_tokens": 40,
-                    "temperature": 0}
+                    "temperature": 0, "ignore_eos": True}
             results = []
 
             def one():

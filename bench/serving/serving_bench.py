@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Serving benchmark for OpenAI-compatible servers (plinth serve, llama-cpp-python, vLLM ...), in
+the style of vLLM's benchmark_serving.py: a fixed-seed prompt set sent at a request rate (Poisson
+arrivals) or a fixed concurrency, streamed through POST /v1/completions; prints request throughput,
+output tokens/s, TTFT / TPOT / ITL / end-to-end latency (mean, p50, p90, p99) and failures.
+
+  python3 bench/serving/serving_bench.py --base-url http://127.0.0.1:8000 --concurrency 8 \
+      --num-prompts 32 --input-len 64 --output-len 32 --seed 0
+
+Token counts come from the server's usage (stream_options.include_usage) when it sends one, else
+from the number of streamed chunks carrying text. TPOT = (e2e - TTFT) / (output tokens - 1);
+ITL = gaps between successive text chunks. Never fails on a time (exit 1 only when every request
+failed)."""
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import time
+
+import httpx
+
+WORDS = ("the of and to in is was for on that with as by at from his her it an were are which "
+         "this be or has had one their not but all its they new more also two first after time "
+         "city people world river house music school water story light north small game night "
+         "dragon garden letter market winter summer forest bridge island castle").split()
+
+
+def make_prompts(n, input_len, seed):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(input_len)) for _ in range(n)]
+
+
+class Result:
+    __slots__ = ("ok", "error", "ttft", "e2e", "itl", "output_tokens")
+
+    def __init__(self):
+        self.ok, self.error, self.ttft, self.e2e, self.itl, self.output_tokens = \
+            False, "", 0.0, 0.0, [], 0
+
+
+async def one_request(client, args, prompt):
+    r = Result()
+    body = {"model": args.model, "prompt": prompt, "max_tokens": args.output_len,
+            "temperature": args.temperature, "stream": True,
+            "stream_options": {"include_usage": True}}
+    if args.ignore_eos:
+        body["ignore_eos"] = True
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    start = time.perf_counter()
+    last = None
+    chunks = 0
+    try:
+        async with client.stream("POST", args.base_url + "/v1/completions", json=body,
+                                 headers=headers) as resp:
+            if resp.status_code != 200:
+                r.error = f"HTTP {resp.status_code}: {(await resp.aread())[:200]!r}"
+                return r
+            async for line in resp.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                data = line[6:]
+                if data == "[DONE]":
+                    break
+                j = json.loads(data)
+                if j.get("usage"):
+                    r.output_tokens = j["usage"]["completion_tokens"]
+                if j.get("choices") and j["choices"][0].get("text"):
+                    now = time.perf_counter()
+                    if last is None:
+                        r.ttft = now - start
+                    else:
+                        r.itl.append(now - last)
+                    last = now
+                    chunks += 1
+        r.e2e = time.perf_counter() - start
+        r.output_tokens = r.output_tokens or chunks
+        r.ok = last is not None
+        if not r.ok:
+            r.error = "no text streamed"
+    except Exception as e:  # noqa: BLE001 - a failed request is a figure, not a crash
+        r.error = f"{type(e).__name__}: {e}"
+    return r
+
+
+async def run(args):
+    prompts = make_prompts(args.num_prompts, args.input_len, args.seed)
+    limits = httpx.Limits(max_connections=max(args.concurrency or 256, 1))
+    async with httpx.AsyncClient(timeout=httpx.Timeout(600.0), limits=limits) as client:
+        if not args.model:
+            m = (await client.get(args.base_url + "/v1/models")).json()
+            args.model = m["data"][0]["id"]
+        sem = asyncio.Semaphore(args.concurrency) if args.concurrency else None
+        rng = random.Random(args.seed + 1)
+
+        async def guarded(p):
+            if sem is None:
+                return await one_request(client, args, p)
+            async with sem:
+                return await one_request(client, args, p)
+
+        # Warm-up request, not counted.
+        await one_request(client, args, prompts[0])
+        start = time.perf_counter()
+        tasks = []
+        for p in prompts:
+            tasks.append(asyncio.create_task(guarded(p)))
+            if args.request_rate != float("inf"):
+                await asyncio.sleep(rng.expovariate(args.request_rate))
+        results = await asyncio.gather(*tasks)
+        duration = time.perf_counter() - start
+    return results, duration
+
+
+def pct(values, q):
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = (len(s) - 1) * q / 100.0
+    f = int(k)
+    c = min(f + 1, len(s) - 1)
+    return s[f] + (s[c] - s[f]) * (k - f)
+
+
+def report(args, results, duration):
+    ok = [r for r in results if r.ok]
+    failed = [r for r in results if not r.ok]
+    out_tokens = sum(r.output_tokens for r in ok)
+    print(f"============ Serving Benchmark Result ============")
+    print(f"{'Server':<36}{args.base_url}")
+    mode = f"concurrency {args.concurrency}" if args.concurrency else f"rate {args.request_rate}/s"
+    print(f"{'Load':<36}{mode}, {args.num_prompts} prompts x {args.input_len} words, "
+          f"max_tokens {args.output_len}, seed {args.seed}")
+    print(f"{'Successful requests':<36}{len(ok)}")
+    print(f"{'Failed requests':<36}{len(failed)}")
+    print(f"{'Benchmark duration (s)':<36}{duration:.2f}")
+    print(f"{'Total generated tokens':<36}{out_tokens}")
+    print(f"{'Request throughput (req/s)':<36}{len(ok) / duration:.2f}")
+    print(f"{'Output token throughput (tok/s)':<36}{out_tokens / duration:.2f}")
+    series = {
+        "TTFT (ms)": [r.ttft * 1e3 for r in ok],
+        "TPOT (ms)": [(r.e2e - r.ttft) / (r.output_tokens - 1) * 1e3 for r in ok
+                      if r.output_tokens > 1],
+        "ITL (ms)": [x * 1e3 for r in ok for x in r.itl],
+        "E2E latency (ms)": [r.e2e * 1e3 for r in ok],
+    }
+    for name, vals in series.items():
+        mean = statistics.fmean(vals) if vals else float("nan")
+        print(f"{name:<18} mean {mean:9.1f}  p50 {pct(vals, 50):9.1f}  p90 {pct(vals, 90):9.1f}"
+              f"  p99 {pct(vals, 99):9.1f}")
+    for r in failed[:5]:
+        print(f"failure: {r.error}")
+    print("=" * 50)
+    return 0 if ok else 1
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--base-url", default="http://127.0.0.1:8000")
+    p.add_argument("--model", default="", help="default: the first of /v1/models")
+    p.add_argument("--api-key", default="")
+    p.add_argument("--num-prompts", type=int, default=32)
+    p.add_argument("--input-len", type=int, default=64, help="words per prompt")
+    p.add_argument("--output-len", type=int, default=32, help="max_tokens")
+    p.add_argument("--concurrency", type=int, default=0, help="requests in flight at most")
+    p.add_argument("--request-rate", type=float, default=float("inf"),
+                   help="Poisson arrivals per second (inf = all at once)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--ignore-eos", action="store_true", help="send ignore_eos (vLLM/plinth)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    results, duration = asyncio.run(run(args))
+    sys.exit(report(args, results, duration))
+
+
+if __name__ == "__main__":
+    main()
