@@ -1,0 +1,28 @@
+// Embedding plinth: an OpenAI-compatible server inside your own program, on your own io_context.
+//   embedded_server MANIFEST [PORT]     (PORT 0 = any free port; Ctrl-C drains and exits)
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "app/engine_host.hpp"
+#include "server/server.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 2) return std::fprintf(stderr, "usage: %s MANIFEST [PORT]\n", argv[0]), 2;
+  auto engine = plinth::server::AsyncEngine::load(argv[1]);  // model, plugins, engine thread
+  boost::asio::io_context io;                                // the program's own event loop
+  plinth::server::ServerOptions options;
+  options.port = argc > 2 ? static_cast<uint16_t>(std::stoi(argv[2])) : 8000;
+  plinth::server::Server server(io, *engine, options);
+  server.start();
+  std::printf("plinth: serving %s on http://127.0.0.1:%u\n", engine->host().model_name().c_str(),
+              static_cast<unsigned>(server.port()));
+  std::fflush(stdout);
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](auto, int) { server.drain([&io] { io.stop(); }); });
+  io.run();  // the program's other work could share this io_context
+  return 0;
+}
