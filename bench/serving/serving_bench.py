@@ -19,7 +19,8 @@ import statistics
 import sys
 import time
 
-import httpx
+import urllib.parse
+import urllib.request
 
 WORDS = ("the of and to in is was for on that with as by at from his her it an were are which "
          "this be or has had one their not but all its they new more also two first after time "
@@ -40,40 +41,75 @@ class Result:
             False, "", 0.0, 0.0, [], 0
 
 
-async def one_request(client, args, prompt):
+async def read_body_events(reader, chunked):
+    """Yields SSE data payloads from an HTTP/1.1 body (chunked or until EOF)."""
+    buf = b""
+    while True:
+        if chunked:
+            size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                break
+            data = await reader.readexactly(size + 2)
+            data = data[:-2]
+        else:
+            data = await reader.read(65536)
+            if not data:
+                break
+        buf += data
+        while b"\n\n" in buf:
+            frame, buf = buf.split(b"\n\n", 1)
+            for line in frame.split(b"\n"):
+                if line.startswith(b"data: "):
+                    yield line[6:].decode()
+
+
+async def one_request(args, prompt):
+    """One streamed completion over a fresh connection (stdlib only, so it runs anywhere)."""
     r = Result()
     body = {"model": args.model, "prompt": prompt, "max_tokens": args.output_len,
             "temperature": args.temperature, "stream": True,
             "stream_options": {"include_usage": True}}
     if args.ignore_eos:
         body["ignore_eos"] = True
-    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    raw = json.dumps(body).encode()
+    u = urllib.parse.urlparse(args.base_url)
+    auth = f"Authorization: Bearer {args.api_key}\r\n" if args.api_key else ""
     start = time.perf_counter()
     last = None
     chunks = 0
     try:
-        async with client.stream("POST", args.base_url + "/v1/completions", json=body,
-                                 headers=headers) as resp:
-            if resp.status_code != 200:
-                r.error = f"HTTP {resp.status_code}: {(await resp.aread())[:200]!r}"
-                return r
-            async for line in resp.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                data = line[6:]
-                if data == "[DONE]":
-                    break
-                j = json.loads(data)
-                if j.get("usage"):
-                    r.output_tokens = j["usage"]["completion_tokens"]
-                if j.get("choices") and j["choices"][0].get("text"):
-                    now = time.perf_counter()
-                    if last is None:
-                        r.ttft = now - start
-                    else:
-                        r.itl.append(now - last)
-                    last = now
-                    chunks += 1
+        reader, writer = await asyncio.open_connection(u.hostname, u.port or 80)
+        writer.write(f"POST {u.path.rstrip('/')}/v1/completions HTTP/1.1\r\nHost: {u.netloc}\r\n"
+                     f"Content-Type: application/json\r\n{auth}Content-Length: {len(raw)}\r\n"
+                     "Connection: close\r\n\r\n".encode() + raw)
+        await writer.drain()
+        status = int((await reader.readline()).split()[1])
+        chunked = False
+        while True:
+            h = (await reader.readline()).strip().lower()
+            if not h:
+                break
+            if h.startswith(b"transfer-encoding:") and b"chunked" in h:
+                chunked = True
+        if status != 200:
+            r.error = f"HTTP {status}: {(await reader.read(200))!r}"
+            writer.close()
+            return r
+        async for data in read_body_events(reader, chunked):
+            if data == "[DONE]":
+                break
+            j = json.loads(data)
+            if j.get("usage"):
+                r.output_tokens = j["usage"]["completion_tokens"]
+            if j.get("choices") and j["choices"][0].get("text"):
+                now = time.perf_counter()
+                if last is None:
+                    r.ttft = now - start
+                else:
+                    r.itl.append(now - last)
+                last = now
+                chunks += 1
+        writer.close()
         r.e2e = time.perf_counter() - start
         r.output_tokens = r.output_tokens or chunks
         r.ok = last is not None
@@ -86,31 +122,27 @@ async def one_request(client, args, prompt):
 
 async def run(args):
     prompts = make_prompts(args.num_prompts, args.input_len, args.seed)
-    limits = httpx.Limits(max_connections=max(args.concurrency or 256, 1))
-    async with httpx.AsyncClient(timeout=httpx.Timeout(600.0), limits=limits) as client:
-        if not args.model:
-            m = (await client.get(args.base_url + "/v1/models")).json()
-            args.model = m["data"][0]["id"]
-        sem = asyncio.Semaphore(args.concurrency) if args.concurrency else None
-        rng = random.Random(args.seed + 1)
+    if not args.model:
+        with urllib.request.urlopen(args.base_url + "/v1/models", timeout=30) as resp:
+            args.model = json.loads(resp.read())["data"][0]["id"]
+    sem = asyncio.Semaphore(args.concurrency) if args.concurrency else None
+    rng = random.Random(args.seed + 1)
 
-        async def guarded(p):
-            if sem is None:
-                return await one_request(client, args, p)
-            async with sem:
-                return await one_request(client, args, p)
+    async def guarded(p):
+        if sem is None:
+            return await one_request(args, p)
+        async with sem:
+            return await one_request(args, p)
 
-        # Warm-up request, not counted.
-        await one_request(client, args, prompts[0])
-        start = time.perf_counter()
-        tasks = []
-        for p in prompts:
-            tasks.append(asyncio.create_task(guarded(p)))
-            if args.request_rate != float("inf"):
-                await asyncio.sleep(rng.expovariate(args.request_rate))
-        results = await asyncio.gather(*tasks)
-        duration = time.perf_counter() - start
-    return results, duration
+    await one_request(args, prompts[0])  # warm-up, not counted
+    start = time.perf_counter()
+    tasks = []
+    for p in prompts:
+        tasks.append(asyncio.create_task(guarded(p)))
+        if args.request_rate != float("inf"):
+            await asyncio.sleep(rng.expovariate(args.request_rate))
+    results = await asyncio.gather(*tasks)
+    return results, time.perf_counter() - start
 
 
 def pct(values, q):
