@@ -310,14 +310,16 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
   }
 
   const int64_t context = host.config().context_length;
-  int64_t max_tokens = -1;
+  int64_t max_tokens = 0;
+  bool max_given = false;
   const char* max_key = "max_tokens";
   if (kind == ApiKind::chat && read_int(body, "max_completion_tokens", max_tokens)) {
     max_key = "max_completion_tokens";
+    max_given = true;
   } else {
-    read_int(body, "max_tokens", max_tokens);
+    max_given = read_int(body, "max_tokens", max_tokens);
   }
-  if (max_tokens != -1 && (max_tokens < 1 || max_tokens >= context)) {
+  if (max_given && (max_tokens < 1 || max_tokens >= context)) {
     throw ApiError::invalid(max_key, std::string(max_key) + " = " + std::to_string(max_tokens) +
                                          ": must be in [1, " + std::to_string(context - 1) + "]");
   }
@@ -331,7 +333,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
                        " tokens; shorten it to at most " + std::to_string(context - 1),
                    kind == ApiKind::chat ? "messages" : "prompt", "context_length_exceeded");
   }
-  if (max_tokens == -1) {
+  if (!max_given) {
     max_tokens = kind == ApiKind::completion ? 16 : context - prompt_len;
   } else if (prompt_len + max_tokens > context) {
     throw ApiError(400, "invalid_request_error",

@@ -207,6 +207,10 @@ class Errors(unittest.TestCase):
         self.assert_error(400, 400, {"model": m, "prompt": "x", "n": 0})
         self.assert_error(400, 400, {"model": m, "prompt": "x", "n": 1000})
         self.assert_error(400, 400, {"model": m, "prompt": "x", "max_tokens": 0})
+        self.assert_error(400, 400, {"model": m, "prompt": "x", "max_tokens": -1})
+        self.assert_error(400, 400, {"model": m, "max_completion_tokens": -1,
+                                     "messages": [{"role": "user", "content": "x"}]},
+                          path="/v1/chat/completions")
         self.assert_error(400, 400, {"model": m, "prompt": "x", "max_tokens": 10**7})
         self.assert_error(400, 400, {"model": m, "prompt": "x", "temperature": 5})
         self.assert_error(400, 400, {"model": m, "prompt": "x", "top_p": 0})
