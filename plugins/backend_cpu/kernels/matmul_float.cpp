@@ -84,14 +84,19 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
     // Q4_1: the tile's minima as f32 [kRowTile, nbp], converted once for all activation rows.
     thread_local std::vector<float> mins_buf;
     if (has_min && static_cast<int64_t>(mins_buf.size()) < kRowTile * nbp) {
-      mins_buf.assign(static_cast<size_t>(kRowTile * nbp), 0.0f);  // the padding stays 0
+      mins_buf.resize(static_cast<size_t>(kRowTile * nbp));
     }
     float tmp[kMaxFloatTile];
     for (int64_t rt = r0; rt < r1; rt += kRowTile) {
       const int64_t re = std::min(rt + kRowTile, r1);
       if (has_min) {
-        for (int64_t r = rt; r < re; ++r)
-          k.q4_1_mins(base + r * wrow, nb, &mins_buf[(r - rt) * nbp]);
+        for (int64_t r = rt; r < re; ++r) {
+          float* m = &mins_buf[static_cast<size_t>((r - rt) * nbp)];
+          k.q4_1_mins(base + r * wrow, nb, m);
+          // The padding must be 0 (the formula's m_b for b >= nb): the buffer is reused across
+          // matrices of other widths, whose rows lay out differently.
+          std::fill(m + nb, m + nbp, 0.0f);
+        }
       }
       for (int64_t i = 0; i < n; i += group) {
         const int nx = static_cast<int>(std::min<int64_t>(group, n - i));

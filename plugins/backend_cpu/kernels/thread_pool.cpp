@@ -19,8 +19,19 @@ thread_local bool t_inside_task = false;
 constexpr int kSpinIterations = 20000;
 constexpr int64_t kChunksPerParticipant = 8;
 
+// claim_ = generation << 32 | chunk count << 16 | next chunk. The chunk count travels in the same
+// word as the generation, so a participant can never hold one job's generation with another
+// job's count (the race a separate count had: see AlternatingJobSizesNeverRunAChunkTwice).
+constexpr int64_t kMaxChunks = 0xffff;
+
 uint32_t gen_of(uint64_t claim) {
   return static_cast<uint32_t>(claim >> 32);
+}
+int64_t chunks_of(uint64_t claim) {
+  return static_cast<int64_t>((claim >> 16) & 0xffffu);
+}
+int64_t next_of(uint64_t claim) {
+  return static_cast<int64_t>(claim & 0xffffu);
 }
 }  // namespace
 
@@ -45,8 +56,8 @@ void ThreadPool::run_chunks(uint32_t gen) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
     if (gen_of(c) != gen) return;
-    const auto idx = static_cast<int64_t>(c & 0xffffffffu);
-    const int64_t chunks = num_chunks_.load(std::memory_order_acquire);
+    const int64_t idx = next_of(c);
+    const int64_t chunks = chunks_of(c);
     if (idx >= chunks) return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
     // Claimed chunk idx of job `gen`: the job cannot end before we report it done.
@@ -93,16 +104,16 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
-  const int64_t chunks = std::min<int64_t>(n, kChunksPerParticipant * size());
+  const int64_t chunks = std::min({n, kChunksPerParticipant * size(), kMaxChunks});
   fn_ = &fn;
   n_ = n;
   error_ = nullptr;
-  num_chunks_.store(chunks, std::memory_order_release);
   done_chunks_.store(0, std::memory_order_release);
   const uint32_t gen = ++generation_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    claim_.store(static_cast<uint64_t>(gen) << 32, std::memory_order_release);
+    claim_.store(static_cast<uint64_t>(gen) << 32 | static_cast<uint64_t>(chunks) << 16,
+                 std::memory_order_release);
   }
   wake_.notify_all();
   run_chunks(gen);

@@ -46,10 +46,10 @@ class ThreadPool {
   std::condition_variable wake_;
   std::atomic<bool> stop_{false};
 
-  // The current job. `claim_` = generation << 32 | next chunk; fn_, n_ and num_chunks_ are written
-  // before claim_ publishes a new generation and are only read after a successful claim.
+  // The current job. `claim_` = generation << 32 | chunk count << 16 | next chunk, one word so a
+  // claim is checked against its own job's count; fn_ and n_ are written before claim_ publishes
+  // a new generation and are only read after a successful claim.
   std::atomic<uint64_t> claim_{0};
-  std::atomic<int64_t> num_chunks_{0};
   std::atomic<int64_t> done_chunks_{0};
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;

@@ -28,6 +28,27 @@ TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
   }
 }
 
+// Regression (CI segfault): a worker that had just finished the last chunk of a job with few
+// chunks could claim "chunk k" of that old job after the caller had published the chunk count of
+// the next, larger job but not yet its generation, and then run the next job's function (or a
+// dangling one) on top of the participants of the new job. Jobs of alternating chunk counts, back
+// to back, with a worker count above the cores, make that window likely; every index of every job
+// must still be run exactly once.
+TEST(ThreadPool, AlternatingJobSizesNeverRunAChunkTwice) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> hits(64);
+  for (int rep = 0; rep < 20000; ++rep) {
+    const int64_t n = rep % 2 == 0 ? 2 : 64;
+    for (int64_t i = 0; i < n; ++i) hits[static_cast<size_t>(i)].store(0);
+    pool.parallel_for(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "job " << rep << " n=" << n << " i=" << i;
+    }
+  }
+}
+
 TEST(ThreadPool, WorkersTakeChunksWhileTheCallerIsBusy) {
   ThreadPool pool(2);
   std::atomic<int> other{0};
