@@ -7,7 +7,7 @@
 // Weights rotate through copies totalling ≥ 96 MiB, so n = 1 reads them from memory as a decode
 // step does (the model's 30 layers do not fit in the 32 MiB L3) rather than from cache.
 //
-//   bench_kernels [--n 1,16,512] [--threads 1,2] [--isa avx2|scalar] [--min-time 0.25]
+//   bench_kernels [--n 1,16,512] [--threads 1,2] [--isa avx512|avx2|scalar] [--min-time 0.25]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -91,7 +91,9 @@ int main(int argc, char** argv) {
     else if (a == "--min-time")
       min_time = std::atof(argv[i + 1]);
     else if (a == "--isa")
-      set_active_isa(std::string(argv[i + 1]) == "scalar" ? Isa::Scalar : Isa::Avx2);
+      set_active_isa(std::string(argv[i + 1]) == "scalar"   ? Isa::Scalar
+                     : std::string(argv[i + 1]) == "avx2" ? Isa::Avx2
+                                                          : Isa::Avx512);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;

@@ -18,13 +18,12 @@ struct ForwardOptions {
   int threads = 1;                  // thread pool participants, caller included
   KvDtype kv_dtype = KvDtype::F32;  // element type of the cached K/V
   int64_t max_batch_tokens = 2048;  // largest num_tokens of one forward (scratch rows)
-  // How the kernels multiply: Simd quantizes activations to int8 per 32 elements (llama.cpp's
-  // scheme) and is batch-invariant (a row's result never depends on the other rows), so it is
-  // the default (DESIGN §2: temperature-0 output must not depend on batching). Blas dequantizes
-  // weights to f32 and runs sgemm (f32-accurate; slow for few rows). Float keeps activations in
-  // f32 and dequantizes weights in registers (batch-invariant and f32-accurate, ~2-3x slower). Auto
-  // lets the kernels pick per row count (faster prefill, but the logits then depend on how a prompt
-  // was chunked).
+  // How the kernels multiply. Float (the default) keeps activations in f32 and dequantizes
+  // panel-packed weights in registers: batch-invariant (a row's result never depends on the other
+  // rows; DESIGN §2: temperature-0 output must not depend on batching) and f32-accurate. Simd
+  // quantizes activations to int8 per 32 elements (llama.cpp's scheme), also batch-invariant.
+  // Blas dequantizes weights to f32 and runs sgemm (f32-accurate; slow for few rows). Auto lets
+  // the kernels pick per row count (the logits then depend on how a prompt was chunked).
   MatmulPath matmul = MatmulPath::Float;
 };
 

@@ -6,6 +6,8 @@
 #include <string_view>
 
 #include "dequantize.hpp"
+#include "matmul_float.hpp"
+#include "panel_layout.hpp"
 #include "plinth/plugin.hpp"
 
 namespace plinth::cpu {
@@ -212,6 +214,21 @@ LlamaWeights bind_llama_weights(const plinth_model_desc& model) {
     L.w_down = table.matrix(p + "ffn_down.weight", s.ffn, s.hidden);
   }
   return w;
+}
+
+void pack_for_float_path(LlamaWeights& w, ThreadPool& pool) {
+  const auto pack = [&](WeightView& v) {
+    if (v.type != WeightType::Q8_0 && v.type != WeightType::Q4_0 && v.type != WeightType::Q4_1) {
+      return;
+    }
+    auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::packed_bytes(v)));
+    detail::pack_weights(v, buf.data(), pool);
+    v.panels = buf.data();
+  };
+  for (LayerWeights& l : w.layers) {
+    for (WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*v);
+  }
+  pack(w.lm_head);
 }
 
 }  // namespace plinth::cpu

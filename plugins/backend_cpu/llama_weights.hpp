@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "plinth/model.h"
+#include "thread_pool.hpp"
 #include "weight_types.hpp"
 
 namespace plinth::cpu {
@@ -50,6 +51,7 @@ struct LlamaWeights {
   const float* output_norm = nullptr;     // [hidden]
   std::vector<LayerWeights> layers;       // [n_layers]
   std::vector<std::vector<float>> owned;  // norms converted from F16/BF16 files
+  std::vector<std::vector<uint8_t>> packed;  // panel copies (pack_for_float_path)
 };
 
 /// Binds `model`. Throws plinth::sdk::Error: UNSUPPORTED for an architecture other than "llama"
@@ -57,5 +59,11 @@ struct LlamaWeights {
 /// for an inconsistent config or a missing / wrongly shaped tensor (naming it, its dims and the
 /// expected dims, ggml order).
 LlamaWeights bind_llama_weights(const plinth_model_desc& model);
+
+/// Copies every quantized matrix (the layers' and the LM head; not token_embd, which is only
+/// gathered from) into the Float path's panel layout (kernels/panel_layout.hpp), owned by `w`, and
+/// points its view at the copy, so MatmulPath::Float does not repack per call. Costs ~1.2× the
+/// quantized bytes (measured for SmolLM2-135M Q4_1: README.md). Splits the work over `pool`.
+void pack_for_float_path(LlamaWeights& w, ThreadPool& pool);
 
 }  // namespace plinth::cpu

@@ -19,6 +19,14 @@ bool cpu_has_avx2() {
 #endif
 }
 
+bool cpu_has_avx512() {
+#if defined(__x86_64__) || defined(__i386__)
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
 std::atomic<Isa>& active() {
   static std::atomic<Isa> isa{best_isa()};
   return isa;
@@ -27,11 +35,20 @@ std::atomic<Isa>& active() {
 }  // namespace
 
 const char* isa_name(Isa isa) {
-  return isa == Isa::Avx2 ? "avx2" : "scalar";
+  switch (isa) {
+    case Isa::Avx512:
+      return "avx512";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Scalar:
+      break;
+  }
+  return "scalar";
 }
 
 Isa best_isa() {
-  static const Isa best = cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+  static const Isa best =
+      cpu_has_avx512() ? Isa::Avx512 : (cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar);
   return best;
 }
 
@@ -40,16 +57,17 @@ Isa active_isa() {
 }
 
 void set_active_isa(Isa isa) {
-  if (isa == Isa::Avx2 && best_isa() != Isa::Avx2) {
-    throw std::invalid_argument(
-        "set_active_isa(avx2): this CPU lacks AVX2/FMA/F16C; use Isa::Scalar");
+  if (static_cast<int>(isa) > static_cast<int>(best_isa())) {
+    throw std::invalid_argument(std::string("set_active_isa(") + isa_name(isa) +
+                                "): this CPU lacks it (best: " + isa_name(best_isa()) +
+                                "); use Isa::Scalar or best_isa()");
   }
   active().store(isa, std::memory_order_relaxed);
 }
 
 namespace detail {
 const KernelTable& active_kernels() {
-  return active_isa() == Isa::Avx2 ? avx2_kernels() : scalar_kernels();
+  return has_avx2(active_isa()) ? avx2_kernels() : scalar_kernels();
 }
 }  // namespace detail
 

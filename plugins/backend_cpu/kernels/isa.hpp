@@ -3,10 +3,17 @@
 
 namespace plinth::cpu {
 
-/// Kernel families. `Avx2` needs AVX2 + FMA + F16C; `Scalar` runs on any x86-64 (or other) CPU.
-enum class Isa { Scalar, Avx2 };
+/// Kernel families, each a superset of the one before. `Avx2` needs AVX2 + FMA + F16C; `Avx512`
+/// also AVX-512F (only the Float path's panel kernels have an AVX-512 version; every other kernel
+/// runs its AVX2 version there); `Scalar` runs on any x86-64 (or other) CPU.
+enum class Isa { Scalar, Avx2, Avx512 };
 
-/// "scalar" / "avx2".
+/// True for Avx2 and Avx512 (the AVX2 kernels may run).
+inline bool has_avx2(Isa isa) {
+  return isa != Isa::Scalar;
+}
+
+/// "scalar" / "avx2" / "avx512".
 const char* isa_name(Isa isa);
 /// The best family this CPU supports (checked once with __builtin_cpu_supports).
 Isa best_isa();

@@ -42,34 +42,29 @@ struct KernelTable {
   void (*scale)(float* x, float s, int64_t n);         // x *= s
 };
 
-/// Float path (MatmulPath::Float): f32 activations × quantized weights, dequantized in registers.
-/// out[i] = W · x_i for activation rows i < nx (1..kMaxFloatTile): W is one weight row of
-/// `nblocks` blocks (unpacked once for all nx rows); activation row i starts at x + i * x_stride
-/// floats. Q4_1 only (else unused): `mins` = the row's block minima as f32 and sx + i * sx_stride
-/// = row i's block sums (block_sums), both padded with zeros to a multiple of 8 blocks.
-/// Every output element follows the same arithmetic sequence whatever nx and the other rows are
-/// (matmul_float.hpp states the formula), which makes the Float path batch-invariant.
-using FloatQuantDotFn = void (*)(int64_t nblocks, const uint8_t* w, const float* mins,
-                                 const float* x, int64_t x_stride, const float* sx,
-                                 int64_t sx_stride, int nx, float* out);
-
-/// Largest nx of one FloatQuantDotFn call (nx accumulators + one unpacked block must fit the 16
-/// YMM registers; 8 rows measured ~10% faster than 4 at n = 512).
-inline constexpr int kMaxFloatTile = 8;
-
-struct FloatQuantKernels {
-  FloatQuantDotFn dot_q8_0;
-  FloatQuantDotFn dot_q4_0;
-  FloatQuantDotFn dot_q4_1;
-  /// out[b] = f32 minimum m of block b of a Q4_1 row of `nblocks` blocks (exact).
-  void (*q4_1_mins)(const uint8_t* w, int64_t nblocks, float* out);
+/// One Float-path multiplication over panel-packed weights (panel_layout.hpp):
+/// y[i, r] for all activation rows i < n and the output rows of the panels a run call is given.
+/// Every output element follows the one arithmetic sequence of matmul_float.hpp, whatever n, the
+/// panel range, the tile shape or the ISA, so the three run functions give the same bits.
+struct PanelJob {
+  WeightType type;        // Q8_0, Q4_0 or Q4_1
+  const uint8_t* panels;  // packed_bytes(W) bytes
+  int64_t nb;             // blocks per weight row (cols / 32)
+  int64_t panel_bytes;    // nb · panel_block_bytes(type)
+  int64_t rows;           // output rows of W = row length of y
+  const float* x;         // [n, nb · 32]
+  const float* sx;        // Q4_1: [n, sx_stride] block sums (block_sums); else unused
+  int64_t sx_stride;
+  int64_t n;
+  float* y;  // [n, rows]
 };
+using PanelRunFn = void (*)(const PanelJob& job, int64_t p0, int64_t p1);  // panels [p0, p1)
 
-/// kernels_float_scalar.cpp / kernels_float_avx2.cpp (the latter only with AVX2 + FMA + F16C).
-const FloatQuantKernels& scalar_float_kernels();
-const FloatQuantKernels& avx2_float_kernels();
-/// The table of active_isa().
-const FloatQuantKernels& active_float_kernels();
+/// kernels_panel_scalar.cpp (std::fma, any CPU), kernels_panel_avx2.cpp (AVX2 + FMA),
+/// kernels_panel_avx512.cpp (AVX-512F): call the latter two only where the CPU has them.
+void run_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1);
+void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1);
+void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1);
 
 const KernelTable& scalar_kernels();
 /// Only to be called when the CPU supports AVX2 + FMA + F16C.

@@ -24,6 +24,10 @@ struct WeightView {
   const void* data;
   int64_t rows;
   int64_t cols;
+  /// Optional, not owned: the same matrix in the Float path's panel layout (panel_layout.hpp,
+  /// pack_panels; quantized types only), kept alive by whoever owns the view. When null, the
+  /// Float path packs the weights itself on every call (correct, slower: tests and one-off uses).
+  const uint8_t* panels = nullptr;
 };
 
 inline constexpr int64_t kQuantBlock = 32;  ///< elements per Q8_0/Q4_0/Q4_1 block

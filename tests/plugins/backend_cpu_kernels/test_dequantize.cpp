@@ -70,7 +70,7 @@ class ActivationQuantTest : public ::testing::TestWithParam<Isa> {};
 TEST_P(ActivationQuantTest, MatchesGgufQ8_0) {
   if (!isa_available(GetParam())) GTEST_SKIP() << "CPU lacks " << isa_name(GetParam());
   const auto& f = quant_fixture();
-  const auto& k = GetParam() == Isa::Avx2 ? detail::avx2_kernels() : detail::scalar_kernels();
+  const auto& k = has_avx2(GetParam()) ? detail::avx2_kernels() : detail::scalar_kernels();
   const int64_t nb = f.cols / kQuantBlock;
   ASSERT_EQ(static_cast<int64_t>(f.x_q8_0.size()), f.n * nb * 34);
   std::vector<BlockQ8A> q(static_cast<size_t>(nb));

@@ -15,7 +15,7 @@ namespace {
 class FloatOpsTest : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (!isa_available(GetParam())) GTEST_SKIP() << "CPU lacks AVX2";
+    if (!isa_available(GetParam())) GTEST_SKIP() << "CPU lacks " << isa_name(GetParam());
   }
   std::vector<float> random(int64_t n, float sd) {
     std::normal_distribution<float> d(0.0f, sd);

@@ -44,7 +44,8 @@ using Param = std::tuple<Isa, int, MatmulPath>;
 class MatmulTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (!isa_available(std::get<0>(GetParam()))) GTEST_SKIP() << "CPU lacks AVX2";
+    if (!isa_available(std::get<0>(GetParam())))
+      GTEST_SKIP() << "CPU lacks " << isa_name(std::get<0>(GetParam()));
   }
   Isa isa() const { return std::get<0>(GetParam()); }
   int threads() const { return std::get<1>(GetParam()); }

@@ -1,6 +1,7 @@
 // MatmulPath::Float: accuracy against float64 dot products of gguf-dequantized weights with the
 // error bound derived in matmul_float.hpp, batch invariance (bit-identical rows for any n, offset
-// and thread count), and scalar/AVX2 agreement.
+// and thread count), and the same bits from the scalar, AVX2 and AVX-512 kernels and from
+// pre-packed panels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,8 @@
 #include "dequantize.hpp"
 #include "fixture.hpp"
 #include "matmul.hpp"
+#include "matmul_float.hpp"
+#include "panel_layout.hpp"
 #include "test_util.hpp"
 
 namespace plinth::cpu::test {
@@ -27,7 +30,7 @@ float f16_at(const uint8_t* p) {
 
 // The reference y = Σ_j w_j·x_j in float64 over the gguf-dequantized row `wdeq`, and the bound of
 // matmul_float.hpp for the Float path's arithmetic on the raw row:
-//   quantized:  (nb + 16)·u·(Σ_j |d_b q_j x_j| + Σ_b |m_b|·Σ_{j∈b}|x_j|) + u·Σ_j |w_j x_j|
+//   quantized:  (2·nb + 40)·u·(Σ_j |d_b q_j x_j| + Σ_b |m_b|·Σ_{j∈b}|x_j|) + u·Σ_j |w_j x_j|
 //               (the last term: gguf-py rounds Q4_1 weights to fl(d·q + m); the kernel does not)
 //   F32/F16/BF16 (the f32 FMA dot kernels): (cols/8 + 16)·u·Σ_j |w_j x_j|
 RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const float* x,
@@ -63,7 +66,7 @@ RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const floa
       terms += std::fabs(d * q[j]) * xj + std::fabs(m) * xj;
     }
   }
-  return {sum, static_cast<double>(nb + 16) * kU * terms + kU * abs_wx + 1e-30};
+  return {sum, static_cast<double>(2 * nb + 40) * kU * terms + kU * abs_wx + 1e-30};
 }
 
 // Checks the Float path's y[n, rows] for raw weights; returns the largest |y − ref| / Σ|w x|.
@@ -104,7 +107,8 @@ using Param = std::tuple<Isa, int>;
 class MatmulFloatTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (!isa_available(std::get<0>(GetParam()))) GTEST_SKIP() << "CPU lacks AVX2";
+    if (!isa_available(std::get<0>(GetParam())))
+      GTEST_SKIP() << "CPU lacks " << isa_name(std::get<0>(GetParam()));
   }
   Isa isa() const { return std::get<0>(GetParam()); }
   int threads() const { return std::get<1>(GetParam()); }
@@ -155,7 +159,7 @@ TEST_P(MatmulFloatTest, ModelShapedRandomWeights) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, MatmulFloatTest,
-                         ::testing::Combine(::testing::Values(Isa::Scalar, Isa::Avx2),
+                         ::testing::Combine(::testing::ValuesIn(all_isas()),
                                             ::testing::Values(1, 2)),
                          [](const auto& p) {
                            return std::string(isa_name(std::get<0>(p.param))) + "_t" +
@@ -163,13 +167,13 @@ INSTANTIATE_TEST_SUITE_P(All, MatmulFloatTest,
                          });
 
 // DESIGN §2: a row's result is bit-identical alone, in any batch at any position, on 1 or 2
-// threads. 37 output rows: not a multiple of the 16-row tile; n = 1, 3, 65 are not multiples of
-// the activation groups.
+// threads. 37 output rows: a partial last panel; n = 1, 3, 65 are not multiples of the 6-row
+// tiles, and n <= 2 takes the wide tiles.
 TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) {
   std::mt19937 rng(17);
   const int64_t rows = 37, total = 512;
   ThreadPool one(1), two(2);
-  // 576 and 1536 columns: the driver groups 8 resp. 4 activation rows per unpacked block.
+  // 576 and 1536 columns: the two block counts of the model (18 and 48 blocks per row).
   for (int64_t cols : {576, 1536}) {
     const auto x = normal_rows(total, cols, rng);
     for (Isa isa : all_isas()) {
@@ -199,35 +203,51 @@ TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount)
   }
 }
 
-// The scalar fallback and the AVX2 kernels compute the same formula (FMA vs separate rounding):
-// they agree within the derived bound, each being batch-invariant on its own.
-TEST(MatmulFloatIsaAgreement, ScalarAndAvx2AgreeWithinTheBound) {
-  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2";
+// matmul_float.hpp: every step is one fused multiply-add, so the scalar (std::fma), AVX2 and
+// AVX-512 kernels give the same bits, for every tile shape (n = 1, 2 take the wide tiles; 7 and 13
+// leave row tails) and for a row count that leaves a partial last panel (61).
+TEST(MatmulFloatIsaAgreement, EveryIsaGivesTheSameBits) {
   ThreadPool pool(2);
   std::mt19937 rng(23);
-  const int64_t rows = 61, cols = 1536, n = 7;
-  const auto x = normal_rows(n, cols, rng);
-  for (WeightType t : kAllTypes) {
+  const int64_t rows = 61, cols = 1536;
+  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
     const auto raw = random_weights(t, rows, cols, rng);
-    std::vector<float> wdeq(static_cast<size_t>(rows * cols));
-    dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
     const WeightView view{t, raw.data(), rows, cols};
-    std::vector<float> ys(static_cast<size_t>(n * rows)), ya(ys.size());
-    {
-      IsaScope scope(Isa::Scalar);
-      matmul(view, x.data(), n, ys.data(), pool, MatmulPath::Float);
-    }
-    matmul(view, x.data(), n, ya.data(), pool, MatmulPath::Float);
-    const int64_t rb = row_bytes(t, cols);
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const auto k = static_cast<size_t>(i * rows + r);
-        const RefDot ref =
-            float_ref(t, raw.data() + r * rb, wdeq.data() + r * cols, x.data() + i * cols, cols);
-        ASSERT_NEAR(ys[k], ya[k], 2 * ref.bound)
-            << weight_type_name(t) << " [" << i << ", " << r << "]";
+    for (int64_t n : {1, 2, 7, 13}) {
+      const auto x = normal_rows(n, cols, rng);
+      std::vector<float> ref(static_cast<size_t>(n * rows));
+      {
+        IsaScope scope(Isa::Scalar);
+        matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Float);
+      }
+      for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+        if (!isa_available(isa)) continue;
+        IsaScope scope(isa);
+        std::vector<float> y(ref.size(), NAN);
+        matmul(view, x.data(), n, y.data(), pool, MatmulPath::Float);
+        ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
+            << isa_name(isa) << " vs scalar, " << weight_type_name(t) << " n=" << n;
       }
     }
+  }
+}
+
+// Weights packed once (how backend_cpu runs) give the bits of weights packed per call.
+TEST(MatmulFloatPanels, PrePackedWeightsGiveTheSameBits) {
+  ThreadPool pool(2);
+  std::mt19937 rng(29);
+  const int64_t rows = 45, cols = 576, n = 9;
+  const auto x = normal_rows(n, cols, rng);
+  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
+    const auto raw = random_weights(t, rows, cols, rng);
+    WeightView view{t, raw.data(), rows, cols};
+    std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size(), NAN);
+    matmul(view, x.data(), n, a.data(), pool, MatmulPath::Float);
+    std::vector<uint8_t> packed(static_cast<size_t>(detail::packed_bytes(view)));
+    detail::pack_weights(view, packed.data(), pool);
+    view.panels = packed.data();
+    matmul(view, x.data(), n, b.data(), pool, MatmulPath::Float);
+    ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << weight_type_name(t);
   }
 }
 

@@ -27,11 +27,11 @@ class IsaScope {
 };
 
 inline bool isa_available(Isa isa) {
-  return isa == Isa::Scalar || best_isa() == Isa::Avx2;
+  return static_cast<int>(isa) <= static_cast<int>(best_isa());
 }
 
 inline std::vector<Isa> all_isas() {
-  return {Isa::Scalar, Isa::Avx2};
+  return {Isa::Scalar, Isa::Avx2, Isa::Avx512};
 }
 
 /// Reference y = Σ_j w[j]·x[j] in double and the largest error a correct f32 kernel may make.

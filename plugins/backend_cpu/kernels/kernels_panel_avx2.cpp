@@ -1,0 +1,55 @@
+// The Float path's panel kernel with AVX2 + FMA (8 lanes: two registers per panel), built with
+// -mavx2 -mfma and reached only after the run-time CPU check (isa.cpp). Tiles of up to 2
+// activation rows × 1 panel: 8 accumulators and 4 unpacked vectors within the 16 YMM registers.
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1) {
+  run_panels_scalar(job, p0, p1);
+}
+}  // namespace plinth::cpu::detail
+#else
+
+#include <immintrin.h>
+
+#include "panel_simd.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+struct V256 {
+  using reg = __m256;
+  static constexpr int kLanes = 8, kMaxRows = 2, kWide = 1, kNarrow = 1;
+  static reg zero() { return _mm256_setzero_ps(); }
+  static reg set1(float f) { return _mm256_set1_ps(f); }
+  static reg load(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
+  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+  template <bool kOffset8>
+  static void nibbles(const uint8_t* q, reg& lo, reg& hi) {
+    const __m256i raw = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+    __m256i l = _mm256_and_si256(raw, _mm256_set1_epi32(0x0f));
+    __m256i h = _mm256_srli_epi32(raw, 4);
+    if constexpr (kOffset8) {
+      l = _mm256_sub_epi32(l, _mm256_set1_epi32(8));
+      h = _mm256_sub_epi32(h, _mm256_set1_epi32(8));
+    }
+    lo = _mm256_cvtepi32_ps(l);
+    hi = _mm256_cvtepi32_ps(h);
+  }
+  static reg int8s(const uint8_t* q) {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+  }
+};
+
+}  // namespace
+
+void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<panel::Simd<V256>>(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail
+
+#endif  // x86

@@ -1,0 +1,59 @@
+// The Float path's panel kernel with AVX-512F (16 lanes = one panel per register), built with
+// -mavx512f -mavx2 -mfma and reached only after the run-time CPU check (isa.cpp). Tiles of up to
+// 6 activation rows × 2 panels (24 accumulators of 32 ZMM registers), 1-2 rows × 4 panels when
+// n <= 2 so a lone decode row still has 8 independent FMA chains.
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1) {
+  run_panels_scalar(job, p0, p1);
+}
+}  // namespace plinth::cpu::detail
+#else
+
+// GCC 12 reports its own _mm512_undefined_* placeholders inside the intrinsics as
+// maybe-uninitialized (a known false positive); nothing of ours is.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "panel_simd.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+struct V512 {
+  using reg = __m512;
+  static constexpr int kLanes = 16, kMaxRows = 6, kWide = 4, kNarrow = 2;
+  static reg zero() { return _mm512_setzero_ps(); }
+  static reg set1(float f) { return _mm512_set1_ps(f); }
+  static reg load(const uint8_t* p) { return _mm512_loadu_ps(p); }  // void* operand
+  static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
+  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+  template <bool kOffset8>
+  static void nibbles(const uint8_t* q, reg& lo, reg& hi) {
+    const __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+    __m512i l = _mm512_and_si512(raw, _mm512_set1_epi32(0x0f));
+    __m512i h = _mm512_srli_epi32(raw, 4);
+    if constexpr (kOffset8) {
+      l = _mm512_sub_epi32(l, _mm512_set1_epi32(8));
+      h = _mm512_sub_epi32(h, _mm512_set1_epi32(8));
+    }
+    lo = _mm512_cvtepi32_ps(l);
+    hi = _mm512_cvtepi32_ps(h);
+  }
+  static reg int8s(const uint8_t* q) {
+    return _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
+  }
+};
+
+}  // namespace
+
+void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<panel::Simd<V512>>(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail
+
+#endif  // x86

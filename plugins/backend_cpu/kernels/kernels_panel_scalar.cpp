@@ -1,0 +1,65 @@
+// The Float path's panel kernel in portable C++: the formula of matmul_float.hpp with std::fma,
+// one output at a time. Bit-identical to the AVX2 and AVX-512 kernels (every step is one IEEE
+// fused multiply-add or an exact conversion); the reference the vector kernels are tested against.
+#include <cmath>
+#include <cstring>
+
+#include "panel_driver.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+float f32_at(const uint8_t* p) {
+  float f;
+  std::memcpy(&f, p, sizeof f);
+  return f;
+}
+
+struct Scalar {
+  static constexpr int kMaxRows = 1, kWide = 1, kNarrow = 1;
+
+  template <class F, int MR, int NV>
+  static void tile(const PanelJob& j, int64_t p, int64_t i) {
+    static_assert(MR == 1 && NV == 1);
+    const uint8_t* w = j.panels + p * j.panel_bytes;
+    const float* x = j.x + i * j.nb * kQuantBlock;
+    float out[kPanelRows];
+    for (int64_t r = 0; r < kPanelRows; ++r) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < j.nb; ++b) {
+        const uint8_t* pb = w + b * F::kBytes;
+        const float* xb = x + b * kQuantBlock;
+        float s = 0.0f;
+        if constexpr (F::kNibbles) {
+          for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
+            const int byte = pb[F::kQ + t * kPanelRows + r];
+            int lo = byte & 0x0f, hi = byte >> 4;
+            if constexpr (F::kOffset8) {
+              lo -= 8;
+              hi -= 8;
+            }
+            s = std::fma(static_cast<float>(lo), xb[t], s);
+            s = std::fma(static_cast<float>(hi), xb[t + 16], s);
+          }
+        } else {
+          for (int64_t e = 0; e < kQuantBlock; ++e) {
+            const auto q = static_cast<int8_t>(pb[F::kQ + e * kPanelRows + r]);
+            s = std::fma(static_cast<float>(q), xb[e], s);
+          }
+        }
+        acc = std::fma(f32_at(pb + 4 * r), s, acc);
+        if constexpr (F::kMin) acc = std::fma(f32_at(pb + 64 + 4 * r), j.sx[i * j.sx_stride + b], acc);
+      }
+      out[r] = acc;
+    }
+    panel::store_panel(j, i, p, out);
+  }
+};
+
+}  // namespace
+
+void run_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<Scalar>(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail

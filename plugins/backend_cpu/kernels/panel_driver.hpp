@@ -1,0 +1,96 @@
+// Internal: the loop nest shared by the three panel kernel files. Each file supplies a tile
+// policy K (its registers) and includes this header; the loops decide only which tile computes
+// which outputs, never how an output is computed, so tiling cannot change a result.
+//
+// K provides:
+//   static constexpr int kMaxRows;   // activation rows per tile (MR)
+//   static constexpr int kWide;      // panels per tile when n <= 2 (few rows: more chains)
+//   static constexpr int kNarrow;    // panels per tile otherwise
+//   template <class F, int MR, int NV> static void tile(const PanelJob&, int64_t p, int64_t i);
+//     y[i .. i+MR, panels p .. p+NV]
+// F is one of the format descriptions below.
+#pragma once
+
+#include <cstdint>
+
+#include "kernel_table.hpp"
+#include "panel_layout.hpp"
+
+// Everything here has internal linkage on purpose: this header is compiled into TUs built with
+// different instruction sets (-mavx512f, -mavx2, none), and a shared inline function could be
+// linked from the AVX-512 TU into a caller running on a CPU without it. For the same reason no
+// standard-library function is called here.
+namespace plinth::cpu::detail::panel {
+namespace {
+
+// Byte offsets inside a panel block (panel_layout.hpp).
+struct Q4_1 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false;
+  static constexpr int64_t kQ = 128, kBytes = 384;
+};
+struct Q4_0 {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true;
+  static constexpr int64_t kQ = 64, kBytes = 320;
+};
+struct Q8_0 {
+  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false;
+  static constexpr int64_t kQ = 64, kBytes = 576;
+};
+
+// Activation rows [i, i + rem) against panels [p, p + NV), rem < K::kMaxRows.
+template <class K, class F, int NV, int MR>
+void tail(const PanelJob& j, int64_t p, int64_t i, int64_t rem) {
+  if constexpr (MR >= 1) {
+    if (rem == MR) {
+      K::template tile<F, MR, NV>(j, p, i);
+    } else {
+      tail<K, F, NV, MR - 1>(j, p, i, rem);
+    }
+  }
+}
+
+template <class K, class F, int NV>
+void rows_loop(const PanelJob& j, int64_t p, int64_t i0, int64_t i1) {
+  int64_t i = i0;
+  for (; i + K::kMaxRows <= i1; i += K::kMaxRows) K::template tile<F, K::kMaxRows, NV>(j, p, i);
+  if (i < i1) tail<K, F, NV, K::kMaxRows - 1>(j, p, i, i1 - i);
+}
+
+// Activation rows are taken 64 at a time (x rows of ≤ 1536 f32 stay in L2) and, within them, the
+// tile's panels stay in L1 while the rows pass.
+template <class K, class F>
+void drive(const PanelJob& j, int64_t p0, int64_t p1) {
+  constexpr int64_t kRowChunk = 64;
+  for (int64_t i0 = 0; i0 < j.n; i0 += kRowChunk) {
+    const int64_t i1 = j.n < i0 + kRowChunk ? j.n : i0 + kRowChunk;
+    int64_t p = p0;
+    if (j.n <= 2) {
+      for (; p + K::kWide <= p1; p += K::kWide) rows_loop<K, F, K::kWide>(j, p, i0, i1);
+    }
+    for (; p + K::kNarrow <= p1; p += K::kNarrow) rows_loop<K, F, K::kNarrow>(j, p, i0, i1);
+    for (; p < p1; ++p) rows_loop<K, F, 1>(j, p, i0, i1);
+  }
+}
+
+template <class K>
+void run(const PanelJob& j, int64_t p0, int64_t p1) {
+  switch (j.type) {
+    case WeightType::Q4_1:
+      return drive<K, Q4_1>(j, p0, p1);
+    case WeightType::Q4_0:
+      return drive<K, Q4_0>(j, p0, p1);
+    default:
+      return drive<K, Q8_0>(j, p0, p1);
+  }
+}
+
+// Writes the 16 outputs of one panel for one activation row, clipped at the last row of W.
+inline void store_panel(const PanelJob& j, int64_t i, int64_t p, const float* v16) {
+  float* out = j.y + i * j.rows + p * kPanelRows;
+  const int64_t left = j.rows - p * kPanelRows;
+  const int64_t valid = left < kPanelRows ? left : kPanelRows;
+  for (int64_t k = 0; k < valid; ++k) out[k] = v16[k];
+}
+
+}  // namespace
+}  // namespace plinth::cpu::detail::panel

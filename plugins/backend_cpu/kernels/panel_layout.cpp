@@ -1,0 +1,77 @@
+#include "panel_layout.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace plinth::cpu::detail {
+
+int64_t panel_block_bytes(WeightType type) {
+  switch (type) {
+    case WeightType::Q4_1:
+      return 384;
+    case WeightType::Q4_0:
+      return 320;
+    case WeightType::Q8_0:
+      return 576;
+    default:
+      throw std::invalid_argument(std::string("panel layout: weight type ") +
+                                  weight_type_name(type) + " has none (quantized types only)");
+  }
+}
+
+int64_t packed_bytes(const WeightView& w) {
+  return panel_count(w.rows) * (w.cols / kQuantBlock) * panel_block_bytes(w.type);
+}
+
+namespace {
+
+// Copies one row's block into slot r of a panel block.
+void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb) {
+  const auto put_f32 = [&](int64_t off, uint16_t h) {
+    const float f = fp16_to_fp32(h);
+    std::memcpy(pb + off + r * 4, &f, 4);
+  };
+  if (type == WeightType::Q8_0) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(blk);
+    put_f32(0, b->d);
+    for (int64_t j = 0; j < kQuantBlock; ++j) {
+      pb[64 + j * kPanelRows + r] = static_cast<uint8_t>(b->qs[j]);
+    }
+    return;
+  }
+  const uint8_t* qs = nullptr;
+  int64_t qoff = 64;
+  if (type == WeightType::Q4_1) {
+    const auto* b = reinterpret_cast<const BlockQ4_1*>(blk);
+    put_f32(0, b->d);
+    put_f32(64, b->m);
+    qs = b->qs;
+    qoff = 128;
+  } else {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(blk);
+    put_f32(0, b->d);
+    qs = b->qs;
+  }
+  for (int64_t t = 0; t < kQuantBlock / 2; ++t) pb[qoff + t * kPanelRows + r] = qs[t];
+}
+
+}  // namespace
+
+void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out) {
+  const int64_t nb = w.cols / kQuantBlock;
+  const int64_t pbb = panel_block_bytes(w.type);
+  const int64_t bb = block_bytes(w.type);
+  const int64_t wrow = row_bytes(w.type, w.cols);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t p = p0; p < p1; ++p) {
+    uint8_t* panel = out + p * nb * pbb;
+    std::memset(panel, 0, static_cast<size_t>(nb * pbb));  // rows past the end stay 0
+    for (int64_t r = 0; r < kPanelRows && p * kPanelRows + r < w.rows; ++r) {
+      const uint8_t* row = base + (p * kPanelRows + r) * wrow;
+      for (int64_t b = 0; b < nb; ++b) put_row(w.type, row + b * bb, r, panel + b * pbb);
+    }
+  }
+}
+
+}  // namespace plinth::cpu::detail

@@ -1,0 +1,38 @@
+// Internal: the Float path's weight layout ("panels") and its packing from ggml blocks.
+//
+// A panel is 16 consecutive output rows of a quantized matrix, stored block by block so that one
+// vector load gives the same weight element of all 16 rows (the layout idea of llama.cpp's
+// repacked "x8"/"x16" CPU formats and of GEMM micro-kernels; the code here is our own). Panel p
+// holds rows 16p .. 16p+15 (rows past the end are zeros) as nb = cols/32 panel blocks, each:
+//   Q4_1: d[16] f32 | m[16] f32 | qs[16][16] u8     (384 bytes)
+//   Q4_0: d[16] f32 | qs[16][16] u8                 (320 bytes)
+//   Q8_0: d[16] f32 | qs[32][16] i8                 (576 bytes)
+// where d and m are the f16 scale / minimum of row r's block converted to f32 (exact) at [r],
+// and for Q4, qs[t][r] is byte t of row r's block (low nibble: element t, high: element t + 16,
+// ggml's order); for Q8_0, qs[j][r] is element j of row r's block.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "weight_types.hpp"
+
+namespace plinth::cpu::detail {
+
+inline constexpr int64_t kPanelRows = 16;
+
+/// Bytes of one panel block: 384 (Q4_1), 320 (Q4_0), 576 (Q8_0). Throws std::invalid_argument for
+/// a type without a panel layout (F32, F16, BF16).
+int64_t panel_block_bytes(WeightType type);
+/// Number of panels for `rows` output rows: ceil(rows / 16).
+inline int64_t panel_count(int64_t rows) {
+  return (rows + kPanelRows - 1) / kPanelRows;
+}
+/// Bytes of the whole packed matrix: panel_count(w.rows) · (w.cols / 32) · panel_block_bytes.
+int64_t packed_bytes(const WeightView& w);
+
+/// Packs rows [16·p0, 16·p1) of the quantized matrix `w` (validated by the caller) into
+/// `out + p0 · panel bytes`; `out` holds packed_bytes(w). Exact: no value is rounded.
+void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out);
+
+}  // namespace plinth::cpu::detail

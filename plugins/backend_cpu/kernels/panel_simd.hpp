@@ -1,0 +1,96 @@
+// Internal: the panel tile of the vector kernels, written once over a vector-traits class V
+// (kernels_panel_avx2.cpp: 8 lanes, kernels_panel_avx512.cpp: 16 lanes). A panel's 16 output rows
+// are 16 / V::kLanes vectors; each lane is one output element and runs the scalar formula of
+// matmul_float.hpp unchanged (one fused multiply-add per step), so the lane width, the tile shape
+// and the neighbouring rows never change a bit of it.
+//
+// V provides: reg, kLanes, kMaxRows, kWide, kNarrow, zero(), set1(float), load(const uint8_t*)
+// (kLanes f32), store(float*, reg), fma(a, b, c) = a·b + c rounded once,
+// nibbles<kOffset8>(const uint8_t* q, reg& lo, reg& hi) (kLanes bytes → low / high nibbles, minus
+// 8 when kOffset8, as exact f32) and int8s(const uint8_t* q) (kLanes int8 → exact f32).
+#pragma once
+
+#include "panel_driver.hpp"
+
+namespace plinth::cpu::detail::panel {
+namespace {  // internal linkage: see panel_driver.hpp
+
+template <class V>
+struct Simd {
+  static constexpr int kMaxRows = V::kMaxRows, kWide = V::kWide, kNarrow = V::kNarrow;
+  static constexpr int kPerPanel = static_cast<int>(kPanelRows) / V::kLanes;
+
+  template <class F, int MR, int NV>
+  static void tile(const PanelJob& j, int64_t p, int64_t i) {
+    using R = typename V::reg;
+    constexpr int C = NV * kPerPanel;  // vectors across the tile's output rows
+    const int64_t xs = j.nb * kQuantBlock;
+    const float* x = j.x + i * xs;
+    // Vector c covers lanes [k·kLanes, (k+1)·kLanes) of panel p + v (c = v·kPerPanel + k).
+    const uint8_t* base[C];
+    for (int c = 0; c < C; ++c) {
+      base[c] = j.panels + (p + c / kPerPanel) * j.panel_bytes;
+    }
+    const auto lane_off = [](int c) { return static_cast<int64_t>(c % kPerPanel) * V::kLanes; };
+    R acc[MR][C];
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < C; ++c) acc[r][c] = V::zero();
+    for (int64_t b = 0; b < j.nb; ++b) {
+      R s[MR][C];
+      for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < C; ++c) s[r][c] = V::zero();
+      const float* xb = x + b * kQuantBlock;
+      const int64_t blk = b * F::kBytes;
+      if constexpr (F::kNibbles) {
+        for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
+          R lo[C], hi[C];
+          for (int c = 0; c < C; ++c) {
+            V::template nibbles<F::kOffset8>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
+                                             lo[c], hi[c]);
+          }
+          for (int r = 0; r < MR; ++r) {
+            const R xl = V::set1(xb[r * xs + t]);
+            const R xh = V::set1(xb[r * xs + t + 16]);
+            for (int c = 0; c < C; ++c) {
+              s[r][c] = V::fma(lo[c], xl, s[r][c]);
+              s[r][c] = V::fma(hi[c], xh, s[r][c]);
+            }
+          }
+        }
+      } else {
+        for (int64_t e = 0; e < kQuantBlock; ++e) {
+          R q[C];
+          for (int c = 0; c < C; ++c) {
+            q[c] = V::int8s(base[c] + blk + F::kQ + e * kPanelRows + lane_off(c));
+          }
+          for (int r = 0; r < MR; ++r) {
+            const R xe = V::set1(xb[r * xs + e]);
+            for (int c = 0; c < C; ++c) s[r][c] = V::fma(q[c], xe, s[r][c]);
+          }
+        }
+      }
+      for (int c = 0; c < C; ++c) {
+        const R d = V::load(base[c] + blk + 4 * lane_off(c));
+        for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
+      }
+      if constexpr (F::kMin) {
+        for (int c = 0; c < C; ++c) {
+          const R m = V::load(base[c] + blk + 64 + 4 * lane_off(c));
+          for (int r = 0; r < MR; ++r) {
+            acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + b]), acc[r][c]);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < NV; ++v) {
+        float out[kPanelRows];
+        for (int k = 0; k < kPerPanel; ++k) V::store(out + k * V::kLanes, acc[r][v * kPerPanel + k]);
+        store_panel(j, i + r, p + v, out);
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace plinth::cpu::detail::panel
