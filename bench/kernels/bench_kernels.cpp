@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "cpu_kernels.hpp"
+#include "matmul_float.hpp"
+#include "panel_layout.hpp"
 
 namespace {
 
@@ -113,6 +115,16 @@ int main(int argc, char** argv) {
     const auto proto = random_weights(s, rng);
     const size_t copies = std::max<size_t>(1, (96u << 20) / proto.size() + 1);
     std::vector<std::vector<uint8_t>> ws(copies, proto);
+    // The Float path reads weights packed once at load (as backend_cpu does): one panel copy each.
+    std::vector<std::vector<uint8_t>> panels(copies);
+    {
+      ThreadPool pack_pool(1);
+      for (size_t c = 0; c < copies; ++c) {
+        const WeightView w{s.type, ws[c].data(), s.rows, s.cols};
+        panels[c].resize(static_cast<size_t>(detail::packed_bytes(w)));
+        detail::pack_weights(w, panels[c].data(), pack_pool);
+      }
+    }
     for (int64_t n : ns) {
       std::vector<float> x(static_cast<size_t>(n * s.cols));
       std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -126,7 +138,9 @@ int main(int argc, char** argv) {
           double total = 0.0;
           size_t c = 0;
           for (int rep = 0; rep < 3 || (total < min_time && rep < 2000); ++rep) {
-            const WeightView w{s.type, ws[c++ % copies].data(), s.rows, s.cols};
+            const size_t k = c++ % copies;
+            const WeightView w{s.type, ws[k].data(), s.rows, s.cols,
+                               paths[p] == MatmulPath::Float ? panels[k].data() : nullptr};
             const auto t0 = std::chrono::steady_clock::now();
             matmul(w, x.data(), n, y.data(), pool, paths[p]);
             const double dt =
