@@ -5,13 +5,20 @@
 //                forward batch, so this baseline pays no padding compute — a generous baseline);
 //   continuous   all requests queued at t = 0, the scheduler admits one as soon as a slot frees
 //                (max_num_seqs = B).
-// Workload (fixed seed): N requests, prompt length ~ U{16..256} tokens, output length ~
-// U{8..128} tokens (std::mt19937_64 seeded with --seed, default 0, drawn prompt then output per
-// request), prompt ids uniform in [100, vocab) from the same generator, greedy, ignore_eos (every
-// request generates exactly its output length). Every request is queued at the start of its mode's
-// run, so TTFT includes queueing: TTFT = first token − run start; TPOT = (finish − first token) /
-// (output − 1). KV usage is sampled after every step: usage = used / total blocks, waste = 1 −
-// used slots / allocated slots; time average (weighted by step time) and at peak usage.
+// Workload (fixed seed), generation-heavy like the ShareGPT statistics quoted in the vLLM paper
+// (Kwon et al., SOSP 2023: mean input 161, mean output 338 tokens): N requests, prompt length ~
+// U{16..256} tokens, output length ~ U{16..512} tokens (means 136 and 264; std::mt19937_64 seeded
+// with --seed, default 0, drawn prompt then output per request), prompt ids uniform in [100, vocab)
+// from the same generator, greedy, ignore_eos (every request generates exactly its output length).
+// Every request is queued at the start of its mode's run, so TTFT includes queueing: TTFT = first
+// token − run start; TPOT = (finish − first token) / (output − 1). KV usage is sampled after every
+// step: usage = used / total blocks, waste = 1 − used slots / allocated slots; time average
+// (weighted by step time) and at peak usage. At the same samples, the waste a contiguous
+// per-request reservation would have had (the PagedAttention paper's baseline): over the sequences
+// holding KV blocks at that step, 1 − used slots / reserved slots, reserving for each sequence
+// (a) min(prompt + --output-max, context) — a server knows max_tokens, not the output length, and
+// the workload's largest output stands in for max_tokens — or (b) the model's context length;
+// time averages weighted like the paged one.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +29,8 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/engine_host.hpp"
+#include "runtime/call.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
 
@@ -42,9 +52,22 @@ struct Options {
   int requests = 128;
   int batch = 16;
   uint64_t seed = 0;
-  int prompt_min = 16, prompt_max = 256, output_min = 8, output_max = 128;
+  int prompt_min = 16, prompt_max = 256, output_min = 16, output_max = 512;
+  int block_size = 0;  // 0: the manifest's kv_cache block_size
   std::string modes = "sequential,static,continuous";
 };
+
+const std::vector<std::string> kModes = {"sequential", "static", "continuous"};
+
+// "a,b" → {"a", "b"} (empty items kept, so "a,,b" is refused).
+std::vector<std::string> split_modes(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  if (s.empty() || s.back() == ',') out.emplace_back();
+  return out;
+}
 
 struct Work {
   std::vector<int32_t> prompt;
@@ -65,8 +88,9 @@ std::vector<Work> make_workload(const Options& o, uint32_t vocab) {
   return w;
 }
 
-// The manifest with the scheduler's max_num_seqs set to `batch`, written to a temp folder with the
-// model and library paths made absolute.
+// The manifest with the scheduler's max_num_seqs set to `batch` (and the kv_cache's block_size to
+// --block-size when given), written to a temp folder with the model and library paths made
+// absolute.
 fs::path derived_manifest(const Options& o) {
   const fs::path src = fs::absolute(o.manifest);
   nlohmann::json j = nlohmann::json::parse(std::ifstream(src));
@@ -76,6 +100,7 @@ fs::path derived_manifest(const Options& o) {
     std::string lib = p.at("library");
     if (lib.find('/') != std::string::npos || lib.ends_with(".so")) p["library"] = (dir / lib);
     if (p.at("kind") == "scheduler") p["config"]["max_num_seqs"] = o.batch;
+    if (p.at("kind") == "kv_cache" && o.block_size > 0) p["config"]["block_size"] = o.block_size;
   }
   fs::path out = fs::temp_directory_path() / "plinth_bench_continuous.json";
   std::ofstream(out) << j.dump(2);
@@ -88,6 +113,8 @@ struct Figures {
   uint64_t output_tokens = 0, steps = 0, preemptions = 0;
   std::vector<double> ttft, tpot;
   double peak_usage = 0, waste_at_peak = 0, waste_avg = 0, usage_avg = 0;
+  // Contiguous reservation: prompt + --output-max per sequence, and the whole context.
+  double cont_max_waste_avg = 0, cont_ctx_waste_avg = 0;
 };
 
 double mean(const std::vector<double>& v) {
@@ -104,7 +131,12 @@ double p99(std::vector<double> v) {
 
 class Runner {
  public:
-  Runner(Engine& e, const std::vector<Work>& w) : engine_(e), work_(w) {}
+  // `kv`: the pipeline's kv_cache, asked which sequences hold blocks; `reserve_output`: the
+  // output tokens a contiguous allocator reserves per request (--output-max); `context`: the
+  // model's context length.
+  Runner(Engine& e, KvCacheRef kv, const std::vector<Work>& w, uint32_t reserve_output,
+         uint32_t context)
+      : engine_(e), kv_(kv), work_(w), reserve_output_(reserve_output), context_(context) {}
 
   // Runs the requests in `groups` one group after another (each group submitted at once, the next
   // when it has finished).
@@ -116,6 +148,8 @@ class Runner {
     std::vector<double> first(work_.size(), 0), done(work_.size(), 0);
     std::vector<uint32_t> count(work_.size(), 0);
     double wsum = 0, wt = 0, usum = 0;
+    double cmax_sum = 0, cctx_sum = 0, ct = 0;
+    std::set<uint64_t> live;  // submitted, not yet finished
     t0_ = clock::now();
     double last = 0;
     for (const auto& g : groups) {
@@ -125,7 +159,9 @@ class Runner {
         r.params.temperature = 0.0f;
         r.params.max_tokens = work_[i].output_len;
         r.params.ignore_eos = true;
-        index[engine_.add_request(std::move(r))] = i;
+        const uint64_t id = engine_.add_request(std::move(r));
+        index[id] = i;
+        live.insert(id);
       }
       while (engine_.has_unfinished()) {
         std::vector<RequestOutput> outs = engine_.step();
@@ -138,6 +174,7 @@ class Runner {
           if (o.finished) {
             done[i] = t;
             engine_.release(o.request_id);
+            live.erase(o.request_id);
           }
         }
         const plinth_kv_stats kv = engine_.stats().kv;
@@ -152,6 +189,20 @@ class Runner {
           wt += dt;
         }
         usum += usage * dt;
+        // What contiguous allocators would have reserved for the sequences holding KV now.
+        uint64_t reserved_max = 0, reserved_ctx = 0;
+        for (uint64_t id : live) {
+          if (holds_kv(id)) {
+            const uint64_t prompt = work_[index.at(id)].prompt.size();
+            reserved_max += std::min<uint64_t>(prompt + reserve_output_, context_);
+            reserved_ctx += context_;
+          }
+        }
+        if (reserved_max > 0) {
+          cmax_sum += (1.0 - double(kv.num_used_slots) / double(reserved_max)) * dt;
+          cctx_sum += (1.0 - double(kv.num_used_slots) / double(reserved_ctx)) * dt;
+          ct += dt;
+        }
         if (usage > f.peak_usage) {
           f.peak_usage = usage;
           f.waste_at_peak = waste;
@@ -161,6 +212,8 @@ class Runner {
     f.wall = elapsed();
     f.waste_avg = wt > 0 ? wsum / wt : 0;
     f.usage_avg = f.wall > 0 ? usum / f.wall : 0;
+    f.cont_max_waste_avg = ct > 0 ? cmax_sum / ct : 0;
+    f.cont_ctx_waste_avg = ct > 0 ? cctx_sum / ct : 0;
     f.preemptions = engine_.stats().num_preemptions - pre0;
     for (size_t i = 0; i < work_.size(); ++i) {
       f.output_tokens += count[i];
@@ -173,8 +226,22 @@ class Runner {
  private:
   using clock = std::chrono::steady_clock;
   double elapsed() const { return std::chrono::duration<double>(clock::now() - t0_).count(); }
+  // True when the kv_cache has blocks for the sequence (request id = sequence id): admitted and
+  // not preempted or finished.
+  bool holds_kv(uint64_t id) const {
+    const int32_t* blocks = nullptr;
+    uint32_t num_blocks = 0;
+    plinth_error err = make_error();
+    const int32_t st = kv_.vtable->get_block_table(kv_.instance, id, &blocks, &num_blocks, &err);
+    if (st == PLINTH_ERR_NOT_FOUND) return false;
+    check(st, err, "kv_cache.get_block_table");
+    return num_blocks > 0;
+  }
   Engine& engine_;
+  KvCacheRef kv_;
   const std::vector<Work>& work_;
+  uint64_t reserve_output_;
+  uint64_t context_;
   clock::time_point t0_;
 };
 
@@ -182,14 +249,16 @@ void print(const std::vector<Figures>& all, size_t n) {
   std::printf(
       "\n| mode | wall s | requests/s | output tok/s | TTFT mean s | TTFT p99 s | TPOT mean ms | "
       "TPOT p99 ms | peak KV usage | KV usage avg | KV waste avg | KV waste at peak | "
-      "preemptions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "contiguous waste (prompt+max_tokens) | contiguous waste (context) | preemptions |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Figures& f : all) {
     std::printf(
         "| %s | %.1f | %.3f | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f%% | %.1f%% | %.2f%% | "
-        "%.2f%% | %llu |\n",
+        "%.2f%% | %.2f%% | %.2f%% | %llu |\n",
         f.mode.c_str(), f.wall, double(n) / f.wall, double(f.output_tokens) / f.wall, mean(f.ttft),
         p99(f.ttft), 1e3 * mean(f.tpot), 1e3 * p99(f.tpot), 100 * f.peak_usage, 100 * f.usage_avg,
-        100 * f.waste_avg, 100 * f.waste_at_peak, static_cast<unsigned long long>(f.preemptions));
+        100 * f.waste_avg, 100 * f.waste_at_peak, 100 * f.cont_max_waste_avg,
+        100 * f.cont_ctx_waste_avg, static_cast<unsigned long long>(f.preemptions));
   }
   auto find = [&](const char* m) -> const Figures* {
     for (const Figures& f : all)
@@ -211,40 +280,104 @@ void print(const std::vector<Figures>& all, size_t n) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"bench_continuous: sequential vs static vs continuous batching on the real model"};
-  app.add_option("--manifest", o.manifest, "Pipeline manifest")->capture_default_str();
-  app.add_option("--requests", o.requests, "Requests per mode")->capture_default_str();
+  constexpr int kMaxLen = 1 << 20;  // tokens; the model's context is checked after loading it
+  app.add_option("--manifest", o.manifest, "Pipeline manifest")
+      ->check(CLI::ExistingFile)
+      ->capture_default_str();
+  app.add_option("--requests", o.requests, "Requests per mode")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   app.add_option("--batch", o.batch, "Static batch size = continuous max_num_seqs")
+      ->check(CLI::Range(1, 65536))
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Workload seed")->capture_default_str();
-  app.add_option("--prompt-min", o.prompt_min)->capture_default_str();
-  app.add_option("--prompt-max", o.prompt_max)->capture_default_str();
-  app.add_option("--output-min", o.output_min)->capture_default_str();
-  app.add_option("--output-max", o.output_max)->capture_default_str();
-  app.add_option("--modes", o.modes, "Comma-separated subset of sequential,static,continuous")
+  app.add_option("--prompt-min", o.prompt_min, "Shortest prompt, tokens")
+      ->check(CLI::Range(1, kMaxLen))
       ->capture_default_str();
+  app.add_option("--prompt-max", o.prompt_max, "Longest prompt, tokens")
+      ->check(CLI::Range(1, kMaxLen))
+      ->capture_default_str();
+  app.add_option("--output-min", o.output_min, "Shortest output, tokens")
+      ->check(CLI::Range(1, kMaxLen))
+      ->capture_default_str();
+  app.add_option("--output-max", o.output_max,
+                 "Longest output, tokens; also the max_tokens a contiguous reservation assumes")
+      ->check(CLI::Range(1, kMaxLen))
+      ->capture_default_str();
+  app.add_option("--block-size", o.block_size,
+                 "kv_cache block_size written into the manifest copy (power of two, 1..256); "
+                 "default: the manifest's")
+      ->check(CLI::Range(1, 256))
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            int v = 0;  // CLI::Range above has already checked it is an integer in 1..256
+            if (!CLI::detail::lexical_cast(s, v)) return "block size " + s + " is not an integer";
+            return (v & (v - 1)) == 0 ? "" : "block size " + s + " is not a power of two";
+          },
+          "POWER OF TWO"));
+  app.add_option("--modes", o.modes, "Comma-separated subset of sequential,static,continuous")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            for (const std::string& m : split_modes(s)) {
+              if (std::find(kModes.begin(), kModes.end(), m) == kModes.end()) {
+                return "unknown mode '" + m + "' (known: sequential, static, continuous)";
+              }
+            }
+            return "";
+          },
+          "MODES"))
+      ->capture_default_str();
+  app.callback([&] {
+    if (o.prompt_min > o.prompt_max) {
+      throw CLI::ValidationError("--prompt-min", std::to_string(o.prompt_min) +
+                                                     " is greater than --prompt-max " +
+                                                     std::to_string(o.prompt_max));
+    }
+    if (o.output_min > o.output_max) {
+      throw CLI::ValidationError("--output-min", std::to_string(o.output_min) +
+                                                     " is greater than --output-max " +
+                                                     std::to_string(o.output_max));
+    }
+  });
   CLI11_PARSE(app, argc, argv);
+  const std::vector<std::string> modes = split_modes(o.modes);
   try {
     HostContext context(make_stderr_logger(spdlog::level::warn));
     EngineHost::Options ho;
     ho.manifest = derived_manifest(o);
     auto host = EngineHost::load(ho, context);
+    const uint32_t ctx = host->config().context_length;
+    if (static_cast<uint32_t>(o.prompt_max) >= ctx) {
+      std::fprintf(stderr,
+                   "error: --prompt-max: %d tokens, but the model's context holds %u; use at most "
+                   "%u\n",
+                   o.prompt_max, ctx, ctx - 1);
+      return 1;
+    }
     const std::vector<Work> work = make_workload(o, host->config().vocab_size);
     uint64_t in = 0, out = 0;
     for (const Work& w : work) {
       in += w.prompt.size();
       out += static_cast<uint64_t>(w.output_len);
     }
-    const plinth_kv_stats kv = host->engine().stats().kv;
+    const KvCacheRef kv_ref = host->pipeline().kv_cache();
+    plinth_kv_info info{};
+    info.struct_size = sizeof(info);
+    call("kv_cache.get_info",
+         [&](plinth_error* e) { return kv_ref.vtable->get_info(kv_ref.instance, &info, e); });
     std::printf(
         "bench_continuous: %d requests, prompt ~ U{%d..%d} (total %llu), output ~ "
-        "U{%d..%d} (total %llu), seed %llu, B = max_num_seqs = %d, KV pool %u blocks\n",
+        "U{%d..%d} (total %llu), seed %llu, B = max_num_seqs = %d, KV pool %u blocks of %u "
+        "tokens, context %u\n",
         o.requests, o.prompt_min, o.prompt_max, static_cast<unsigned long long>(in), o.output_min,
         o.output_max, static_cast<unsigned long long>(out), static_cast<unsigned long long>(o.seed),
-        o.batch, kv.num_blocks);
-    Runner runner(host->engine(), work);
+        o.batch, info.num_blocks, info.block_size, ctx);
+    Runner runner(host->engine(), kv_ref, work, static_cast<uint32_t>(o.output_max), ctx);
     std::vector<Figures> all;
     const size_t n = work.size();
-    auto want = [&](const std::string& m) { return o.modes.find(m) != std::string::npos; };
+    auto want = [&](const std::string& m) {
+      return std::find(modes.begin(), modes.end(), m) != modes.end();
+    };
     if (want("sequential")) {
       std::vector<std::vector<size_t>> g;
       for (size_t i = 0; i < n; ++i) g.push_back({i});
