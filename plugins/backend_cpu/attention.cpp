@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "float_ops.hpp"
-#include "matmul.hpp"
 #include "weight_types.hpp"
 
 namespace plinth::cpu {
@@ -22,30 +21,19 @@ struct Item {
   int32_t t0, t1;  // new-token range [t0, t1) of the batch
 };
 
-// Copies K of head g for positions j < ctx of sequence s into k[ctx, hd] and V transposed into
-// vt[hd, ctx], as f32, through the sequence's block table.
-void gather_kv(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32_t s, int64_t g,
-               int64_t hd, int64_t ctx, float* k, float* vt) {
+// K (kind 0) or V (kind 1) of KV head g at position j of sequence s, as f32: a pointer into the
+// cache (F32) or into `tmp` after conversion (F16).
+const float* kv_row(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int kind,
+                    int32_t s, int64_t g, int64_t hd, int64_t j, float* tmp) {
   const int64_t bs = kv.block_size();
   const int32_t* table = b.block_tables + static_cast<int64_t>(s) * b.max_blocks_per_seq;
-  const bool f16 = kv.dtype() == KvDtype::F16;
-  for (int64_t j = 0; j < ctx; ++j) {
-    const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-    float* kd = k + j * hd;
-    if (!f16) {
-      const float* ks = static_cast<const float*>(kv.row(layer, 0, slot)) + g * hd;
-      const float* vs = static_cast<const float*>(kv.row(layer, 1, slot)) + g * hd;
-      std::memcpy(kd, ks, static_cast<size_t>(hd) * sizeof(float));
-      for (int64_t e = 0; e < hd; ++e) vt[e * ctx + j] = vs[e];
-    } else {
-      const auto* ks = static_cast<const uint16_t*>(kv.row(layer, 0, slot)) + g * hd;
-      const auto* vs = static_cast<const uint16_t*>(kv.row(layer, 1, slot)) + g * hd;
-      for (int64_t e = 0; e < hd; ++e) {
-        kd[e] = fp16_to_fp32(ks[e]);
-        vt[e * ctx + j] = fp16_to_fp32(vs[e]);
-      }
-    }
+  const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
+  if (kv.dtype() != KvDtype::F16) {
+    return static_cast<const float*>(kv.row(layer, kind, slot)) + g * hd;
   }
+  const auto* h = static_cast<const uint16_t*>(kv.row(layer, kind, slot)) + g * hd;
+  for (int64_t e = 0; e < hd; ++e) tmp[e] = fp16_to_fp32(h[e]);
+  return tmp;
 }
 
 }  // namespace
@@ -68,36 +56,44 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
   }
 
   // One item: the queries of its chunk for the `group` heads sharing KV head g, as rows
-  // r = k * group + head-in-group. Scores come from the kernels' f32 matmul (each score is one
-  // 64-element dot, whatever the chunk, so the result does not depend on batching); each output
-  // element is a dot over exactly the p + 1 visible positions, so neither does it.
+  // r = k * group + head-in-group, read in place from the cache's blocks (no gathered copy: that
+  // copy was a third of a batched decode step). Each score is dot(q, K_j) over head_dim, each
+  // output starts at 0 and adds p_j·V_j for j = 0 .. p in order: the arithmetic of one output
+  // depends only on its own query and positions, never on the chunk or the batch.
   const auto run = [&](const Item& it) {
-    thread_local std::vector<float> kbuf, vt, qbuf, scores;
+    thread_local std::vector<float> scores, tmp;
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
     const int64_t nq = it.t1 - it.t0;
     const int64_t nr = nq * group;
-    kbuf.resize(static_cast<size_t>(ctx * hd));
-    vt.resize(static_cast<size_t>(ctx * hd));
-    qbuf.resize(static_cast<size_t>(nr * hd));
     scores.resize(static_cast<size_t>(nr * ctx));
-    gather_kv(b, kv, layer, it.seq, it.kv_head, hd, ctx, kbuf.data(), vt.data());
-    for (int64_t k = 0; k < nq; ++k) {
-      std::memcpy(qbuf.data() + k * group * hd, q + (it.t0 + k) * qdim + it.kv_head * group * hd,
-                  static_cast<size_t>(group * hd) * sizeof(float));
+    tmp.resize(static_cast<size_t>(hd));
+    const auto q_row = [&](int64_t r) {
+      return q + (it.t0 + r / group) * qdim + (it.kv_head * group + r % group) * hd;
+    };
+    const auto out_row = [&](int64_t r) {
+      return out + (it.t0 + r / group) * qdim + (it.kv_head * group + r % group) * hd;
+    };
+    const auto visible = [&](int64_t r) {  // positions row r attends to
+      return static_cast<int64_t>(b.positions[it.t0 + r / group]) + 1;
+    };
+    for (int64_t j = 0; j < ctx; ++j) {
+      const float* kj = kv_row(b, kv, layer, 0, it.seq, it.kv_head, hd, j, tmp.data());
+      for (int64_t r = 0; r < nr; ++r) {
+        if (j < visible(r)) scores[static_cast<size_t>(r * ctx + j)] = dot(q_row(r), kj, hd);
+      }
     }
-    // scores[nr, ctx] = qbuf[nr, hd] · kbuf[ctx, hd]ᵀ
-    matmul(WeightView{WeightType::F32, kbuf.data(), ctx, hd}, qbuf.data(), nr, scores.data(), pool,
-           MatmulPath::Simd);
-    for (int64_t row = 0; row < nr; ++row) {
-      const int64_t t = it.t0 + row / group;
-      const int64_t h = it.kv_head * group + row % group;
-      const int64_t n_ctx = static_cast<int64_t>(b.positions[t]) + 1;
-      float* sc = scores.data() + row * ctx;
-      scale(sc, scale_factor, n_ctx);
-      softmax(sc, n_ctx);
-      float* o = out + t * qdim + h * hd;
-      for (int64_t e = 0; e < hd; ++e) o[e] = dot(sc, vt.data() + e * ctx, n_ctx);
+    for (int64_t r = 0; r < nr; ++r) {
+      float* sc = scores.data() + r * ctx;
+      scale(sc, scale_factor, visible(r));
+      softmax(sc, visible(r));
+      std::fill(out_row(r), out_row(r) + hd, 0.0f);
+    }
+    for (int64_t j = 0; j < ctx; ++j) {
+      const float* vj = kv_row(b, kv, layer, 1, it.seq, it.kv_head, hd, j, tmp.data());
+      for (int64_t r = 0; r < nr; ++r) {
+        if (j < visible(r)) axpy(scores[static_cast<size_t>(r * ctx + j)], vj, out_row(r), hd);
+      }
     }
   };
 
