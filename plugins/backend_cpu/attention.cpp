@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "float_ops.hpp"
+#include "kernel_table.hpp"
 #include "weight_types.hpp"
 
 namespace plinth::cpu {
@@ -21,19 +22,31 @@ struct Item {
   int32_t t0, t1;  // new-token range [t0, t1) of the batch
 };
 
-// K (kind 0) or V (kind 1) of KV head g at position j of sequence s, as f32: a pointer into the
-// cache (F32) or into `tmp` after conversion (F16).
-const float* kv_row(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int kind,
-                    int32_t s, int64_t g, int64_t hd, int64_t j, float* tmp) {
+// Row pointers of KV head g of sequence s, positions j < ctx: K into kptr, V into vptr, each
+// head_dim f32 — in place in the cache (F32), or converted into `f16buf` (F16).
+void kv_rows(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32_t s, int64_t g,
+             int64_t hd, int64_t ctx, std::vector<const float*>& kptr,
+             std::vector<const float*>& vptr, std::vector<float>& f16buf) {
   const int64_t bs = kv.block_size();
   const int32_t* table = b.block_tables + static_cast<int64_t>(s) * b.max_blocks_per_seq;
-  const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-  if (kv.dtype() != KvDtype::F16) {
-    return static_cast<const float*>(kv.row(layer, kind, slot)) + g * hd;
+  const bool f16 = kv.dtype() == KvDtype::F16;
+  kptr.resize(static_cast<size_t>(ctx));
+  vptr.resize(static_cast<size_t>(ctx));
+  if (f16) f16buf.resize(static_cast<size_t>(2 * ctx * hd));
+  for (int64_t j = 0; j < ctx; ++j) {
+    const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
+    for (int kind = 0; kind < 2; ++kind) {
+      const float*& dst = (kind == 0 ? kptr : vptr)[static_cast<size_t>(j)];
+      if (!f16) {
+        dst = static_cast<const float*>(kv.row(layer, kind, slot)) + g * hd;
+        continue;
+      }
+      const auto* h = static_cast<const uint16_t*>(kv.row(layer, kind, slot)) + g * hd;
+      float* f = f16buf.data() + (2 * j + kind) * hd;
+      for (int64_t e = 0; e < hd; ++e) f[e] = fp16_to_fp32(h[e]);
+      dst = f;
+    }
   }
-  const auto* h = static_cast<const uint16_t*>(kv.row(layer, kind, slot)) + g * hd;
-  for (int64_t e = 0; e < hd; ++e) tmp[e] = fp16_to_fp32(h[e]);
-  return tmp;
 }
 
 }  // namespace
@@ -61,39 +74,22 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
   // output starts at 0 and adds p_j·V_j for j = 0 .. p in order: the arithmetic of one output
   // depends only on its own query and positions, never on the chunk or the batch.
   const auto run = [&](const Item& it) {
-    thread_local std::vector<float> scores, tmp;
+    thread_local std::vector<float> scores, f16buf;
+    thread_local std::vector<const float*> kptr, vptr;
+    const detail::KernelTable& k = detail::active_kernels();
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
     const int64_t nq = it.t1 - it.t0;
-    const int64_t nr = nq * group;
-    scores.resize(static_cast<size_t>(nr * ctx));
-    tmp.resize(static_cast<size_t>(hd));
-    const auto q_row = [&](int64_t r) {
-      return q + (it.t0 + r / group) * qdim + (it.kv_head * group + r % group) * hd;
-    };
-    const auto out_row = [&](int64_t r) {
-      return out + (it.t0 + r / group) * qdim + (it.kv_head * group + r % group) * hd;
-    };
-    const auto visible = [&](int64_t r) {  // positions row r attends to
-      return static_cast<int64_t>(b.positions[it.t0 + r / group]) + 1;
-    };
-    for (int64_t j = 0; j < ctx; ++j) {
-      const float* kj = kv_row(b, kv, layer, 0, it.seq, it.kv_head, hd, j, tmp.data());
-      for (int64_t r = 0; r < nr; ++r) {
-        if (j < visible(r)) scores[static_cast<size_t>(r * ctx + j)] = dot(q_row(r), kj, hd);
-      }
-    }
-    for (int64_t r = 0; r < nr; ++r) {
-      float* sc = scores.data() + r * ctx;
-      scale(sc, scale_factor, visible(r));
-      softmax(sc, visible(r));
-      std::fill(out_row(r), out_row(r) + hd, 0.0f);
-    }
-    for (int64_t j = 0; j < ctx; ++j) {
-      const float* vj = kv_row(b, kv, layer, 1, it.seq, it.kv_head, hd, j, tmp.data());
-      for (int64_t r = 0; r < nr; ++r) {
-        if (j < visible(r)) axpy(scores[static_cast<size_t>(r * ctx + j)], vj, out_row(r), hd);
-      }
+    scores.resize(static_cast<size_t>(ctx));
+    kv_rows(b, kv, layer, it.seq, it.kv_head, hd, ctx, kptr, vptr, f16buf);
+    for (int64_t r = 0; r < nq * group; ++r) {
+      const int64_t t = it.t0 + r / group;
+      const int64_t h = it.kv_head * group + r % group;
+      const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
+      k.dots(q + t * qdim + h * hd, kptr.data(), visible, hd, scores.data());
+      scale(scores.data(), scale_factor, visible);
+      softmax(scores.data(), visible);
+      k.weighted_sum(scores.data(), vptr.data(), visible, hd, out + t * qdim + h * hd);
     }
   };
 

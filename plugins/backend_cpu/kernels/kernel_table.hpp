@@ -40,6 +40,13 @@ struct KernelTable {
   float (*max)(const float* x, int64_t n);
   float (*exp_sub_sum)(float* x, float m, int64_t n);  // x = exp(x - m); returns Σ
   void (*scale)(float* x, float s, int64_t n);         // x *= s
+  // Attention over rows read in place (each row: `dim` contiguous f32):
+  // out[j] = dot(q, rows[j], dim), j < count — each exactly the `dot` above.
+  void (*dots)(const float* q, const float* const* rows, int64_t count, int64_t dim, float* out);
+  // out[e] = Σ_j p[j]·rows[j][e], e < dim, accumulated from 0 in j order exactly as `count` calls
+  // of `axpy` would (registers instead of memory in between).
+  void (*weighted_sum)(const float* p, const float* const* rows, int64_t count, int64_t dim,
+                       float* out);
 };
 
 /// One Float-path multiplication over panel-packed weights (panel_layout.hpp):

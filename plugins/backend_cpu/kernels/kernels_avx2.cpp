@@ -291,6 +291,31 @@ void axpy(float a, const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] += a * x[i];
 }
 
+void dots(const float* q, const float* const* rows, int64_t count, int64_t dim, float* out) {
+  for (int64_t j = 0; j < count; ++j) out[j] = dot(q, rows[j], dim);
+}
+
+// Per element the sequence of axpy: o = fma(p_j, x_j, o) from o = 0, j ascending. 64 columns at a
+// time stay in 8 registers across all rows.
+void weighted_sum(const float* p, const float* const* rows, int64_t count, int64_t dim,
+                  float* out) {
+  int64_t e0 = 0;
+  for (; e0 + 64 <= dim; e0 += 64) {
+    __m256 acc[8];
+    for (auto& a : acc) a = _mm256_setzero_ps();
+    for (int64_t j = 0; j < count; ++j) {
+      const __m256 vp = _mm256_set1_ps(p[j]);
+      const float* x = rows[j] + e0;
+      for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(vp, _mm256_loadu_ps(x + 8 * k), acc[k]);
+    }
+    for (int k = 0; k < 8; ++k) _mm256_storeu_ps(out + e0 + 8 * k, acc[k]);
+  }
+  if (e0 < dim) {
+    for (int64_t e = e0; e < dim; ++e) out[e] = 0.0f;
+    for (int64_t j = 0; j < count; ++j) axpy(p[j], rows[j] + e0, out + e0, dim - e0);
+  }
+}
+
 float sum_squares(const float* x, int64_t n) {
   return dot(x, x, n);
 }
@@ -355,7 +380,8 @@ void scale(float* x, float s, int64_t n) {
 const KernelTable& avx2_kernels() {
   static const KernelTable table{quantize_row_q8a, dot_q8_0, dot_q4_0, dot_q4_1,    dot_f32,
                                  dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
-                                 scale_mul,        silu_mul, max,      exp_sub_sum, scale};
+                                 scale_mul,        silu_mul, max,      exp_sub_sum, scale,
+                                 dots,             weighted_sum};
   return table;
 }
 

@@ -109,6 +109,14 @@ float dot(const float* a, const float* b, int64_t n) {
 void axpy(float a, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
+void dots(const float* q, const float* const* rows, int64_t count, int64_t dim, float* out) {
+  for (int64_t j = 0; j < count; ++j) out[j] = dot(q, rows[j], dim);
+}
+void weighted_sum(const float* p, const float* const* rows, int64_t count, int64_t dim,
+                  float* out) {
+  for (int64_t e = 0; e < dim; ++e) out[e] = 0.0f;
+  for (int64_t j = 0; j < count; ++j) axpy(p[j], rows[j], out, dim);
+}
 float sum_squares(const float* x, int64_t n) {
   float acc = 0.0f;
   for (int64_t i = 0; i < n; ++i) acc += x[i] * x[i];
@@ -142,7 +150,8 @@ void scale(float* x, float s, int64_t n) {
 const KernelTable& scalar_kernels() {
   static const KernelTable table{quantize_row_q8a, dot_q8_0, dot_q4_0, dot_q4_1,    dot_f32,
                                  dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
-                                 scale_mul,        silu_mul, max,      exp_sub_sum, scale};
+                                 scale_mul,        silu_mul, max,      exp_sub_sum, scale,
+                                 dots,             weighted_sum};
   return table;
 }
 
