@@ -295,8 +295,9 @@ void dots(const float* q, const float* const* rows, int64_t count, int64_t dim, 
   for (int64_t j = 0; j < count; ++j) out[j] = dot(q, rows[j], dim);
 }
 
-// Per element the sequence of axpy: o = fma(p_j, x_j, o) from o = 0, j ascending. 64 columns at a
-// time stay in 8 registers across all rows.
+// Per element the sequence of axpy from o = 0, j ascending: o = fma(p_j, x_j, o) for the elements in
+// whole 8-lane groups, o = o + p_j·x_j (two roundings, as axpy's tail) for the last dim % 8. 64
+// columns at a time stay in 8 registers across all rows.
 void weighted_sum(const float* p, const float* const* rows, int64_t count, int64_t dim,
                   float* out) {
   int64_t e0 = 0;
