@@ -189,6 +189,9 @@ void run(const GenerateOptions& o) {
       os << result_json(i, *engine.find(ids[i])).dump() << "\n";
     }
   }
+  // The text on stdout ends before the figures on stderr, also when both go to one pipe.
+  std::cout.flush();
+  std::fflush(stdout);
   print_summary(stderr, engine, ids, clock);
 }
 
