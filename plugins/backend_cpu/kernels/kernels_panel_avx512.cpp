@@ -12,8 +12,8 @@ void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1) {
 }  // namespace plinth::cpu::detail
 #else
 
-// GCC 12 reports its own _mm512_undefined_* placeholders inside the intrinsics as
-// maybe-uninitialized (a known false positive); nothing of ours is.
+// GCC 12 flags the placeholder source operands of its own AVX-512 intrinsics (immintrin.h) as
+// maybe-uninitialized, a false positive of the compiler's headers; our own values are all set.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 

@@ -4,7 +4,8 @@
 //
 // K provides:
 //   static constexpr int kMaxRows;   // activation rows per tile (MR)
-//   static constexpr int kWide;      // panels per tile when n <= 2 (few rows: more chains)
+//   static constexpr int kWide;      // panels per tile when n <= 2 (few rows: more chains);
+//                                    // used only when > kNarrow, and then kMaxRows must be >= 2
 //   static constexpr int kNarrow;    // panels per tile otherwise
 //   template <class F, int MR, int NV> static void tile(const PanelJob&, int64_t p, int64_t i);
 //     y[i .. i+MR, panels p .. p+NV]
@@ -37,7 +38,7 @@ struct Q8_0 {
   static constexpr int64_t kQ = 64, kBytes = 576;
 };
 
-// Activation rows [i, i + rem) against panels [p, p + NV), rem < K::kMaxRows.
+// Activation rows [i, i + rem) against panels [p, p + NV), 1 <= rem <= MR.
 template <class K, class F, int NV, int MR>
 void tail(const PanelJob& j, int64_t p, int64_t i, int64_t rem) {
   if constexpr (MR >= 1) {
@@ -64,8 +65,10 @@ void drive(const PanelJob& j, int64_t p0, int64_t p1) {
   for (int64_t i0 = 0; i0 < j.n; i0 += kRowChunk) {
     const int64_t i1 = j.n < i0 + kRowChunk ? j.n : i0 + kRowChunk;
     int64_t p = p0;
-    if (j.n <= 2) {
-      for (; p + K::kWide <= p1; p += K::kWide) rows_loop<K, F, K::kWide>(j, p, i0, i1);
+    if constexpr (K::kWide > K::kNarrow && K::kMaxRows >= 2) {
+      if (j.n <= 2) {  // one tile of all n rows per kWide panels (no kMaxRows × kWide tile)
+        for (; p + K::kWide <= p1; p += K::kWide) tail<K, F, K::kWide, 2>(j, p, i0, j.n);
+      }
     }
     for (; p + K::kNarrow <= p1; p += K::kNarrow) rows_loop<K, F, K::kNarrow>(j, p, i0, i1);
     for (; p < p1; ++p) rows_loop<K, F, 1>(j, p, i0, i1);
