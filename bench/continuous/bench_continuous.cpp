@@ -3,6 +3,12 @@
 //   static       batches of B requests, the next batch starts only when all of the batch finished
 //                (a batch waits for its longest member; finished members leave the paged KV and the
 //                forward batch, so this baseline pays no padding compute — a generous baseline);
+//   static-padded the same batches run the way static batching engines run them (HF
+//                transformers' generate, FasterTransformer before in-flight batching): every member
+//                keeps decoding until the longest has finished, its extra tokens discarded, so a
+//                finished member still costs compute and KV; its output counts only its own
+//                tokens, and its last token time is that of its own last token. Prompts are not
+//                padded (those engines also pad prompts to the longest; not done here);
 //   continuous   all requests queued at t = 0, the scheduler admits one as soon as a slot frees
 //                (max_num_seqs = B).
 // Workload (fixed seed), generation-heavy like the ShareGPT statistics quoted in the vLLM paper
@@ -54,10 +60,10 @@ struct Options {
   uint64_t seed = 0;
   int prompt_min = 16, prompt_max = 256, output_min = 16, output_max = 512;
   int block_size = 0;  // 0: the manifest's kv_cache block_size
-  std::string modes = "sequential,static,continuous";
+  std::string modes = "sequential,static,static-padded,continuous";
 };
 
-const std::vector<std::string> kModes = {"sequential", "static", "continuous"};
+const std::vector<std::string> kModes = {"sequential", "static", "static-padded", "continuous"};
 
 // "a,b" → {"a", "b"} (empty items kept, so "a,,b" is refused).
 std::vector<std::string> split_modes(const std::string& s) {
@@ -139,8 +145,10 @@ class Runner {
       : engine_(e), kv_(kv), work_(w), reserve_output_(reserve_output), context_(context) {}
 
   // Runs the requests in `groups` one group after another (each group submitted at once, the next
-  // when it has finished).
-  Figures run(const std::string& mode, const std::vector<std::vector<size_t>>& groups) {
+  // when it has finished). `padded`: every member of a group generates as many tokens as the
+  // group's longest output (static batching's padding); only its own output_len tokens count.
+  Figures run(const std::string& mode, const std::vector<std::vector<size_t>>& groups,
+              bool padded = false) {
     Figures f;
     f.mode = mode;
     const uint64_t pre0 = engine_.stats().num_preemptions;
@@ -153,11 +161,13 @@ class Runner {
     t0_ = clock::now();
     double last = 0;
     for (const auto& g : groups) {
+      int32_t longest = 0;
+      for (size_t i : g) longest = std::max(longest, work_[i].output_len);
       for (size_t i : g) {
         GenerationRequest r;
         r.prompt = work_[i].prompt;
         r.params.temperature = 0.0f;
-        r.params.max_tokens = work_[i].output_len;
+        r.params.max_tokens = padded ? longest : work_[i].output_len;
         r.params.ignore_eos = true;
         const uint64_t id = engine_.add_request(std::move(r));
         index[id] = i;
@@ -170,9 +180,11 @@ class Runner {
         for (const RequestOutput& o : outs) {
           const size_t i = index.at(o.request_id);
           if (count[i] == 0 && !o.new_token_ids.empty()) first[i] = t;
-          count[i] += static_cast<uint32_t>(o.new_token_ids.size());
+          const auto own = static_cast<uint32_t>(work_[i].output_len);
+          const uint32_t before = count[i];
+          count[i] = std::min(own, before + static_cast<uint32_t>(o.new_token_ids.size()));
+          if (before < own && count[i] == own) done[i] = t;  // its own last token
           if (o.finished) {
-            done[i] = t;
             engine_.release(o.request_id);
             live.erase(o.request_id);
           }
@@ -266,10 +278,10 @@ void print(const std::vector<Figures>& all, size_t n) {
     return nullptr;
   };
   const Figures* c = find("continuous");
-  for (const char* base : {"sequential", "static"}) {
+  for (const char* base : {"sequential", "static", "static-padded"}) {
     const Figures* b = find(base);
     if (c == nullptr || b == nullptr) continue;
-    std::printf("continuous / %-10s: output tok/s x%.2f, requests/s x%.2f, mean TTFT x%.2f\n", base,
+    std::printf("continuous / %-13s: output tok/s x%.2f, requests/s x%.2f, mean TTFT x%.2f\n", base,
                 (double(c->output_tokens) / c->wall) / (double(b->output_tokens) / b->wall),
                 b->wall / c->wall, mean(c->ttft) / mean(b->ttft));
   }
@@ -315,12 +327,14 @@ int main(int argc, char** argv) {
             return (v & (v - 1)) == 0 ? "" : "block size " + s + " is not a power of two";
           },
           "POWER OF TWO"));
-  app.add_option("--modes", o.modes, "Comma-separated subset of sequential,static,continuous")
+  app.add_option("--modes", o.modes,
+                 "Comma-separated subset of sequential,static,static-padded,continuous")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             for (const std::string& m : split_modes(s)) {
               if (std::find(kModes.begin(), kModes.end(), m) == kModes.end()) {
-                return "unknown mode '" + m + "' (known: sequential, static, continuous)";
+                return "unknown mode '" + m +
+                       "' (known: sequential, static, static-padded, continuous)";
               }
             }
             return "";
@@ -384,15 +398,17 @@ int main(int argc, char** argv) {
       all.push_back(runner.run("sequential", g));
       std::fprintf(stderr, "sequential: %.1f s\n", all.back().wall);
     }
-    if (want("static")) {
-      std::vector<std::vector<size_t>> g;
-      for (size_t i = 0; i < n; i += static_cast<size_t>(o.batch)) {
-        g.emplace_back();
-        for (size_t k = i; k < std::min(n, i + static_cast<size_t>(o.batch)); ++k)
-          g.back().push_back(k);
-      }
-      all.push_back(runner.run("static", g));
-      std::fprintf(stderr, "static: %.1f s\n", all.back().wall);
+    std::vector<std::vector<size_t>> batches;  // static batching's groups of B
+    for (size_t i = 0; i < n; i += static_cast<size_t>(o.batch)) {
+      batches.emplace_back();
+      for (size_t k = i; k < std::min(n, i + static_cast<size_t>(o.batch)); ++k)
+        batches.back().push_back(k);
+    }
+    for (const bool padded : {false, true}) {
+      const std::string m = padded ? "static-padded" : "static";
+      if (!want(m)) continue;
+      all.push_back(runner.run(m, batches, padded));
+      std::fprintf(stderr, "%s: %.1f s\n", m.c_str(), all.back().wall);
     }
     if (want("continuous")) {
       std::vector<std::vector<size_t>> g(1);
