@@ -38,10 +38,10 @@ void kv_rows(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32
     for (int kind = 0; kind < 2; ++kind) {
       const float*& dst = (kind == 0 ? kptr : vptr)[static_cast<size_t>(j)];
       if (!f16) {
-        dst = static_cast<const float*>(kv.row(layer, kind, slot)) + g * hd;
+        dst = static_cast<const float*>(kv.head_row(layer, kind, slot, g));
         continue;
       }
-      const auto* h = static_cast<const uint16_t*>(kv.row(layer, kind, slot)) + g * hd;
+      const auto* h = static_cast<const uint16_t*>(kv.head_row(layer, kind, slot, g));
       float* f = f16buf.data() + (2 * j + kind) * hd;
       for (int64_t e = 0; e < hd; ++e) f[e] = fp16_to_fp32(h[e]);
       dst = f;
@@ -73,23 +73,36 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
   // copy was a third of a batched decode step). Each score is dot(q, K_j) over head_dim, each
   // output starts at 0 and adds p_j·V_j for j = 0 .. p in order: the arithmetic of one output
   // depends only on its own query and positions, never on the chunk or the batch.
+  // The `group` heads of one token see the same positions, so their scores and outputs are
+  // computed together (dots_heads / weighted_sum_heads: each K and V row read once for the group,
+  // every result bit for bit that of the single-head kernels).
   const auto run = [&](const Item& it) {
     thread_local std::vector<float> scores, f16buf;
-    thread_local std::vector<const float*> kptr, vptr;
+    thread_local std::vector<const float*> kptr, vptr, qh;
+    thread_local std::vector<float*> sh, oh;
     const detail::KernelTable& k = detail::active_kernels();
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
-    const int64_t nq = it.t1 - it.t0;
-    scores.resize(static_cast<size_t>(ctx));
+    scores.resize(static_cast<size_t>(group * ctx));
+    qh.resize(static_cast<size_t>(group));
+    sh.resize(static_cast<size_t>(group));
+    oh.resize(static_cast<size_t>(group));
     kv_rows(b, kv, layer, it.seq, it.kv_head, hd, ctx, kptr, vptr, f16buf);
-    for (int64_t r = 0; r < nq * group; ++r) {
-      const int64_t t = it.t0 + r / group;
-      const int64_t h = it.kv_head * group + r % group;
+    for (int64_t t = it.t0; t < it.t1; ++t) {
       const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
-      k.dots(q + t * qdim + h * hd, kptr.data(), visible, hd, scores.data());
-      scale(scores.data(), scale_factor, visible);
-      softmax(scores.data(), visible);
-      k.weighted_sum(scores.data(), vptr.data(), visible, hd, out + t * qdim + h * hd);
+      for (int64_t g = 0; g < group; ++g) {
+        const int64_t h = it.kv_head * group + g;
+        qh[static_cast<size_t>(g)] = q + t * qdim + h * hd;
+        sh[static_cast<size_t>(g)] = scores.data() + g * ctx;
+        oh[static_cast<size_t>(g)] = out + t * qdim + h * hd;
+      }
+      const int nh = static_cast<int>(group);
+      k.dots_heads(qh.data(), nh, kptr.data(), visible, hd, sh.data());
+      for (float* sc : sh) {
+        scale(sc, scale_factor, visible);
+        softmax(sc, visible);
+      }
+      k.weighted_sum_heads(sh.data(), nh, vptr.data(), visible, hd, oh.data());
     }
   };
 

@@ -72,9 +72,12 @@ ForwardOptions parse_options(const char* config_json) {
         o.matmul = MatmulPath::Blas;
       } else if (d == "float") {
         o.matmul = MatmulPath::Float;
+      } else if (d == "int8") {
+        o.matmul = MatmulPath::Int8;
       } else {
         throw std::invalid_argument("backend_cpu config: matmul = " + value.dump() +
-                                    " must be \"float\", \"simd\", \"blas\" or \"auto\"");
+                                    " must be \"float\", \"int8\", \"simd\", \"blas\" or "
+                                    "\"auto\"");
       }
     } else {
       throw std::invalid_argument("backend_cpu config: unknown key \"" + key +

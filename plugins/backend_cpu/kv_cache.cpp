@@ -6,6 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 #include "plinth/plugin.hpp"
 
 namespace plinth::cpu {
@@ -56,21 +60,32 @@ void PagedKvCache::allocate(uint32_t num_blocks, uint32_t block_size) {
                          std::to_string(num_blocks) + " blocks of " + std::to_string(block_size) +
                          " tokens; lower the KV cache size");
   }
+#ifdef __linux__
+  // Transparent huge pages where the system allows them on request ("madvise" mode, Debian's
+  // default): the advice covers the 2 MiB-aligned part of the range; failure changes nothing.
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#endif
   data_.reset(p);
   num_blocks_ = num_blocks;
   block_size_ = block_size;
 }
 
 void PagedKvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
-  const int64_t n = row_elems();
+  const int64_t n = head_dim_;
   const float* src[2] = {k, v};
   for (int c = 0; c < 2; ++c) {
-    unsigned char* dst = data_.get() + region_offset(layer, c, slot) * elem_bytes();
-    if (dtype_ == KvDtype::F32) {
-      std::memcpy(dst, src[c], static_cast<size_t>(n) * sizeof(float));
-    } else {
-      auto* h = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(src[c][i]);
+    for (int64_t g = 0; g < n_kv_heads_; ++g) {
+      unsigned char* dst = data_.get() + element_offset(layer, c, slot, g) * elem_bytes();
+      const float* from = src[c] + g * head_dim_;
+      if (dtype_ == KvDtype::F32) {
+        std::memcpy(dst, from, static_cast<size_t>(n) * sizeof(float));
+      } else {
+        auto* h = reinterpret_cast<uint16_t*>(dst);
+        for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(from[i]);
+      }
     }
   }
 }
@@ -89,8 +104,8 @@ void PagedKvCache::copy_block(int32_t src, int32_t dst) {
     for (int c = 0; c < 2; ++c) {
       const int64_t s0 = static_cast<int64_t>(src) * block_size_;
       const int64_t d0 = static_cast<int64_t>(dst) * block_size_;
-      std::memcpy(data_.get() + region_offset(l, c, d0) * elem_bytes(),
-                  data_.get() + region_offset(l, c, s0) * elem_bytes(), bytes);
+      std::memcpy(data_.get() + element_offset(l, c, d0, 0) * elem_bytes(),
+                  data_.get() + element_offset(l, c, s0, 0) * elem_bytes(), bytes);
     }
   }
 }

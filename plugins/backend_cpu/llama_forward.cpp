@@ -29,7 +29,7 @@ LlamaForward::LlamaForward(const plinth_model_desc& model, const ForwardOptions&
     throw std::invalid_argument("max_batch_tokens=" + std::to_string(opt_.max_batch_tokens) +
                                 " must be >= 1");
   }
-  if (opt_.matmul == MatmulPath::Float) pack_for_float_path(w_, pool_);
+  pack_for_path(w_, opt_.matmul, pool_);
   const LlamaShape& s = w_.shape;
   const int64_t n = opt_.max_batch_tokens;
   x_ = rows_of(n, s.hidden);

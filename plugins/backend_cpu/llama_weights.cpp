@@ -216,14 +216,16 @@ LlamaWeights bind_llama_weights(const plinth_model_desc& model) {
   return w;
 }
 
-void pack_for_float_path(LlamaWeights& w, ThreadPool& pool) {
+void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool) {
+  if (path != MatmulPath::Float && path != MatmulPath::Int8) return;
+  const auto order = path == MatmulPath::Float ? detail::PanelOrder::Float : detail::PanelOrder::Int8;
   const auto pack = [&](WeightView& v) {
     if (v.type != WeightType::Q8_0 && v.type != WeightType::Q4_0 && v.type != WeightType::Q4_1) {
       return;
     }
     auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::packed_bytes(v)));
-    detail::pack_weights(v, buf.data(), pool);
-    v.panels = buf.data();
+    detail::pack_weights(v, buf.data(), pool, order);
+    (order == detail::PanelOrder::Float ? v.panels : v.int8_panels) = buf.data();
   };
   for (LayerWeights& l : w.layers) {
     for (WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*v);

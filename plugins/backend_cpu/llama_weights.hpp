@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "plinth/model.h"
+#include "matmul.hpp"
 #include "thread_pool.hpp"
 #include "weight_types.hpp"
 
@@ -51,7 +52,7 @@ struct LlamaWeights {
   const float* output_norm = nullptr;     // [hidden]
   std::vector<LayerWeights> layers;       // [n_layers]
   std::vector<std::vector<float>> owned;  // norms converted from F16/BF16 files
-  std::vector<std::vector<uint8_t>> packed;  // panel copies (pack_for_float_path)
+  std::vector<std::vector<uint8_t>> packed;  // panel copies (pack_for_path)
 };
 
 /// Binds `model`. Throws plinth::sdk::Error: UNSUPPORTED for an architecture other than "llama"
@@ -61,9 +62,10 @@ struct LlamaWeights {
 LlamaWeights bind_llama_weights(const plinth_model_desc& model);
 
 /// Copies every quantized matrix (the layers' and the LM head; not token_embd, which is only
-/// gathered from) into the Float path's panel layout (kernels/panel_layout.hpp), owned by `w`, and
-/// points its view at the copy, so MatmulPath::Float does not repack per call. Costs ~1.2× the
-/// quantized bytes (measured for SmolLM2-135M Q4_1: README.md). Splits the work over `pool`.
-void pack_for_float_path(LlamaWeights& w, ThreadPool& pool);
+/// gathered from) into the panel layout of `path` (kernels/panel_layout.hpp: the Float path's or
+/// the Int8 path's quant order), owned by `w`, and points the view's `panels` / `int8_panels` at
+/// the copy, so the path does not repack per call. Costs ~1.2× the quantized bytes (measured for
+/// SmolLM2-135M Q4_1: README.md). Splits the work over `pool`. Does nothing for the other paths.
+void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool);
 
 }  // namespace plinth::cpu

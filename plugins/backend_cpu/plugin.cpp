@@ -14,8 +14,8 @@ constexpr const char* kSchema = R"json({
                  "description": "element type of the KV cache"},
     "max_batch_tokens": {"type": "integer", "minimum": 1, "default": 2048,
                          "description": "largest num_tokens of one forward; sizes the activation scratch"},
-    "matmul": {"type": "string", "enum": ["float", "simd", "blas", "auto"], "default": "float",
-               "description": "float (default): f32 activations, batch-invariant and f32-accurate (greedy output equals the float reference); simd: int8-quantized activations (llama.cpp scheme), batch-invariant, faster decode but logits ~1 away from the float reference; blas: weights dequantized to f32 + sgemm (f32-accurate, slow decode); auto: the kernels' per-size choice (logits depend on chunking)"}
+    "matmul": {"type": "string", "enum": ["float", "int8", "simd", "blas", "auto"], "default": "float",
+               "description": "float (default): f32 activations, batch-invariant and f32-accurate (greedy output equals the float reference); int8: int8-quantized activations (llama.cpp scheme) with AVX-512 VNNI integer dot products over weights packed at load, batch-invariant, the fastest for batches on VNNI CPUs, logits ~1 away from the float reference; simd: int8-quantized activations (llama.cpp scheme), batch-invariant, faster decode but logits ~1 away from the float reference; blas: weights dequantized to f32 + sgemm (f32-accurate, slow decode); auto: the kernels' per-size choice (logits depend on chunking)"}
   }
 })json";
 

@@ -27,6 +27,15 @@ bool cpu_has_avx512() {
 #endif
 }
 
+bool cpu_has_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
 std::atomic<Isa>& active() {
   static std::atomic<Isa> isa{best_isa()};
   return isa;
@@ -44,6 +53,11 @@ const char* isa_name(Isa isa) {
       break;
   }
   return "scalar";
+}
+
+bool cpu_has_avx512_vnni() {
+  static const bool has = cpu_has_vnni();
+  return has;
 }
 
 Isa best_isa() {
@@ -66,8 +80,26 @@ void set_active_isa(Isa isa) {
 }
 
 namespace detail {
+const KernelTable& avx512_kernels() {
+  static const KernelTable table = [] {
+    KernelTable t = avx2_kernels();
+    t.dots_heads = dots_heads_avx512;
+    t.weighted_sum_heads = weighted_sum_heads_avx512;
+    return t;
+  }();
+  return table;
+}
+
 const KernelTable& active_kernels() {
-  return has_avx2(active_isa()) ? avx2_kernels() : scalar_kernels();
+  switch (active_isa()) {
+    case Isa::Avx512:
+      return avx512_kernels();
+    case Isa::Avx2:
+      return avx2_kernels();
+    case Isa::Scalar:
+      break;
+  }
+  return scalar_kernels();
 }
 }  // namespace detail
 

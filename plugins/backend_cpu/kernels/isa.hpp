@@ -13,6 +13,10 @@ inline bool has_avx2(Isa isa) {
   return isa != Isa::Scalar;
 }
 
+/// True when the CPU has AVX-512F, BW and VNNI (vpdpbusd), which the Int8 path's vector kernel
+/// needs on top of `Isa::Avx512` (checked once).
+bool cpu_has_avx512_vnni();
+
 /// "scalar" / "avx2" / "avx512".
 const char* isa_name(Isa isa);
 /// The best family this CPU supports (checked once with __builtin_cpu_supports).

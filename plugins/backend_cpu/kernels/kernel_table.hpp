@@ -47,6 +47,13 @@ struct KernelTable {
   // of `axpy` would (registers instead of memory in between).
   void (*weighted_sum)(const float* p, const float* const* rows, int64_t count, int64_t dim,
                        float* out);
+  // The same for the nh query heads that share one KV head (grouped-query attention), reading each
+  // K / V row once for all of them: out[h][j] = dots(q[h], ...)[j] and out[h] = weighted_sum(p[h],
+  // ...), bit for bit, h < nh (any nh ≥ 1).
+  void (*dots_heads)(const float* const* q, int nh, const float* const* rows, int64_t count,
+                     int64_t dim, float* const* out);
+  void (*weighted_sum_heads)(const float* const* p, int nh, const float* const* rows,
+                             int64_t count, int64_t dim, float* const* out);
 };
 
 /// One Float-path multiplication over panel-packed weights (panel_layout.hpp):
@@ -64,6 +71,9 @@ struct PanelJob {
   int64_t sx_stride;
   int64_t n;
   float* y;  // [n, rows]
+  // Int8 path only (panels in PanelOrder::Int8; x and sx unused):
+  const BlockQ8A* xq = nullptr;    // [n, nb] the activation rows quantized (quantize_row_q8a)
+  const int32_t* qsum = nullptr;   // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
 };
 using PanelRunFn = void (*)(const PanelJob& job, int64_t p0, int64_t p1);  // panels [p0, p1)
 
@@ -73,9 +83,22 @@ void run_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1);
 void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1);
 void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1);
 
+/// The Int8 path over PanelOrder::Int8 panels (matmul_int8.hpp): kernels_int8_scalar.cpp (any
+/// CPU) and kernels_int8_vnni.cpp (AVX-512F + BW + VNNI: call only where cpu_has_avx512_vnni()).
+/// Same bits: every output follows the one formula of matmul_int8.hpp.
+void run_int8_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1);
+void run_int8_panels_vnni(const PanelJob& job, int64_t p0, int64_t p1);
+
 const KernelTable& scalar_kernels();
 /// Only to be called when the CPU supports AVX2 + FMA + F16C.
 const KernelTable& avx2_kernels();
+/// The AVX2 table with the attention kernels of kernels_attention_avx512.cpp (same bits); only
+/// to be called when the CPU supports AVX-512F as well.
+const KernelTable& avx512_kernels();
+void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                       int64_t dim, float* const* out);
+void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
+                               int64_t count, int64_t dim, float* const* out);
 /// The table of active_isa().
 const KernelTable& active_kernels();
 

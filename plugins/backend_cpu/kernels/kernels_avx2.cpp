@@ -317,6 +317,98 @@ void weighted_sum(const float* p, const float* const* rows, int64_t count, int64
   }
 }
 
+// Per row j and head h, the arithmetic of dot(q[h], rows[j], dim) — lane sums a0 (elements
+// 16i..16i+7) and a1 (16i+8..16i+15) by FMA, s = a0 + a1, then hsum's tree s[k] + s[k+4],
+// + [k+2], + [k+1] — with the last step done for 8 rows at once: the 8 rows' s vectors are
+// transposed through the same pairwise additions (IEEE addition is commutative, so the bits are
+// hsum's). The K row is read from memory by the first head and from L1 by the others.
+// dim % 16 != 0 falls back to dot per (row, head).
+void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count,
+                int64_t dim, float* const* out) {
+  if (dim % 16 != 0) {
+    for (int h = 0; h < nh; ++h) dots(q[h], rows, count, dim, out[h]);
+    return;
+  }
+  constexpr int kMaxHeads = 8;
+  for (int h0 = 0; h0 < nh; h0 += kMaxHeads) {
+    const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
+    for (int64_t j0 = 0; j0 < count; j0 += 8) {
+      const int rn = count - j0 < 8 ? static_cast<int>(count - j0) : 8;
+      __m256 sv[kMaxHeads][8];
+      for (int r = 0; r < 8; ++r) {
+        if (r >= rn) {
+          for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
+          continue;
+        }
+        const float* k = rows[j0 + r];
+        for (int h = 0; h < hn; ++h) {
+          const float* a = q[h0 + h];
+          __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+          for (int64_t i = 0; i < dim; i += 16) {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(k + i), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(k + i + 8), a1);
+          }
+          sv[h][r] = _mm256_add_ps(a0, a1);
+        }
+      }
+      for (int h = 0; h < hn; ++h) {
+        const __m256* v = sv[h];
+        // t_r[k] = s_r[k] + s_r[k + 4]: [t_r | t_r+1] per pair of rows.
+        __m256 t[4];
+        for (int m = 0; m < 4; ++m) {
+          t[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
+                               _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
+        }
+        // u_r[k] = t_r[k] + t_r[k + 2], k = 0, 1: lanes [u0 u0 u2 u2 | u1 u1 u3 u3] and rows 4-7.
+        const __m256 u0 = _mm256_add_ps(_mm256_shuffle_ps(t[0], t[1], 0x44),
+                                        _mm256_shuffle_ps(t[0], t[1], 0xee));
+        const __m256 u1 = _mm256_add_ps(_mm256_shuffle_ps(t[2], t[3], 0x44),
+                                        _mm256_shuffle_ps(t[2], t[3], 0xee));
+        // v_r = u_r[0] + u_r[1]: lanes [v0 v2 v4 v6 | v1 v3 v5 v7].
+        const __m256 w = _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x88),
+                                       _mm256_shuffle_ps(u0, u1, 0xdd));
+        const __m256 ordered =
+            _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        alignas(32) float tmp[8];
+        _mm256_store_ps(tmp, ordered);
+        for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
+      }
+    }
+  }
+}
+
+// Per head h and element e, the sequence of weighted_sum(p[h], rows, count, dim, out[h]): from 0,
+// o = fma(p_j, x_j, o) for j ascending. 16 columns of up to 4 heads at a time (8 accumulators),
+// so each V row's cache line is loaded once for all heads. dim % 16 != 0 falls back per head.
+void weighted_sum_heads(const float* const* p, int nh, const float* const* rows, int64_t count,
+                        int64_t dim, float* const* out) {
+  if (dim % 16 != 0) {
+    for (int h = 0; h < nh; ++h) weighted_sum(p[h], rows, count, dim, out[h]);
+    return;
+  }
+  constexpr int kMaxHeads = 4;
+  for (int h0 = 0; h0 < nh; h0 += kMaxHeads) {
+    const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
+    for (int64_t e0 = 0; e0 < dim; e0 += 16) {
+      __m256 acc[kMaxHeads][2];
+      for (int h = 0; h < kMaxHeads; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
+      for (int64_t j = 0; j < count; ++j) {
+        const __m256 x0 = _mm256_loadu_ps(rows[j] + e0);
+        const __m256 x1 = _mm256_loadu_ps(rows[j] + e0 + 8);
+        for (int h = 0; h < hn; ++h) {
+          const __m256 vp = _mm256_set1_ps(p[h0 + h][j]);
+          acc[h][0] = _mm256_fmadd_ps(vp, x0, acc[h][0]);
+          acc[h][1] = _mm256_fmadd_ps(vp, x1, acc[h][1]);
+        }
+      }
+      for (int h = 0; h < hn; ++h) {
+        _mm256_storeu_ps(out[h0 + h] + e0, acc[h][0]);
+        _mm256_storeu_ps(out[h0 + h] + e0 + 8, acc[h][1]);
+      }
+    }
+  }
+}
+
 float sum_squares(const float* x, int64_t n) {
   return dot(x, x, n);
 }
@@ -382,7 +474,8 @@ const KernelTable& avx2_kernels() {
   static const KernelTable table{quantize_row_q8a, dot_q8_0, dot_q4_0, dot_q4_1,    dot_f32,
                                  dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
                                  scale_mul,        silu_mul, max,      exp_sub_sum, scale,
-                                 dots,             weighted_sum};
+                                 dots,             weighted_sum, dots_heads,
+                                 weighted_sum_heads};
   return table;
 }
 

@@ -117,6 +117,14 @@ void weighted_sum(const float* p, const float* const* rows, int64_t count, int64
   for (int64_t e = 0; e < dim; ++e) out[e] = 0.0f;
   for (int64_t j = 0; j < count; ++j) axpy(p[j], rows[j], out, dim);
 }
+void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count,
+                int64_t dim, float* const* out) {
+  for (int h = 0; h < nh; ++h) dots(q[h], rows, count, dim, out[h]);
+}
+void weighted_sum_heads(const float* const* p, int nh, const float* const* rows, int64_t count,
+                        int64_t dim, float* const* out) {
+  for (int h = 0; h < nh; ++h) weighted_sum(p[h], rows, count, dim, out[h]);
+}
 float sum_squares(const float* x, int64_t n) {
   float acc = 0.0f;
   for (int64_t i = 0; i < n; ++i) acc += x[i] * x[i];
@@ -151,7 +159,8 @@ const KernelTable& scalar_kernels() {
   static const KernelTable table{quantize_row_q8a, dot_q8_0, dot_q4_0, dot_q4_1,    dot_f32,
                                  dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
                                  scale_mul,        silu_mul, max,      exp_sub_sum, scale,
-                                 dots,             weighted_sum};
+                                 dots,             weighted_sum, dots_heads,
+                                 weighted_sum_heads};
   return table;
 }
 

@@ -8,6 +8,7 @@
 #include "kernel_table.hpp"
 #include "matmul_blas.hpp"
 #include "matmul_float.hpp"
+#include "matmul_int8.hpp"
 
 namespace plinth::cpu {
 namespace {
@@ -115,6 +116,8 @@ const char* matmul_path_name(MatmulPath path) {
       return "blas";
     case MatmulPath::Float:
       return "float";
+    case MatmulPath::Int8:
+      return "int8";
   }
   return "unknown";
 }
@@ -139,6 +142,8 @@ void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool
     detail::matmul_blas(w, x, n, y, pool);
   } else if (path == MatmulPath::Float && is_quantized(w.type)) {
     detail::matmul_float_quant(w, x, n, y, pool);
+  } else if (path == MatmulPath::Int8 && is_quantized(w.type)) {
+    detail::matmul_int8_quant(w, x, n, y, pool);
   } else if (is_quantized(w.type)) {
     matmul_simd_quant(w, x, n, y, pool);
   } else {

@@ -26,6 +26,11 @@ enum class MatmulPath {
           ///< thread count or the other rows are. Within ~(cols/32 + 16)·2⁻²⁴ relative of the
           ///< exact product (formula: matmul_float.hpp). F32/F16/BF16 weights use the same f32
           ///< kernels as Simd.
+  Int8,   ///< batch-invariant: activations quantized per 32 elements to int8 as Simd does
+          ///< (llama.cpp's scheme), weights in a panel copy packed at load, exact int32 block dot
+          ///< products (AVX-512 VNNI vpdpbusd where the CPU has it, else portable C++ with the
+          ///< same bits) and a fixed f32 sequence per output (matmul_int8.hpp). Simd's accuracy;
+          ///< the fastest path for batches on VNNI CPUs. F32/F16/BF16 weights as Simd.
 };
 
 const char* matmul_path_name(MatmulPath path);

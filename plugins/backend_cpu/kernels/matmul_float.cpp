@@ -40,8 +40,9 @@ void block_sums(const float* x, int64_t cols, float* out) {
   for (int64_t b = nb; b < padded_blocks(nb); ++b) out[b] = 0.0f;
 }
 
-void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool) {
-  pool.parallel_for(panel_count(w.rows), [&](int64_t p0, int64_t p1) { pack_panels(w, p0, p1, out); });
+void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool, PanelOrder order) {
+  pool.parallel_for(panel_count(w.rows),
+                    [&](int64_t p0, int64_t p1) { pack_panels(w, p0, p1, out, order); });
 }
 
 void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y,

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 
+#include "panel_layout.hpp"
 #include "thread_pool.hpp"
 #include "weight_types.hpp"
 
@@ -51,7 +52,9 @@ int64_t padded_blocks(int64_t nb);
 /// panels (AVX-512), so each unpacked weight vector serves up to 6 rows.
 void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
-/// Packs the quantized matrix `w` into out[packed_bytes(w)] (panel_layout.hpp), split over `pool`.
-void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool);
+/// Packs the quantized matrix `w` into out[packed_bytes(w)] (panel_layout.hpp) in `order` (the
+/// Float path's or the Int8 path's), split over `pool`.
+void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool,
+                  PanelOrder order = PanelOrder::Float);
 
 }  // namespace plinth::cpu::detail

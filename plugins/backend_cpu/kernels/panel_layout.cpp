@@ -26,8 +26,13 @@ int64_t packed_bytes(const WeightView& w) {
 
 namespace {
 
+// Offset of quant byte t (Q4: byte t of the block; Q8_0: element t) of row r inside the quants.
+int64_t quant_offset(PanelOrder order, int64_t t, int64_t r) {
+  return order == PanelOrder::Float ? t * kPanelRows + r : (t / 4) * 64 + r * 4 + t % 4;
+}
+
 // Copies one row's block into slot r of a panel block.
-void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb) {
+void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb, PanelOrder order) {
   const auto put_f32 = [&](int64_t off, uint16_t h) {
     const float f = fp16_to_fp32(h);
     std::memcpy(pb + off + r * 4, &f, 4);
@@ -36,7 +41,9 @@ void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(blk);
     put_f32(0, b->d);
     for (int64_t j = 0; j < kQuantBlock; ++j) {
-      pb[64 + j * kPanelRows + r] = static_cast<uint8_t>(b->qs[j]);
+      // Int8: the unsigned operand of vpdpbusd, q + 128 in 0..255 (the kernel subtracts 128·Σx).
+      const int v = order == PanelOrder::Float ? static_cast<uint8_t>(b->qs[j]) : b->qs[j] + 128;
+      pb[64 + quant_offset(order, j, r)] = static_cast<uint8_t>(v);
     }
     return;
   }
@@ -53,12 +60,12 @@ void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb) {
     put_f32(0, b->d);
     qs = b->qs;
   }
-  for (int64_t t = 0; t < kQuantBlock / 2; ++t) pb[qoff + t * kPanelRows + r] = qs[t];
+  for (int64_t t = 0; t < kQuantBlock / 2; ++t) pb[qoff + quant_offset(order, t, r)] = qs[t];
 }
 
 }  // namespace
 
-void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out) {
+void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out, PanelOrder order) {
   const int64_t nb = w.cols / kQuantBlock;
   const int64_t pbb = panel_block_bytes(w.type);
   const int64_t bb = block_bytes(w.type);
@@ -69,7 +76,7 @@ void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out) {
     std::memset(panel, 0, static_cast<size_t>(nb * pbb));  // rows past the end stay 0
     for (int64_t r = 0; r < kPanelRows && p * kPanelRows + r < w.rows; ++r) {
       const uint8_t* row = base + (p * kPanelRows + r) * wrow;
-      for (int64_t b = 0; b < nb; ++b) put_row(w.type, row + b * bb, r, panel + b * pbb);
+      for (int64_t b = 0; b < nb; ++b) put_row(w.type, row + b * bb, r, panel + b * pbb, order);
     }
   }
 }

@@ -10,6 +10,11 @@
 // where d and m are the f16 scale / minimum of row r's block converted to f32 (exact) at [r],
 // and for Q4, qs[t][r] is byte t of row r's block (low nibble: element t, high: element t + 16,
 // ggml's order); for Q8_0, qs[j][r] is element j of row r's block.
+//
+// The Int8 path (matmul_int8.hpp) uses the same block sizes and d / m, with the quants ordered for
+// 4-byte integer dot products (x86 VNNI vpdpbusd: one 32-bit lane = 4 consecutive bytes of one
+// row): qs[g][r][k], g = 0..3 (Q4) or 0..7 (Q8_0), k = 0..3, holds byte 4g + k of row r's block
+// (Q4: nibbles as above) or, for Q8_0, element 4g + k of row r plus 128 as an unsigned byte.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +36,12 @@ inline int64_t panel_count(int64_t rows) {
 /// Bytes of the whole packed matrix: panel_count(w.rows) · (w.cols / 32) · panel_block_bytes.
 int64_t packed_bytes(const WeightView& w);
 
+/// Which order a panel block's quants are in: the Float path's or the Int8 path's (above).
+enum class PanelOrder { Float, Int8 };
+
 /// Packs rows [16·p0, 16·p1) of the quantized matrix `w` (validated by the caller) into
-/// `out + p0 · panel bytes`; `out` holds packed_bytes(w). Exact: no value is rounded.
-void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out);
+/// `out + p0 · panel bytes` in `order`; `out` holds packed_bytes(w). Exact: no value is rounded.
+void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out,
+                 PanelOrder order = PanelOrder::Float);
 
 }  // namespace plinth::cpu::detail

@@ -28,6 +28,9 @@ struct WeightView {
   /// pack_panels; quantized types only), kept alive by whoever owns the view. When null, the
   /// Float path packs the weights itself on every call (correct, slower: tests and one-off uses).
   const uint8_t* panels = nullptr;
+  /// Optional, not owned: the same matrix in the Int8 path's panel order (PanelOrder::Int8,
+  /// panel_layout.hpp). When null, the Int8 path packs per call, like `panels` above.
+  const uint8_t* int8_panels = nullptr;
 };
 
 inline constexpr int64_t kQuantBlock = 32;  ///< elements per Q8_0/Q4_0/Q4_1 block

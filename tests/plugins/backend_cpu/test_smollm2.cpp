@@ -206,14 +206,27 @@ TEST_F(SmolLM2, SimdPathStaysWithinLlamaCppDistance) {
               st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff, st.max_top_logit_diff);
 }
 
+// The int8 path (the same activation quantization, VNNI integer dots): the same distance.
+TEST_F(SmolLM2, Int8PathStaysWithinLlamaCppDistance) {
+  std::ifstream in(kGolden);
+  const double tol = nlohmann::json::parse(in)
+                         .at("tolerance")
+                         .at("llama_cpp_q4_1_max_abs_logit_diff_all_steps")
+                         .get<double>();
+  const StepStats st = run_golden(R"({"matmul": "int8", "threads": 2})", tol);
+  std::printf("int8: greedy ids %d/%d, max |Δ greedy logit| %.3g, max |Δ top-5 logit| %.3g\n",
+              st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff, st.max_top_logit_diff);
+}
+
 }  // namespace
 
 namespace {
 
-// DESIGN §2 on the real model with the default path: the last-position logits of a long
-// prompt (plain_long) are bit-identical whether it is prefilled at once, in chunks of 16
-// (decode-sized steps at the end), or batched next to another prompt.
-TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
+// DESIGN §2 on the real model: the last-position logits of a long prompt (plain_long) are
+// bit-identical whether it is prefilled at once, in chunks of 16 (decode-sized steps at the end),
+// or batched next to another prompt, with the backend `config`.
+void expect_logits_independent_of_batching(const char* config) {
+  SCOPED_TRACE(config);
   std::ifstream in(kGolden);
   const nlohmann::json golden = nlohmann::json::parse(in);
   std::vector<int32_t> a, b;
@@ -232,7 +245,7 @@ TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
   const std::vector<int32_t> blocks_b = {1, 4, 5, 6, 8, 10, 15};          // up to 112 tokens
 
   const auto run = [&](const std::vector<size_t>& chunks, bool with_b) {
-    harness::Backend be(lib, model.desc, R"({"threads": 2})");
+    harness::Backend be(lib, model.desc, config);
     be.allocate(16, kBlockSize);
     EXPECT_LE(a.size(), blocks_a.size() * kBlockSize);
     EXPECT_LE(b.size(), blocks_b.size() * kBlockSize);
@@ -257,6 +270,14 @@ TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
   EXPECT_EQ(run(sixteen, false), one) << "chunks of 16, then single tokens";
   EXPECT_EQ(run({a.size()}, true), one) << "batched with another prompt";
   EXPECT_EQ(run({60, a.size() - 60}, true), one) << "two chunks, the first batched";
+}
+
+TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
+  expect_logits_independent_of_batching(R"({"threads": 2})");
+}
+
+TEST_F(SmolLM2, Int8PathLogitsDoNotDependOnBatching) {
+  expect_logits_independent_of_batching(R"({"threads": 2, "matmul": "int8"})");
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ class MatmulTest : public ::testing::TestWithParam<Param> {
   // Whether this call quantizes the activations (the bound then includes that rounding).
   bool quantizes(WeightType t, int64_t n) const {
     const MatmulPath p = path() == MatmulPath::Auto ? choose_matmul_path(t, n) : path();
-    return p == MatmulPath::Simd && quantized(t);
+    return (p == MatmulPath::Simd || p == MatmulPath::Int8) && quantized(t);
   }
 };
 
@@ -96,10 +96,11 @@ TEST_P(MatmulTest, ModelShapedRandomWeights) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, MatmulTest,
-                         ::testing::Combine(::testing::Values(Isa::Scalar, Isa::Avx2),
+                         ::testing::Combine(::testing::ValuesIn(all_isas()),
                                             ::testing::Values(1, 2),
                                             ::testing::Values(MatmulPath::Simd, MatmulPath::Blas,
-                                                              MatmulPath::Auto, MatmulPath::Float)),
+                                                              MatmulPath::Auto, MatmulPath::Float,
+                                                              MatmulPath::Int8)),
                          [](const auto& p) {
                            return std::string(isa_name(std::get<0>(p.param))) + "_t" +
                                   std::to_string(std::get<1>(p.param)) + "_" +

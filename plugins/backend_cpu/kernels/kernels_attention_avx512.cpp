@@ -1,0 +1,150 @@
+// Attention kernels with AVX-512F for grouped-query heads (kernel_table.hpp: dots_heads,
+// weighted_sum_heads), built with -mavx512f -mavx2 -mfma and reached only through the Avx512 table
+// after the run-time CPU check (isa.cpp). The same bits as the AVX2 versions (kernels_avx2.cpp):
+//  - dots: one ZMM accumulator per (row, head) holds AVX2's two 8-lane sums a0 (lanes 0-7) and a1
+//    (lanes 8-15), built by the same FMAs in the same order; s = a0 + a1, then hsum's tree for 8
+//    rows at once, exactly as the AVX2 kernel does;
+//  - weighted sum: per element the FMA chain from 0 over the rows in order (lane width does not
+//    enter).
+// Fewer instructions per row than AVX2 (a row of 64 is 4 loads, not 8; 4 heads × 64 columns of
+// accumulators fit the 32 registers, so each V row is read once), and the rows 16 ahead are
+// prefetched: a KV block boundary is a jump the hardware prefetchers do not foresee.
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                       int64_t dim, float* const* out) {
+  scalar_kernels().dots_heads(q, nh, rows, count, dim, out);
+}
+void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
+                               int64_t count, int64_t dim, float* const* out) {
+  scalar_kernels().weighted_sum_heads(p, nh, rows, count, dim, out);
+}
+}  // namespace plinth::cpu::detail
+#else
+
+// GCC 12 flags the placeholder source operands of its own AVX-512 intrinsics (immintrin.h) as
+// maybe-uninitialized, a false positive of the compiler's headers; our own values are all set.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace plinth::cpu::detail {
+namespace {  // internal linkage, and no standard-library call: see panel_driver.hpp
+
+constexpr int64_t kPrefetchRows = 16;
+
+void prefetch_row(const float* row, int64_t dim) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (int64_t b = 0; b < dim * 4; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
+// [v_r for 8 rows] from their s vectors by hsum's additions (kernels_avx2.cpp: dots_heads).
+__m256 reduce8(const __m256* v) {
+  __m256 t[4];
+  for (int m = 0; m < 4; ++m) {
+    t[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
+                         _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
+  }
+  const __m256 u0 =
+      _mm256_add_ps(_mm256_shuffle_ps(t[0], t[1], 0x44), _mm256_shuffle_ps(t[0], t[1], 0xee));
+  const __m256 u1 =
+      _mm256_add_ps(_mm256_shuffle_ps(t[2], t[3], 0x44), _mm256_shuffle_ps(t[2], t[3], 0xee));
+  const __m256 w =
+      _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xdd));
+  return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+template <int NV>
+void weighted_slice(const float* const* p, int hn, const float* const* rows, int64_t count,
+                    int64_t e0, int64_t dim, float* const* out) {
+  constexpr int kMaxHeads = 4;
+  __m512 acc[kMaxHeads][NV];
+  for (int h = 0; h < kMaxHeads; ++h)
+    for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < count; ++j) {
+    if (j + kPrefetchRows < count) prefetch_row(rows[j + kPrefetchRows] + e0, 16 * NV);
+    __m512 x[NV];
+    for (int v = 0; v < NV; ++v) x[v] = _mm512_loadu_ps(rows[j] + e0 + 16 * v);
+    for (int h = 0; h < hn; ++h) {
+      const __m512 vp = _mm512_set1_ps(p[h][j]);
+      for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_fmadd_ps(vp, x[v], acc[h][v]);
+    }
+  }
+  for (int h = 0; h < hn; ++h)
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out[h] + e0 + 16 * v, acc[h][v]);
+  (void)dim;
+}
+
+}  // namespace
+
+void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                       int64_t dim, float* const* out) {
+  if (dim % 16 != 0) {
+    avx2_kernels().dots_heads(q, nh, rows, count, dim, out);
+    return;
+  }
+  constexpr int kMaxHeads = 8;
+  for (int h0 = 0; h0 < nh; h0 += kMaxHeads) {
+    const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
+    for (int64_t j0 = 0; j0 < count; j0 += 8) {
+      const int rn = count - j0 < 8 ? static_cast<int>(count - j0) : 8;
+      __m256 sv[kMaxHeads][8];
+      for (int r = 0; r < 8; ++r) {
+        if (r >= rn) {
+          for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
+          continue;
+        }
+        if (j0 + r + kPrefetchRows < count) prefetch_row(rows[j0 + r + kPrefetchRows], dim);
+        const float* k = rows[j0 + r];
+        for (int h = 0; h < hn; ++h) {
+          const float* a = q[h0 + h];
+          __m512 acc = _mm512_setzero_ps();
+          for (int64_t i = 0; i < dim; i += 16) {
+            acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(k + i), acc);
+          }
+          const __m256 a0 = _mm512_castps512_ps256(acc);
+          const __m256 a1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
+          sv[h][r] = _mm256_add_ps(a0, a1);
+        }
+      }
+      for (int h = 0; h < hn; ++h) {
+        alignas(32) float tmp[8];
+        _mm256_store_ps(tmp, reduce8(sv[h]));
+        for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
+      }
+    }
+  }
+}
+
+void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
+                               int64_t count, int64_t dim, float* const* out) {
+  if (dim % 16 != 0) {
+    avx2_kernels().weighted_sum_heads(p, nh, rows, count, dim, out);
+    return;
+  }
+  constexpr int kMaxHeads = 4;
+  for (int h0 = 0; h0 < nh; h0 += kMaxHeads) {
+    const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
+    for (int64_t e0 = 0; e0 < dim; e0 += 64) {
+      switch ((dim - e0) / 16 < 4 ? (dim - e0) / 16 : 4) {
+        case 1:
+          weighted_slice<1>(p + h0, hn, rows, count, e0, dim, out + h0);
+          break;
+        case 2:
+          weighted_slice<2>(p + h0, hn, rows, count, e0, dim, out + h0);
+          break;
+        case 3:
+          weighted_slice<3>(p + h0, hn, rows, count, e0, dim, out + h0);
+          break;
+        default:
+          weighted_slice<4>(p + h0, hn, rows, count, e0, dim, out + h0);
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace plinth::cpu::detail
+
+#endif  // x86

@@ -1,0 +1,68 @@
+// The Int8 path's panel kernel in portable C++: the formula of matmul_int8.hpp, one output at a
+// time (int32 block dots, then std::fma). Bit-identical to the VNNI kernel; the reference it is
+// tested against, and the kernel of CPUs without AVX-512 VNNI.
+#include <cmath>
+#include <cstring>
+
+#include "panel_driver.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+float f32_at(const uint8_t* p) {
+  float f;
+  std::memcpy(&f, p, sizeof f);
+  return f;
+}
+
+// Byte k of group g of row r inside a panel block's quants (PanelOrder::Int8).
+int64_t at(int64_t g, int64_t r, int64_t k) {
+  return g * 64 + r * 4 + k;
+}
+
+struct Scalar {
+  static constexpr int kMaxRows = 1, kWide = 1, kNarrow = 1;
+
+  template <class F, int MR, int NV>
+  static void tile(const PanelJob& j, int64_t p, int64_t i) {
+    static_assert(MR == 1 && NV == 1);
+    const uint8_t* w = j.panels + p * j.panel_bytes;
+    const BlockQ8A* xq = j.xq + i * j.nb;
+    float out[kPanelRows];
+    for (int64_t r = 0; r < kPanelRows; ++r) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < j.nb; ++b) {
+        const uint8_t* q = w + b * F::kBytes + F::kQ;
+        const int8_t* qx = xq[b].qs;
+        int32_t dot = 0;
+        if constexpr (F::kNibbles) {
+          for (int64_t g = 0; g < 4; ++g) {
+            for (int64_t k = 0; k < 4; ++k) {
+              const int byte = q[at(g, r, k)];
+              dot += (byte & 0x0f) * qx[4 * g + k] + (byte >> 4) * qx[16 + 4 * g + k];
+            }
+          }
+          if constexpr (F::kOffset8) dot -= 8 * j.qsum[i * j.nb + b];
+        } else {
+          for (int64_t g = 0; g < 8; ++g) {
+            for (int64_t k = 0; k < 4; ++k) dot += q[at(g, r, k)] * qx[4 * g + k];
+          }
+          dot -= 128 * j.qsum[i * j.nb + b];
+        }
+        const float dd = f32_at(w + b * F::kBytes + 4 * r) * xq[b].d;
+        acc = std::fma(dd, static_cast<float>(dot), acc);
+        if constexpr (F::kMin) acc = std::fma(f32_at(w + b * F::kBytes + 64 + 4 * r), xq[b].s, acc);
+      }
+      out[r] = acc;
+    }
+    panel::store_panel(j, i, p, out);
+  }
+};
+
+}  // namespace
+
+void run_int8_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<Scalar>(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail

@@ -1,0 +1,116 @@
+// The Int8 path's panel kernel with AVX-512 VNNI (vpdpbusd: 16 lanes × 4 u8·s8 products summed
+// into int32 per instruction), built with -mavx512f -mavx512bw -mavx512vnni and reached only after
+// the run-time CPU check (isa.cpp). One ZMM = one panel (lane r = output row r). Tiles of up to
+// 4 activation rows × 2 panels (8 int32 block sums + 8 f32 accumulators + 4 weight vectors), 1-2
+// rows × 4 panels when n <= 2. Same bits as kernels_int8_scalar.cpp (matmul_int8.hpp).
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+void run_int8_panels_vnni(const PanelJob& job, int64_t p0, int64_t p1) {
+  run_int8_panels_scalar(job, p0, p1);
+}
+}  // namespace plinth::cpu::detail
+#else
+
+// GCC 12 flags the placeholder source operands of its own AVX-512 intrinsics (immintrin.h) as
+// maybe-uninitialized, a false positive of the compiler's headers; our own values are all set.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "panel_driver.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+// The 4 activation bytes qx[k .. k+3] in every lane (the signed operand of vpdpbusd).
+// (No standard-library call in this TU: see panel_driver.hpp.)
+__m512i bcast4(const int8_t* qx) {
+  return _mm512_broadcastd_epi32(_mm_loadu_si32(qx));
+}
+
+struct Vnni {
+  static constexpr int kMaxRows = 4, kWide = 4, kNarrow = 2;
+
+  template <class F, int MR, int NV>
+  static void tile(const PanelJob& j, int64_t p, int64_t i) {
+    const uint8_t* base[NV];
+    for (int v = 0; v < NV; ++v) base[v] = j.panels + (p + v) * j.panel_bytes;
+    const BlockQ8A* xq[MR];
+    for (int r = 0; r < MR; ++r) xq[r] = j.xq + (i + r) * j.nb;
+    __m512 acc[MR][NV];
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int64_t b = 0; b < j.nb; ++b) {
+      const int64_t blk = b * F::kBytes;
+      __m512i s[MR][NV];
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) s[r][v] = _mm512_setzero_si512();
+      if constexpr (F::kNibbles) {
+        for (int g = 0; g < 4; ++g) {
+          __m512i lo[NV], hi[NV];
+          for (int v = 0; v < NV; ++v) {
+            const __m512i raw = _mm512_loadu_si512(base[v] + blk + F::kQ + 64 * g);
+            lo[v] = _mm512_and_si512(raw, low4);
+            hi[v] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+          }
+          for (int r = 0; r < MR; ++r) {
+            const __m512i xl = bcast4(xq[r][b].qs + 4 * g);
+            const __m512i xh = bcast4(xq[r][b].qs + 16 + 4 * g);
+            for (int v = 0; v < NV; ++v) {
+              s[r][v] = _mm512_dpbusd_epi32(s[r][v], lo[v], xl);
+              s[r][v] = _mm512_dpbusd_epi32(s[r][v], hi[v], xh);
+            }
+          }
+        }
+      } else {
+        for (int g = 0; g < 8; ++g) {
+          __m512i q[NV];
+          for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(base[v] + blk + F::kQ + 64 * g);
+          for (int r = 0; r < MR; ++r) {
+            const __m512i xg = bcast4(xq[r][b].qs + 4 * g);
+            for (int v = 0; v < NV; ++v) s[r][v] = _mm512_dpbusd_epi32(s[r][v], q[v], xg);
+          }
+        }
+      }
+      if constexpr (F::kOffset8 || !F::kNibbles) {  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
+        constexpr int32_t o = F::kNibbles ? 8 : 128;
+        for (int r = 0; r < MR; ++r) {
+          const __m512i off = _mm512_set1_epi32(o * j.qsum[(i + r) * j.nb + b]);
+          for (int v = 0; v < NV; ++v) s[r][v] = _mm512_sub_epi32(s[r][v], off);
+        }
+      }
+      for (int v = 0; v < NV; ++v) {
+        const __m512 d = _mm512_loadu_ps(base[v] + blk);
+        for (int r = 0; r < MR; ++r) {
+          const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(xq[r][b].d));
+          acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
+        }
+        if constexpr (F::kMin) {
+          const __m512 m = _mm512_loadu_ps(base[v] + blk + 64);
+          for (int r = 0; r < MR; ++r) {
+            acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(xq[r][b].s), acc[r][v]);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < NV; ++v) {
+        float out[kPanelRows];
+        _mm512_storeu_ps(out, acc[r][v]);
+        panel::store_panel(j, i + r, p + v, out);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void run_int8_panels_vnni(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<Vnni>(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail
+
+#endif  // x86

@@ -1,0 +1,37 @@
+// Internal: the Int8 path of matmul (MatmulPath::Int8) for quantized weights — activations
+// quantized per 32 elements to int8 (llama.cpp's Q8 scheme, quantize_row_q8a), exact integer block
+// dot products over panel-packed weights (PanelOrder::Int8, panel_layout.hpp), and a per-element
+// float sequence fixed independently of n, of the tiling, of the thread count and of the ISA
+// (batch-invariant, DESIGN §2).
+//
+// The exact formula. For output y[i, r], weight row r of nb blocks, block b with f16 scale d_b
+// (Q4_1 also minimum m_b) converted to f32, and the activation row's block b quantized to
+// qx_{b,j} (int8), with f32 scale dx_b and sx_b = dx_b·Σ_j qx_{b,j} (BlockQ8A::d, ::s):
+//
+//   A = 0
+//   for b = 0 .. nb−1:
+//     P = Σ_j u_{b,j}·qx_{b,j} − o·Σ_j qx_{b,j}        exact in int32
+//         Q4_1: u = nibble, o = 0;  Q4_0: u = nibble, o = 8;  Q8_0: u = q + 128, o = 128
+//     A = fma(d_b ⊗ dx_b, float(P), A)                 ⊗: one rounded f32 product; float(P) exact
+//     Q4_1: A = fma(m_b, sx_b, A)
+//   y = A
+//
+// |P| ≤ 32·255·127 < 2²⁴, so float(P) is exact, and the integer part has no order: the scalar
+// kernel (int32 loops, std::fma) and the AVX-512 VNNI kernel (vpdpbusd) give the same bits.
+// Error: the activation rounding of the Simd path (|Δx| ≤ dx_b/2 per element; its bound in
+// README.md holds unchanged) plus ≤ 3 f32 roundings per block in A.
+#pragma once
+
+#include <cstdint>
+
+#include "thread_pool.hpp"
+#include "weight_types.hpp"
+
+namespace plinth::cpu::detail {
+
+/// y[n, w.rows] = x[n, w.cols] · Wᵀ for Q8_0, Q4_0, Q4_1 weights by the formula above. Reads
+/// w.int8_panels, or packs per call when it is null. Panels (16 output rows) are split across
+/// `pool`; the VNNI tile holds up to 4 activation rows × 2 panels (2 × 4 when n ≤ 2).
+void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
+
+}  // namespace plinth::cpu::detail
