@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -108,7 +110,9 @@ fs::path derived_manifest(const Options& o) {
     if (p.at("kind") == "scheduler") p["config"]["max_num_seqs"] = o.batch;
     if (p.at("kind") == "kv_cache" && o.block_size > 0) p["config"]["block_size"] = o.block_size;
   }
-  fs::path out = fs::temp_directory_path() / "plinth_bench_continuous.json";
+  // One file per process, so that two runs at once do not read each other's manifest.
+  fs::path out = fs::temp_directory_path() /
+                 ("plinth_bench_continuous." + std::to_string(::getpid()) + ".json");
   std::ofstream(out) << j.dump(2);
   return out;
 }
@@ -359,7 +363,16 @@ int main(int argc, char** argv) {
     HostContext context(make_stderr_logger(spdlog::level::warn));
     EngineHost::Options ho;
     ho.manifest = derived_manifest(o);
-    auto host = EngineHost::load(ho, context);
+    std::unique_ptr<EngineHost> host;
+    try {
+      host = EngineHost::load(ho, context);
+    } catch (...) {
+      std::error_code ignored;
+      fs::remove(ho.manifest, ignored);
+      throw;
+    }
+    std::error_code ignored;
+    fs::remove(ho.manifest, ignored);  // read once at load
     const uint32_t ctx = host->config().context_length;
     if (static_cast<uint32_t>(o.prompt_max) >= ctx) {
       std::fprintf(stderr,

@@ -22,30 +22,32 @@ struct Item {
   int32_t t0, t1;  // new-token range [t0, t1) of the batch
 };
 
-// Row pointers of KV head g of sequence s, positions j < ctx: K into kptr, V into vptr, each
-// head_dim f32 — in place in the cache (F32), or converted into `f16buf` (F16).
+// Row pointers of KV head g of sequence s, positions j < ctx, in place in the cache: K into kptr,
+// V into vptr (T = float for an F32 cache, uint16_t for IEEE half bits of an F16 one).
+template <class T>
 void kv_rows(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32_t s, int64_t g,
-             int64_t hd, int64_t ctx, std::vector<const float*>& kptr,
-             std::vector<const float*>& vptr, std::vector<float>& f16buf) {
+             int64_t ctx, std::vector<const T*>& kptr, std::vector<const T*>& vptr) {
   const int64_t bs = kv.block_size();
   const int32_t* table = b.block_tables + static_cast<int64_t>(s) * b.max_blocks_per_seq;
-  const bool f16 = kv.dtype() == KvDtype::F16;
   kptr.resize(static_cast<size_t>(ctx));
   vptr.resize(static_cast<size_t>(ctx));
-  if (f16) f16buf.resize(static_cast<size_t>(2 * ctx * hd));
   for (int64_t j = 0; j < ctx; ++j) {
     const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-    for (int kind = 0; kind < 2; ++kind) {
-      const float*& dst = (kind == 0 ? kptr : vptr)[static_cast<size_t>(j)];
-      if (!f16) {
-        dst = static_cast<const float*>(kv.head_row(layer, kind, slot, g));
-        continue;
-      }
-      const auto* h = static_cast<const uint16_t*>(kv.head_row(layer, kind, slot, g));
-      float* f = f16buf.data() + (2 * j + kind) * hd;
-      for (int64_t e = 0; e < hd; ++e) f[e] = fp16_to_fp32(h[e]);
-      dst = f;
-    }
+    kptr[static_cast<size_t>(j)] = static_cast<const T*>(kv.head_row(layer, 0, slot, g));
+    vptr[static_cast<size_t>(j)] = static_cast<const T*>(kv.head_row(layer, 1, slot, g));
+  }
+}
+
+// F16 rows whose head_dim the f16 kernels do not take in place (not a multiple of 16): converted
+// (exactly) into `buf`, so the f32 kernels see the same values.
+void widen(const std::vector<const uint16_t*>& rows, int64_t hd, std::vector<float>& buf,
+           std::vector<const float*>& out) {
+  buf.resize(rows.size() * static_cast<size_t>(hd));
+  out.resize(rows.size());
+  for (size_t j = 0; j < rows.size(); ++j) {
+    float* f = buf.data() + j * static_cast<size_t>(hd);
+    for (int64_t e = 0; e < hd; ++e) f[e] = fp16_to_fp32(rows[j][e]);
+    out[j] = f;
   }
 }
 
@@ -77,8 +79,9 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
   // computed together (dots_heads / weighted_sum_heads: each K and V row read once for the group,
   // every result bit for bit that of the single-head kernels).
   const auto run = [&](const Item& it) {
-    thread_local std::vector<float> scores, f16buf;
+    thread_local std::vector<float> scores, kbuf, vbuf;
     thread_local std::vector<const float*> kptr, vptr, qh;
+    thread_local std::vector<const uint16_t*> kptr16, vptr16;
     thread_local std::vector<float*> sh, oh;
     const detail::KernelTable& k = detail::active_kernels();
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
@@ -87,7 +90,18 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
     qh.resize(static_cast<size_t>(group));
     sh.resize(static_cast<size_t>(group));
     oh.resize(static_cast<size_t>(group));
-    kv_rows(b, kv, layer, it.seq, it.kv_head, hd, ctx, kptr, vptr, f16buf);
+    // F16 cache: read in place by the f16 kernels (head_dim % 16 == 0), else widened first.
+    const bool f16 = kv.dtype() == KvDtype::F16;
+    const bool in_place16 = f16 && hd % 16 == 0;
+    if (f16) {
+      kv_rows(b, kv, layer, it.seq, it.kv_head, ctx, kptr16, vptr16);
+      if (!in_place16) {
+        widen(kptr16, hd, kbuf, kptr);
+        widen(vptr16, hd, vbuf, vptr);
+      }
+    } else {
+      kv_rows(b, kv, layer, it.seq, it.kv_head, ctx, kptr, vptr);
+    }
     for (int64_t t = it.t0; t < it.t1; ++t) {
       const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
       for (int64_t g = 0; g < group; ++g) {
@@ -97,12 +111,20 @@ void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t laye
         oh[static_cast<size_t>(g)] = out + t * qdim + h * hd;
       }
       const int nh = static_cast<int>(group);
-      k.dots_heads(qh.data(), nh, kptr.data(), visible, hd, sh.data());
+      if (in_place16) {
+        k.dots_heads_f16(qh.data(), nh, kptr16.data(), visible, hd, sh.data());
+      } else {
+        k.dots_heads(qh.data(), nh, kptr.data(), visible, hd, sh.data());
+      }
       for (float* sc : sh) {
         scale(sc, scale_factor, visible);
         softmax(sc, visible);
       }
-      k.weighted_sum_heads(sh.data(), nh, vptr.data(), visible, hd, oh.data());
+      if (in_place16) {
+        k.weighted_sum_heads_f16(sh.data(), nh, vptr16.data(), visible, hd, oh.data());
+      } else {
+        k.weighted_sum_heads(sh.data(), nh, vptr.data(), visible, hd, oh.data());
+      }
     }
   };
 

@@ -85,6 +85,8 @@ const KernelTable& avx512_kernels() {
     KernelTable t = avx2_kernels();
     t.dots_heads = dots_heads_avx512;
     t.weighted_sum_heads = weighted_sum_heads_avx512;
+    t.dots_heads_f16 = dots_heads_f16_avx512;
+    t.weighted_sum_heads_f16 = weighted_sum_heads_f16_avx512;
     return t;
   }();
   return table;

@@ -54,6 +54,13 @@ struct KernelTable {
                      int64_t dim, float* const* out);
   void (*weighted_sum_heads)(const float* const* p, int nh, const float* const* rows,
                              int64_t count, int64_t dim, float* const* out);
+  // The same over IEEE half rows (an f16 KV cache read in place): the bits of the two kernels
+  // above on the rows converted to f32 (the conversion is exact) when dim % 16 == 0; other dims
+  // give the scalar table's bits (paged_attention converts such rows itself instead).
+  void (*dots_heads_f16)(const float* const* q, int nh, const uint16_t* const* rows,
+                         int64_t count, int64_t dim, float* const* out);
+  void (*weighted_sum_heads_f16)(const float* const* p, int nh, const uint16_t* const* rows,
+                                 int64_t count, int64_t dim, float* const* out);
 };
 
 /// One Float-path multiplication over panel-packed weights (panel_layout.hpp):
@@ -99,6 +106,10 @@ void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, 
                        int64_t dim, float* const* out);
 void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
                                int64_t count, int64_t dim, float* const* out);
+void dots_heads_f16_avx512(const float* const* q, int nh, const uint16_t* const* rows,
+                           int64_t count, int64_t dim, float* const* out);
+void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t* const* rows,
+                                   int64_t count, int64_t dim, float* const* out);
 /// The table of active_isa().
 const KernelTable& active_kernels();
 

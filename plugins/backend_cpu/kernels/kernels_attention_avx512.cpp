@@ -21,6 +21,14 @@ void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const
                                int64_t count, int64_t dim, float* const* out) {
   scalar_kernels().weighted_sum_heads(p, nh, rows, count, dim, out);
 }
+void dots_heads_f16_avx512(const float* const* q, int nh, const uint16_t* const* rows,
+                           int64_t count, int64_t dim, float* const* out) {
+  scalar_kernels().dots_heads_f16(q, nh, rows, count, dim, out);
+}
+void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t* const* rows,
+                                   int64_t count, int64_t dim, float* const* out) {
+  scalar_kernels().weighted_sum_heads_f16(p, nh, rows, count, dim, out);
+}
 }  // namespace plinth::cpu::detail
 #else
 
@@ -34,9 +42,20 @@ namespace {  // internal linkage, and no standard-library call: see panel_driver
 
 constexpr int64_t kPrefetchRows = 16;
 
-void prefetch_row(const float* row, int64_t dim) {
+template <class T>
+void prefetch_row(const T* row, int64_t dim) {
   const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t b = 0; b < dim * 4; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+  for (int64_t b = 0; b < dim * static_cast<int64_t>(sizeof(T)); b += 64) {
+    _mm_prefetch(p + b, _MM_HINT_T0);
+  }
+}
+
+// 16 row elements as f32: loaded (float rows) or converted exactly (IEEE half rows).
+__m512 load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+__m512 load16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 // [v_r for 8 rows] from their s vectors by hsum's additions (kernels_avx2.cpp: dots_heads).
@@ -55,9 +74,9 @@ __m256 reduce8(const __m256* v) {
   return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-template <int NV>
-void weighted_slice(const float* const* p, int hn, const float* const* rows, int64_t count,
-                    int64_t e0, int64_t dim, float* const* out) {
+template <int NV, class T>
+void weighted_slice(const float* const* p, int hn, const T* const* rows, int64_t count,
+                    int64_t e0, float* const* out) {
   constexpr int kMaxHeads = 4;
   __m512 acc[kMaxHeads][NV];
   for (int h = 0; h < kMaxHeads; ++h)
@@ -65,7 +84,7 @@ void weighted_slice(const float* const* p, int hn, const float* const* rows, int
   for (int64_t j = 0; j < count; ++j) {
     if (j + kPrefetchRows < count) prefetch_row(rows[j + kPrefetchRows] + e0, 16 * NV);
     __m512 x[NV];
-    for (int v = 0; v < NV; ++v) x[v] = _mm512_loadu_ps(rows[j] + e0 + 16 * v);
+    for (int v = 0; v < NV; ++v) x[v] = load16(rows[j] + e0 + 16 * v);
     for (int h = 0; h < hn; ++h) {
       const __m512 vp = _mm512_set1_ps(p[h][j]);
       for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_fmadd_ps(vp, x[v], acc[h][v]);
@@ -73,17 +92,11 @@ void weighted_slice(const float* const* p, int hn, const float* const* rows, int
   }
   for (int h = 0; h < hn; ++h)
     for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out[h] + e0 + 16 * v, acc[h][v]);
-  (void)dim;
 }
 
-}  // namespace
-
-void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
-                       int64_t dim, float* const* out) {
-  if (dim % 16 != 0) {
-    avx2_kernels().dots_heads(q, nh, rows, count, dim, out);
-    return;
-  }
+template <class T>
+void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t count, int64_t dim,
+                  float* const* out) {
   constexpr int kMaxHeads = 8;
   for (int h0 = 0; h0 < nh; h0 += kMaxHeads) {
     const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
@@ -96,12 +109,12 @@ void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, 
           continue;
         }
         if (j0 + r + kPrefetchRows < count) prefetch_row(rows[j0 + r + kPrefetchRows], dim);
-        const float* k = rows[j0 + r];
+        const T* k = rows[j0 + r];
         for (int h = 0; h < hn; ++h) {
           const float* a = q[h0 + h];
           __m512 acc = _mm512_setzero_ps();
           for (int64_t i = 0; i < dim; i += 16) {
-            acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(k + i), acc);
+            acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), load16(k + i), acc);
           }
           const __m256 a0 = _mm512_castps512_ps256(acc);
           const __m256 a1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
@@ -117,32 +130,53 @@ void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, 
   }
 }
 
-void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
-                               int64_t count, int64_t dim, float* const* out) {
-  if (dim % 16 != 0) {
-    avx2_kernels().weighted_sum_heads(p, nh, rows, count, dim, out);
-    return;
-  }
+template <class T>
+void weighted_sum_heads_t(const float* const* p, int nh, const T* const* rows, int64_t count,
+                          int64_t dim, float* const* out) {
   constexpr int kMaxHeads = 4;
   for (int h0 = 0; h0 < nh; h0 += kMaxHeads) {
     const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
     for (int64_t e0 = 0; e0 < dim; e0 += 64) {
       switch ((dim - e0) / 16 < 4 ? (dim - e0) / 16 : 4) {
         case 1:
-          weighted_slice<1>(p + h0, hn, rows, count, e0, dim, out + h0);
+          weighted_slice<1>(p + h0, hn, rows, count, e0, out + h0);
           break;
         case 2:
-          weighted_slice<2>(p + h0, hn, rows, count, e0, dim, out + h0);
+          weighted_slice<2>(p + h0, hn, rows, count, e0, out + h0);
           break;
         case 3:
-          weighted_slice<3>(p + h0, hn, rows, count, e0, dim, out + h0);
+          weighted_slice<3>(p + h0, hn, rows, count, e0, out + h0);
           break;
         default:
-          weighted_slice<4>(p + h0, hn, rows, count, e0, dim, out + h0);
+          weighted_slice<4>(p + h0, hn, rows, count, e0, out + h0);
           break;
       }
     }
   }
+}
+
+}  // namespace
+
+// dim % 16 != 0: the AVX2 kernels (f32; same bits) or the scalar ones (f16; see kernel_table.hpp).
+void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                       int64_t dim, float* const* out) {
+  if (dim % 16 != 0) return avx2_kernels().dots_heads(q, nh, rows, count, dim, out);
+  dots_heads_t(q, nh, rows, count, dim, out);
+}
+void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
+                               int64_t count, int64_t dim, float* const* out) {
+  if (dim % 16 != 0) return avx2_kernels().weighted_sum_heads(p, nh, rows, count, dim, out);
+  weighted_sum_heads_t(p, nh, rows, count, dim, out);
+}
+void dots_heads_f16_avx512(const float* const* q, int nh, const uint16_t* const* rows,
+                           int64_t count, int64_t dim, float* const* out) {
+  if (dim % 16 != 0) return scalar_kernels().dots_heads_f16(q, nh, rows, count, dim, out);
+  dots_heads_t(q, nh, rows, count, dim, out);
+}
+void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t* const* rows,
+                                   int64_t count, int64_t dim, float* const* out) {
+  if (dim % 16 != 0) return scalar_kernels().weighted_sum_heads_f16(p, nh, rows, count, dim, out);
+  weighted_sum_heads_t(p, nh, rows, count, dim, out);
 }
 
 }  // namespace plinth::cpu::detail

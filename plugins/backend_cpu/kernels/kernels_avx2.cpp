@@ -16,6 +16,7 @@ const KernelTable& avx2_kernels() {
 #include <immintrin.h>
 
 #include <cmath>
+#include <type_traits>
 
 namespace plinth::cpu::detail {
 namespace {
@@ -317,16 +318,29 @@ void weighted_sum(const float* p, const float* const* rows, int64_t count, int64
   }
 }
 
+// 8 row elements as f32: loaded (float rows) or converted exactly (IEEE half rows, F16C).
+inline __m256 load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+inline __m256 load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
 // Per row j and head h, the arithmetic of dot(q[h], rows[j], dim) — lane sums a0 (elements
 // 16i..16i+7) and a1 (16i+8..16i+15) by FMA, s = a0 + a1, then hsum's tree s[k] + s[k+4],
 // + [k+2], + [k+1] — with the last step done for 8 rows at once: the 8 rows' s vectors are
 // transposed through the same pairwise additions (IEEE addition is commutative, so the bits are
-// hsum's). The K row is read from memory by the first head and from L1 by the others.
-// dim % 16 != 0 falls back to dot per (row, head).
-void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count,
-                int64_t dim, float* const* out) {
+// hsum's). The K row is read from memory by the first head and from L1 by the others. T = float
+// or uint16_t (IEEE half, converted exactly). dim % 16 != 0 falls back to dot per (row, head).
+template <class T>
+void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t count, int64_t dim,
+                  float* const* out) {
   if (dim % 16 != 0) {
-    for (int h = 0; h < nh; ++h) dots(q[h], rows, count, dim, out[h]);
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      scalar_kernels().dots_heads_f16(q, nh, rows, count, dim, out);  // see kernel_table.hpp
+    } else {
+      for (int h = 0; h < nh; ++h) dots(q[h], rows, count, dim, out[h]);
+    }
     return;
   }
   constexpr int kMaxHeads = 8;
@@ -340,13 +354,13 @@ void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t
           for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
           continue;
         }
-        const float* k = rows[j0 + r];
+        const T* k = rows[j0 + r];
         for (int h = 0; h < hn; ++h) {
           const float* a = q[h0 + h];
           __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
           for (int64_t i = 0; i < dim; i += 16) {
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(k + i), a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(k + i + 8), a1);
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load8(k + i), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load8(k + i + 8), a1);
           }
           sv[h][r] = _mm256_add_ps(a0, a1);
         }
@@ -380,10 +394,15 @@ void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t
 // Per head h and element e, the sequence of weighted_sum(p[h], rows, count, dim, out[h]): from 0,
 // o = fma(p_j, x_j, o) for j ascending. 16 columns of up to 4 heads at a time (8 accumulators),
 // so each V row's cache line is loaded once for all heads. dim % 16 != 0 falls back per head.
-void weighted_sum_heads(const float* const* p, int nh, const float* const* rows, int64_t count,
-                        int64_t dim, float* const* out) {
+template <class T>
+void weighted_sum_heads_t(const float* const* p, int nh, const T* const* rows, int64_t count,
+                          int64_t dim, float* const* out) {
   if (dim % 16 != 0) {
-    for (int h = 0; h < nh; ++h) weighted_sum(p[h], rows, count, dim, out[h]);
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      scalar_kernels().weighted_sum_heads_f16(p, nh, rows, count, dim, out);
+    } else {
+      for (int h = 0; h < nh; ++h) weighted_sum(p[h], rows, count, dim, out[h]);
+    }
     return;
   }
   constexpr int kMaxHeads = 4;
@@ -393,8 +412,8 @@ void weighted_sum_heads(const float* const* p, int nh, const float* const* rows,
       __m256 acc[kMaxHeads][2];
       for (int h = 0; h < kMaxHeads; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
       for (int64_t j = 0; j < count; ++j) {
-        const __m256 x0 = _mm256_loadu_ps(rows[j] + e0);
-        const __m256 x1 = _mm256_loadu_ps(rows[j] + e0 + 8);
+        const __m256 x0 = load8(rows[j] + e0);
+        const __m256 x1 = load8(rows[j] + e0 + 8);
         for (int h = 0; h < hn; ++h) {
           const __m256 vp = _mm256_set1_ps(p[h0 + h][j]);
           acc[h][0] = _mm256_fmadd_ps(vp, x0, acc[h][0]);
@@ -407,6 +426,23 @@ void weighted_sum_heads(const float* const* p, int nh, const float* const* rows,
       }
     }
   }
+}
+
+void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count,
+                int64_t dim, float* const* out) {
+  dots_heads_t(q, nh, rows, count, dim, out);
+}
+void weighted_sum_heads(const float* const* p, int nh, const float* const* rows, int64_t count,
+                        int64_t dim, float* const* out) {
+  weighted_sum_heads_t(p, nh, rows, count, dim, out);
+}
+void dots_heads_f16(const float* const* q, int nh, const uint16_t* const* rows, int64_t count,
+                    int64_t dim, float* const* out) {
+  dots_heads_t(q, nh, rows, count, dim, out);
+}
+void weighted_sum_heads_f16(const float* const* p, int nh, const uint16_t* const* rows,
+                            int64_t count, int64_t dim, float* const* out) {
+  weighted_sum_heads_t(p, nh, rows, count, dim, out);
 }
 
 float sum_squares(const float* x, int64_t n) {
@@ -475,7 +511,7 @@ const KernelTable& avx2_kernels() {
                                  dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
                                  scale_mul,        silu_mul, max,      exp_sub_sum, scale,
                                  dots,             weighted_sum, dots_heads,
-                                 weighted_sum_heads};
+                                 weighted_sum_heads, dots_heads_f16, weighted_sum_heads_f16};
   return table;
 }
 

@@ -2,6 +2,8 @@
 // without AVX2. Plain loops; the compiler may vectorize them for the baseline ISA.
 #include <cmath>
 
+#include <vector>
+
 #include "kernel_table.hpp"
 
 namespace plinth::cpu::detail {
@@ -125,6 +127,25 @@ void weighted_sum_heads(const float* const* p, int nh, const float* const* rows,
                         int64_t dim, float* const* out) {
   for (int h = 0; h < nh; ++h) weighted_sum(p[h], rows, count, dim, out[h]);
 }
+// f16 rows: each converted exactly to f32, then the f32 kernels' arithmetic.
+void dots_heads_f16(const float* const* q, int nh, const uint16_t* const* rows, int64_t count,
+                    int64_t dim, float* const* out) {
+  std::vector<float> row(static_cast<size_t>(dim));
+  for (int64_t j = 0; j < count; ++j) {
+    for (int64_t e = 0; e < dim; ++e) row[static_cast<size_t>(e)] = fp16_to_fp32(rows[j][e]);
+    for (int h = 0; h < nh; ++h) out[h][j] = dot(q[h], row.data(), dim);
+  }
+}
+void weighted_sum_heads_f16(const float* const* p, int nh, const uint16_t* const* rows,
+                            int64_t count, int64_t dim, float* const* out) {
+  std::vector<float> row(static_cast<size_t>(dim));
+  for (int h = 0; h < nh; ++h)
+    for (int64_t e = 0; e < dim; ++e) out[h][e] = 0.0f;
+  for (int64_t j = 0; j < count; ++j) {
+    for (int64_t e = 0; e < dim; ++e) row[static_cast<size_t>(e)] = fp16_to_fp32(rows[j][e]);
+    for (int h = 0; h < nh; ++h) axpy(p[h][j], row.data(), out[h], dim);
+  }
+}
 float sum_squares(const float* x, int64_t n) {
   float acc = 0.0f;
   for (int64_t i = 0; i < n; ++i) acc += x[i] * x[i];
@@ -160,7 +181,7 @@ const KernelTable& scalar_kernels() {
                                  dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
                                  scale_mul,        silu_mul, max,      exp_sub_sum, scale,
                                  dots,             weighted_sum, dots_heads,
-                                 weighted_sum_heads};
+                                 weighted_sum_heads, dots_heads_f16, weighted_sum_heads_f16};
   return table;
 }
 
