@@ -69,14 +69,13 @@ __m256 reduce8(const __m256* v) {
       _mm256_add_ps(_mm256_shuffle_ps(t[0], t[1], 0x44), _mm256_shuffle_ps(t[0], t[1], 0xee));
   const __m256 u1 =
       _mm256_add_ps(_mm256_shuffle_ps(t[2], t[3], 0x44), _mm256_shuffle_ps(t[2], t[3], 0xee));
-  const __m256 w =
-      _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xdd));
+  const __m256 w = _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xdd));
   return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 template <int NV, class T>
-void weighted_slice(const float* const* p, int hn, const T* const* rows, int64_t count,
-                    int64_t e0, float* const* out) {
+void weighted_slice(const float* const* p, int hn, const T* const* rows, int64_t count, int64_t e0,
+                    float* const* out) {
   constexpr int kMaxHeads = 4;
   __m512 acc[kMaxHeads][NV];
   for (int h = 0; h < kMaxHeads; ++h)

@@ -9,8 +9,7 @@
 
 namespace plinth::cpu::detail {
 
-void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
-                       ThreadPool& pool) {
+void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
   const int64_t nb = w.cols / kQuantBlock;
   const uint8_t* panels = w.int8_panels;
   if (panels == nullptr) {  // packed per call (see WeightView::int8_panels)
@@ -45,8 +44,8 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   } else {
     quantize(0, n);
   }
-  PanelJob job{w.type, panels, nb, nb * panel_block_bytes(w.type), w.rows, nullptr, nullptr, 0, n,
-               y,      xq,     offset ? qsum : nullptr};
+  PanelJob job{w.type, panels, nb, nb * panel_block_bytes(w.type), w.rows, nullptr, nullptr, 0,
+               n,      y,      xq, offset ? qsum : nullptr};
   const PanelRunFn run = active_isa() == Isa::Avx512 && cpu_has_avx512_vnni()
                              ? run_int8_panels_vnni
                              : run_int8_panels_scalar;

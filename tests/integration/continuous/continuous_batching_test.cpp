@@ -1,7 +1,8 @@
 // Continuous batching on the real model (SmolLM2-135M, backend_cpu) at temperature 0: 64 prompts
 // of mixed lengths (5..300 tokens; slices of a fixed English text, some through the chat
 // template) give the same token ids run one by one, all in one continuous batch, and with a KV
-// pool so small that the scheduler preempts and recomputes (asserted).
+// pool so small that the scheduler preempts and recomputes (asserted) — with the backend's default
+// float path (f32 KV) and with the pipeline of manifests/cpu_fast.json (int8 matmul, f16 KV).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -95,12 +96,14 @@ std::vector<int32_t> take_output(Engine& engine, uint64_t id) {
   return out;
 }
 
-fs::path write_manifest(const std::string& name, const std::string& kv_config) {
+fs::path write_manifest(const std::string& name, const std::string& backend_config,
+                        const std::string& kv_config) {
   fs::path dir = fs::temp_directory_path() / "plinth_continuous_batching";
   fs::create_directories(dir);
   fs::path file = dir / (name + ".json");
   std::ofstream(file) << R"({"model": ")" << kModel.string() << R"(", "plugins": [
-    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2}},
+    {"kind": "backend", "library": "backend_cpu", "config": )"
+                      << backend_config << R"(},
     {"kind": "kv_cache", "library": "kv_paged", "config": )"
                       << kv_config << R"(},
     {"kind": "scheduler", "library": "scheduler_continuous",
@@ -112,12 +115,20 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-TEST(ContinuousBatching, SameIdsAloneBatchedAndPreempted) {
+struct Backend {
+  const char* name;
+  const char* config;
+};
+
+class ContinuousBatching : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(ContinuousBatching, SameIdsAloneBatchedAndPreempted) {
   if (!fs::exists(kModel))
     GTEST_SKIP() << "model missing: run tools/fetch_model (" << kModel << ")";
+  const std::string name = GetParam().name, backend = GetParam().config;
   HostContext context(make_stderr_logger(spdlog::level::warn));
   EngineHost::Options o;
-  o.manifest = write_manifest("roomy", R"({"block_size": 16})");
+  o.manifest = write_manifest(name + "_roomy", backend, R"({"block_size": 16})");
   auto host = EngineHost::load(o, context);
   const std::vector<Prompt> prompts = make_prompts(*host);
   size_t longest = 0, shortest = 1 << 30;
@@ -160,7 +171,7 @@ TEST(ContinuousBatching, SameIdsAloneBatchedAndPreempted) {
   // 3. A pool of 24 blocks of 16 tokens (384 slots): the longest prompt + its output fits alone,
   //    the batch does not, so sequences are preempted and recomputed.
   host.reset();
-  o.manifest = write_manifest("tiny", R"({"block_size": 16, "num_blocks": 24})");
+  o.manifest = write_manifest(name + "_tiny", backend, R"({"block_size": 16, "num_blocks": 24})");
   auto tiny = EngineHost::load(o, context);
   Engine& small = tiny->engine();
   t0 = std::chrono::steady_clock::now();
@@ -175,11 +186,18 @@ TEST(ContinuousBatching, SameIdsAloneBatchedAndPreempted) {
   }
   EXPECT_EQ(small.stats().kv.num_used_blocks, 0u);
   std::printf(
-      "64 prompts (%zu..%zu tokens): alone %.1f s, batched %.1f s (up to %u running), "
+      "%s: 64 prompts (%zu..%zu tokens): alone %.1f s, batched %.1f s (up to %u running), "
       "tiny pool %.1f s (%llu preemptions)\n",
-      shortest, longest, t_alone, t_batch, max_running, t_tiny,
+      name.c_str(), shortest, longest, t_alone, t_batch, max_running, t_tiny,
       static_cast<unsigned long long>(preemptions));
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, ContinuousBatching,
+    ::testing::Values(Backend{"float", R"({"threads": 2})"},
+                      Backend{"int8_f16kv",
+                              R"({"threads": 2, "matmul": "int8", "kv_dtype": "f16"})"}),
+    [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace plinth

@@ -206,16 +206,22 @@ TEST_F(SmolLM2, SimdPathStaysWithinLlamaCppDistance) {
               st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff, st.max_top_logit_diff);
 }
 
-// The int8 path (the same activation quantization, VNNI integer dots): the same distance.
+// The int8 path (the same activation quantization, VNNI integer dots), with f32 and with f16 KV
+// (manifests/cpu_fast.json, llama.cpp's default numerics): the same distance.
 TEST_F(SmolLM2, Int8PathStaysWithinLlamaCppDistance) {
   std::ifstream in(kGolden);
   const double tol = nlohmann::json::parse(in)
                          .at("tolerance")
                          .at("llama_cpp_q4_1_max_abs_logit_diff_all_steps")
                          .get<double>();
-  const StepStats st = run_golden(R"({"matmul": "int8", "threads": 2})", tol);
-  std::printf("int8: greedy ids %d/%d, max |Δ greedy logit| %.3g, max |Δ top-5 logit| %.3g\n",
-              st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff, st.max_top_logit_diff);
+  for (const char* config : {R"({"matmul": "int8", "threads": 2})",
+                             R"({"matmul": "int8", "kv_dtype": "f16", "threads": 2})"}) {
+    SCOPED_TRACE(config);
+    const StepStats st = run_golden(config, tol);
+    std::printf("%s: greedy ids %d/%d, max |Δ greedy logit| %.3g, max |Δ top-5 logit| %.3g\n",
+                config, st.agreeing_ids, st.compared_ids, st.max_greedy_logit_diff,
+                st.max_top_logit_diff);
+  }
 }
 
 }  // namespace
@@ -278,6 +284,7 @@ TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
 
 TEST_F(SmolLM2, Int8PathLogitsDoNotDependOnBatching) {
   expect_logits_independent_of_batching(R"({"threads": 2, "matmul": "int8"})");
+  expect_logits_independent_of_batching(R"({"threads": 2, "matmul": "int8", "kv_dtype": "f16"})");
 }
 
 }  // namespace

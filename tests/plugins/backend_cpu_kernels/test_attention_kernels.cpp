@@ -51,15 +51,17 @@ TEST_P(AttentionKernelsTest, HeadsKernelsEqualTheSingleHeadKernelsBitForBit) {
       for (size_t i = 0; i < slot.size(); ++i) slot[i] = static_cast<int64_t>(i);
       std::shuffle(slot.begin(), slot.end(), rng);
       std::vector<const float*> rows(static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j) rows[static_cast<size_t>(j)] = pool.data() + slot[j] * dim;
+      for (int64_t j = 0; j < count; ++j)
+        rows[static_cast<size_t>(j)] = pool.data() + slot[j] * dim;
       for (int nh : {1, 3, 4, 5, 8, 9}) {
-        const std::string what = std::string(isa_name(GetParam())) + " dim=" +
-                                 std::to_string(dim) + " count=" + std::to_string(count) +
-                                 " heads=" + std::to_string(nh);
+        const std::string what = std::string(isa_name(GetParam())) + " dim=" + std::to_string(dim) +
+                                 " count=" + std::to_string(count) + " heads=" + std::to_string(nh);
         std::vector<std::vector<float>> q(static_cast<size_t>(nh), std::vector<float>(dim));
         std::vector<std::vector<float>> p(static_cast<size_t>(nh), std::vector<float>(count));
-        for (auto& v : q) for (float& x : v) x = normal(rng);
-        for (auto& v : p) for (float& x : v) x = normal(rng);
+        for (auto& v : q)
+          for (float& x : v) x = normal(rng);
+        for (auto& v : p)
+          for (float& x : v) x = normal(rng);
         std::vector<const float*> qp, pp;
         for (auto& v : q) qp.push_back(v.data());
         for (auto& v : p) pp.push_back(v.data());
@@ -108,9 +110,12 @@ TEST_P(AttentionKernelsTest, HalfRowKernelsEqualTheF32KernelsOnConvertedRows) {
         rows32[static_cast<size_t>(j)] = pool32.data() + slot[j] * dim;
       }
       const int nh = 3;
-      std::vector<std::vector<float>> q(nh, std::vector<float>(dim)), p(nh, std::vector<float>(count));
-      for (auto& v : q) for (float& x : v) x = normal(rng);
-      for (auto& v : p) for (float& x : v) x = normal(rng);
+      std::vector<std::vector<float>> q(nh, std::vector<float>(dim)),
+          p(nh, std::vector<float>(count));
+      for (auto& v : q)
+        for (float& x : v) x = normal(rng);
+      for (auto& v : p)
+        for (float& x : v) x = normal(rng);
       std::vector<const float*> qp, pp;
       for (auto& v : q) qp.push_back(v.data());
       for (auto& v : p) pp.push_back(v.data());
