@@ -37,6 +37,8 @@ void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "hsum_rows.hpp"
+
 namespace plinth::cpu::detail {
 namespace {  // internal linkage, and no standard-library call: see panel_driver.hpp
 
@@ -56,21 +58,6 @@ __m512 load16(const float* p) {
 }
 __m512 load16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// [v_r for 8 rows] from their s vectors by hsum's additions (kernels_avx2.cpp: dots_heads).
-__m256 reduce8(const __m256* v) {
-  __m256 t[4];
-  for (int m = 0; m < 4; ++m) {
-    t[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
-                         _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
-  }
-  const __m256 u0 =
-      _mm256_add_ps(_mm256_shuffle_ps(t[0], t[1], 0x44), _mm256_shuffle_ps(t[0], t[1], 0xee));
-  const __m256 u1 =
-      _mm256_add_ps(_mm256_shuffle_ps(t[2], t[3], 0x44), _mm256_shuffle_ps(t[2], t[3], 0xee));
-  const __m256 w = _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xdd));
-  return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 template <int NV, class T>
@@ -122,7 +109,7 @@ void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t c
       }
       for (int h = 0; h < hn; ++h) {
         alignas(32) float tmp[8];
-        _mm256_store_ps(tmp, reduce8(sv[h]));
+        _mm256_store_ps(tmp, hsum_rows8(sv[h]));
         for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
       }
     }

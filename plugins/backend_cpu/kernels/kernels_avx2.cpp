@@ -18,6 +18,8 @@ const KernelTable& avx2_kernels() {
 #include <cmath>
 #include <type_traits>
 
+#include "hsum_rows.hpp"
+
 namespace plinth::cpu::detail {
 namespace {
 
@@ -366,25 +368,8 @@ void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t c
         }
       }
       for (int h = 0; h < hn; ++h) {
-        const __m256* v = sv[h];
-        // t_r[k] = s_r[k] + s_r[k + 4]: [t_r | t_r+1] per pair of rows.
-        __m256 t[4];
-        for (int m = 0; m < 4; ++m) {
-          t[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
-                               _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
-        }
-        // u_r[k] = t_r[k] + t_r[k + 2], k = 0, 1: lanes [u0 u0 u2 u2 | u1 u1 u3 u3] and rows 4-7.
-        const __m256 u0 = _mm256_add_ps(_mm256_shuffle_ps(t[0], t[1], 0x44),
-                                        _mm256_shuffle_ps(t[0], t[1], 0xee));
-        const __m256 u1 = _mm256_add_ps(_mm256_shuffle_ps(t[2], t[3], 0x44),
-                                        _mm256_shuffle_ps(t[2], t[3], 0xee));
-        // v_r = u_r[0] + u_r[1]: lanes [v0 v2 v4 v6 | v1 v3 v5 v7].
-        const __m256 w = _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x88),
-                                       _mm256_shuffle_ps(u0, u1, 0xdd));
-        const __m256 ordered =
-            _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         alignas(32) float tmp[8];
-        _mm256_store_ps(tmp, ordered);
+        _mm256_store_ps(tmp, hsum_rows8(sv[h]));
         for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
       }
     }

@@ -30,6 +30,47 @@ uint16_t fp32_to_fp16_for_test(float f) {
   return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | ((x >> 13) & 0x3ffu));
 }
 
+// nh arrays of n floats (queries, probabilities or outputs of nh heads) and their pointer table.
+struct PerHead {
+  std::vector<std::vector<float>> data;
+  std::vector<float*> ptr;
+  PerHead(int nh, int64_t n, std::mt19937* rng)  // rng: normal values; null: NaN (outputs)
+      : data(static_cast<size_t>(nh), std::vector<float>(static_cast<size_t>(n), NAN)) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (auto& v : data) {
+      if (rng != nullptr)
+        for (float& x : v) x = normal(*rng);
+      ptr.push_back(v.data());
+    }
+  }
+  const float* const* in() const { return ptr.data(); }
+  float* const* out() { return ptr.data(); }
+  bool same_bits(const PerHead& o) const {
+    for (size_t h = 0; h < data.size(); ++h) {
+      if (std::memcmp(data[h].data(), o.data[h].data(), data[h].size() * sizeof(float)) != 0)
+        return false;
+    }
+    return true;
+  }
+};
+
+// `count` row pointers into a pool of 2·count rows of `dim`, in shuffled order (like the slots of
+// scattered KV blocks); `slot` gives the order, so that two pools can be addressed alike.
+template <class T>
+std::vector<const T*> scattered(const std::vector<T>& pool, const std::vector<int64_t>& slot,
+                                int64_t count, int64_t dim) {
+  std::vector<const T*> rows(static_cast<size_t>(count));
+  for (int64_t j = 0; j < count; ++j) rows[static_cast<size_t>(j)] = pool.data() + slot[j] * dim;
+  return rows;
+}
+
+std::vector<int64_t> shuffled_slots(int64_t count, std::mt19937& rng) {
+  std::vector<int64_t> slot(static_cast<size_t>(2 * count));
+  for (size_t i = 0; i < slot.size(); ++i) slot[i] = static_cast<int64_t>(i);
+  std::shuffle(slot.begin(), slot.end(), rng);
+  return slot;
+}
+
 class AttentionKernelsTest : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
@@ -44,43 +85,22 @@ TEST_P(AttentionKernelsTest, HeadsKernelsEqualTheSingleHeadKernelsBitForBit) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int64_t dim : {64, 128, 48, 80}) {
     for (int64_t count : {1, 7, 8, 9, 37, 300}) {
-      // Rows in a pool twice as large, in shuffled order (like slots of scattered KV blocks).
       std::vector<float> pool(static_cast<size_t>(2 * count * dim));
       for (float& v : pool) v = normal(rng);
-      std::vector<int64_t> slot(static_cast<size_t>(2 * count));
-      for (size_t i = 0; i < slot.size(); ++i) slot[i] = static_cast<int64_t>(i);
-      std::shuffle(slot.begin(), slot.end(), rng);
-      std::vector<const float*> rows(static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j)
-        rows[static_cast<size_t>(j)] = pool.data() + slot[j] * dim;
+      const auto rows = scattered(pool, shuffled_slots(count, rng), count, dim);
       for (int nh : {1, 3, 4, 5, 8, 9}) {
+        PerHead q(nh, dim, &rng), p(nh, count, &rng), s(nh, count, nullptr), o(nh, dim, nullptr);
+        k.dots_heads(q.in(), nh, rows.data(), count, dim, s.out());
+        k.weighted_sum_heads(p.in(), nh, rows.data(), count, dim, o.out());
+        PerHead s1(nh, count, nullptr), o1(nh, dim, nullptr);
+        for (int h = 0; h < nh; ++h) {
+          k.dots(q.ptr[h], rows.data(), count, dim, s1.ptr[h]);
+          k.weighted_sum(p.ptr[h], rows.data(), count, dim, o1.ptr[h]);
+        }
         const std::string what = std::string(isa_name(GetParam())) + " dim=" + std::to_string(dim) +
                                  " count=" + std::to_string(count) + " heads=" + std::to_string(nh);
-        std::vector<std::vector<float>> q(static_cast<size_t>(nh), std::vector<float>(dim));
-        std::vector<std::vector<float>> p(static_cast<size_t>(nh), std::vector<float>(count));
-        for (auto& v : q)
-          for (float& x : v) x = normal(rng);
-        for (auto& v : p)
-          for (float& x : v) x = normal(rng);
-        std::vector<const float*> qp, pp;
-        for (auto& v : q) qp.push_back(v.data());
-        for (auto& v : p) pp.push_back(v.data());
-        std::vector<std::vector<float>> s(static_cast<size_t>(nh), std::vector<float>(count, NAN));
-        std::vector<std::vector<float>> o(static_cast<size_t>(nh), std::vector<float>(dim, NAN));
-        std::vector<float*> sp, op;
-        for (auto& v : s) sp.push_back(v.data());
-        for (auto& v : o) op.push_back(v.data());
-        k.dots_heads(qp.data(), nh, rows.data(), count, dim, sp.data());
-        k.weighted_sum_heads(pp.data(), nh, rows.data(), count, dim, op.data());
-        for (int h = 0; h < nh; ++h) {
-          std::vector<float> s1(static_cast<size_t>(count)), o1(static_cast<size_t>(dim));
-          k.dots(qp[h], rows.data(), count, dim, s1.data());
-          k.weighted_sum(pp[h], rows.data(), count, dim, o1.data());
-          ASSERT_EQ(0, std::memcmp(s1.data(), sp[h], s1.size() * sizeof(float)))
-              << what << ": dots_heads, head " << h;
-          ASSERT_EQ(0, std::memcmp(o1.data(), op[h], o1.size() * sizeof(float)))
-              << what << ": weighted_sum_heads, head " << h;
-        }
+        ASSERT_TRUE(s.same_bits(s1)) << what << ": dots_heads";
+        ASSERT_TRUE(o.same_bits(o1)) << what << ": weighted_sum_heads";
       }
     }
   }
@@ -100,44 +120,21 @@ TEST_P(AttentionKernelsTest, HalfRowKernelsEqualTheF32KernelsOnConvertedRows) {
       for (uint16_t& h : pool16) h = fp32_to_fp16_for_test(normal(rng));
       std::vector<float> pool32(pool16.size());
       for (size_t i = 0; i < pool16.size(); ++i) pool32[i] = fp16_to_fp32(pool16[i]);
-      std::vector<int64_t> slot(static_cast<size_t>(2 * count));
-      for (size_t i = 0; i < slot.size(); ++i) slot[i] = static_cast<int64_t>(i);
-      std::shuffle(slot.begin(), slot.end(), rng);
-      std::vector<const uint16_t*> rows16(static_cast<size_t>(count));
-      std::vector<const float*> rows32(static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j) {
-        rows16[static_cast<size_t>(j)] = pool16.data() + slot[j] * dim;
-        rows32[static_cast<size_t>(j)] = pool32.data() + slot[j] * dim;
-      }
+      const std::vector<int64_t> slot = shuffled_slots(count, rng);
+      const auto rows16 = scattered(pool16, slot, count, dim);
+      const auto rows32 = scattered(pool32, slot, count, dim);
       const int nh = 3;
-      std::vector<std::vector<float>> q(nh, std::vector<float>(dim)),
-          p(nh, std::vector<float>(count));
-      for (auto& v : q)
-        for (float& x : v) x = normal(rng);
-      for (auto& v : p)
-        for (float& x : v) x = normal(rng);
-      std::vector<const float*> qp, pp;
-      for (auto& v : q) qp.push_back(v.data());
-      for (auto& v : p) pp.push_back(v.data());
-      std::vector<std::vector<float>> s16(nh, std::vector<float>(count)), s32 = s16;
-      std::vector<std::vector<float>> o16(nh, std::vector<float>(dim)), o32 = o16;
-      std::vector<float*> s16p, s32p, o16p, o32p;
-      for (int h = 0; h < nh; ++h) {
-        s16p.push_back(s16[h].data());
-        s32p.push_back(s32[h].data());
-        o16p.push_back(o16[h].data());
-        o32p.push_back(o32[h].data());
-      }
-      k.dots_heads_f16(qp.data(), nh, rows16.data(), count, dim, s16p.data());
-      k.dots_heads(qp.data(), nh, rows32.data(), count, dim, s32p.data());
-      k.weighted_sum_heads_f16(pp.data(), nh, rows16.data(), count, dim, o16p.data());
-      k.weighted_sum_heads(pp.data(), nh, rows32.data(), count, dim, o32p.data());
-      for (int h = 0; h < nh; ++h) {
-        ASSERT_EQ(0, std::memcmp(s16[h].data(), s32[h].data(), s16[h].size() * sizeof(float)))
-            << isa_name(GetParam()) << " dim=" << dim << " count=" << count << " head " << h;
-        ASSERT_EQ(0, std::memcmp(o16[h].data(), o32[h].data(), o16[h].size() * sizeof(float)))
-            << isa_name(GetParam()) << " dim=" << dim << " count=" << count << " head " << h;
-      }
+      PerHead q(nh, dim, &rng), p(nh, count, &rng);
+      PerHead s16(nh, count, nullptr), s32(nh, count, nullptr);
+      PerHead o16(nh, dim, nullptr), o32(nh, dim, nullptr);
+      k.dots_heads_f16(q.in(), nh, rows16.data(), count, dim, s16.out());
+      k.dots_heads(q.in(), nh, rows32.data(), count, dim, s32.out());
+      k.weighted_sum_heads_f16(p.in(), nh, rows16.data(), count, dim, o16.out());
+      k.weighted_sum_heads(p.in(), nh, rows32.data(), count, dim, o32.out());
+      const std::string what = std::string(isa_name(GetParam())) + " dim=" + std::to_string(dim) +
+                               " count=" + std::to_string(count);
+      ASSERT_TRUE(s16.same_bits(s32)) << what << ": dots_heads_f16";
+      ASSERT_TRUE(o16.same_bits(o32)) << what << ": weighted_sum_heads_f16";
     }
   }
 }
