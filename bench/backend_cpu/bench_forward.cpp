@@ -4,7 +4,10 @@
 //            holding a 128-token context first (prefill untimed)
 // Each figure is the median of --runs runs; printed for each thread count. Figures only, never
 // pass/fail.
-//   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul float|simd|auto|blas]
+//   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul float|int8|simd|auto|blas]
+//                 [--kv-dtype f32|f16]
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -151,32 +154,33 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int runs = 5;
   std::string matmul = "float";  // the plugin's default
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--model") {
-      model = argv[i + 1];
-    } else if (a == "--runs") {
-      runs = std::max(1, std::atoi(argv[i + 1]));
-    } else if (a == "--matmul") {
-      matmul = argv[i + 1];
-    } else if (a == "--threads") {
-      threads.clear();
-      std::stringstream ss(argv[i + 1]);
-      for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::max(1, std::stoi(t)));
-    } else {
-      std::fprintf(stderr, "unknown option %s\n", a.c_str());
-      return 2;
-    }
-  }
+  std::string kv_dtype = "f32";  // the plugin's default
+  CLI::App app{"bench_forward: backend_cpu prefill and decode tokens/s on the real model"};
+  app.add_option("--model", model, "GGUF file")->check(CLI::ExistingFile)->capture_default_str();
+  app.add_option("--threads", threads, "Thread counts to measure, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--runs", runs, "Runs per figure (the median is printed)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--matmul", matmul, "backend_cpu matmul path")
+      ->check(CLI::IsMember({"float", "int8", "simd", "auto", "blas"}))
+      ->capture_default_str();
+  app.add_option("--kv-dtype", kv_dtype, "backend_cpu KV cache element type")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   try {
     LoadedModel m(model);
     const int vocab = static_cast<int>(m.config.vocab_size);
-    std::printf("model %s, matmul %s, median of %d runs\n", model.c_str(), matmul.c_str(), runs);
+    std::printf("model %s, matmul %s, kv_dtype %s, median of %d runs\n", model.c_str(),
+                matmul.c_str(), kv_dtype.c_str(), runs);
     std::printf("%-8s %16s %16s %16s\n", "threads", "prefill512 t/s", "decode b1 t/s",
                 "decode b16 t/s");
     for (int t : threads) {
-      const std::string config =
-          "{\"threads\": " + std::to_string(t) + ", \"matmul\": \"" + matmul + "\"}";
+      const std::string config = "{\"threads\": " + std::to_string(t) + ", \"matmul\": \"" +
+                                 matmul + "\", \"kv_dtype\": \"" + kv_dtype + "\"}";
       plinth_create_args args{};
       args.struct_size = sizeof(args);
       args.config_json = config.c_str();

@@ -37,6 +37,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@
 #include "runtime/call.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/plugin_search.hpp"
 
 namespace fs = std::filesystem;
 using namespace plinth;
@@ -97,22 +99,32 @@ std::vector<Work> make_workload(const Options& o, uint32_t vocab) {
 }
 
 // The manifest with the scheduler's max_num_seqs set to `batch` (and the kv_cache's block_size to
-// --block-size when given), written to a temp folder with the model and library paths made
-// absolute.
+// --block-size when given), written into a fresh private folder (mkdtemp, mode 0700) with the
+// model path made absolute and every plugin library resolved as the host would resolve it for
+// the user's manifest (its folder first), so nothing is looked up in the temp folder. Returns the
+// file; the caller removes its folder. Throws std::runtime_error naming the user's manifest.
 fs::path derived_manifest(const Options& o) {
   const fs::path src = fs::absolute(o.manifest);
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(src));
-  const fs::path dir = src.parent_path();
-  if (j.contains("model")) j["model"] = (dir / j["model"].get<std::string>()).lexically_normal();
-  for (auto& p : j.at("plugins")) {
-    std::string lib = p.at("library");
-    if (lib.find('/') != std::string::npos || lib.ends_with(".so")) p["library"] = (dir / lib);
-    if (p.at("kind") == "scheduler") p["config"]["max_num_seqs"] = o.batch;
-    if (p.at("kind") == "kv_cache" && o.block_size > 0) p["config"]["block_size"] = o.block_size;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(std::ifstream(src));
+    const fs::path dir = src.parent_path();
+    if (j.contains("model")) j["model"] = (dir / j["model"].get<std::string>()).lexically_normal();
+    for (auto& p : j.at("plugins")) {
+      const std::string lib = p.at("library");
+      if (const auto found = resolve_plugin(lib, dir)) p["library"] = found->string();
+      if (p.at("kind") == "scheduler") p["config"]["max_num_seqs"] = o.batch;
+      if (p.at("kind") == "kv_cache" && o.block_size > 0) p["config"]["block_size"] = o.block_size;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(src.string() + ": " + e.what() +
+                             " (check it with: plinth manifest check " + src.string() + ")");
   }
-  // One file per process, so that two runs at once do not read each other's manifest.
-  fs::path out = fs::temp_directory_path() /
-                 ("plinth_bench_continuous." + std::to_string(::getpid()) + ".json");
+  std::string tmpl = (fs::temp_directory_path() / "plinth_bench_continuous.XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temp folder from " + tmpl + "; set TMPDIR");
+  }
+  fs::path out = fs::path(tmpl) / "manifest.json";
   std::ofstream(out) << j.dump(2);
   return out;
 }
@@ -364,15 +376,24 @@ int main(int argc, char** argv) {
     EngineHost::Options ho;
     ho.manifest = derived_manifest(o);
     std::unique_ptr<EngineHost> host;
+    std::string load_error;
     try {
       host = EngineHost::load(ho, context);
-    } catch (...) {
-      std::error_code ignored;
-      fs::remove(ho.manifest, ignored);
-      throw;
+    } catch (const std::exception& e) {
+      // Name the user's manifest, not the copy.
+      load_error = e.what();
+      const std::string copy = ho.manifest.string(), mine = fs::absolute(o.manifest).string();
+      for (size_t at = load_error.find(copy); at != std::string::npos;
+           at = load_error.find(copy, at + mine.size())) {
+        load_error.replace(at, copy.size(), mine);
+      }
     }
     std::error_code ignored;
-    fs::remove(ho.manifest, ignored);  // read once at load
+    fs::remove_all(ho.manifest.parent_path(), ignored);  // read once at load
+    if (!host) {
+      std::fprintf(stderr, "error: %s\n", load_error.c_str());
+      return 2;
+    }
     const uint32_t ctx = host->config().context_length;
     if (static_cast<uint32_t>(o.prompt_max) >= ctx) {
       std::fprintf(stderr,

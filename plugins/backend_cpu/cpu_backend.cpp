@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "isa.hpp"
+
 namespace plinth::cpu {
 namespace {
 
@@ -123,6 +125,13 @@ CpuBackend::CpuBackend(const plinth_create_args& args)
              kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
              std::to_string(forward_.options().max_batch_tokens) + ", matmul " +
              matmul_path_name(forward_.options().matmul));
+  if (forward_.options().matmul == MatmulPath::Int8 &&
+      !(cpu_has_avx512_vnni() && active_isa() == Isa::Avx512)) {
+    host_.warn(
+        "matmul int8: this CPU lacks AVX-512 VNNI, so the int8 path runs its portable kernel "
+        "(same results, an order of magnitude slower); use \"float\" (the default) or \"simd\" "
+        "here");
+  }
 }
 
 plinth_kv_layout CpuBackend::kv_layout() const {

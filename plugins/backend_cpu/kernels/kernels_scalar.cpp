@@ -119,8 +119,8 @@ void weighted_sum(const float* p, const float* const* rows, int64_t count, int64
   for (int64_t e = 0; e < dim; ++e) out[e] = 0.0f;
   for (int64_t j = 0; j < count; ++j) axpy(p[j], rows[j], out, dim);
 }
-void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count,
-                int64_t dim, float* const* out) {
+void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count, int64_t dim,
+                float* const* out) {
   for (int h = 0; h < nh; ++h) dots(q[h], rows, count, dim, out[h]);
 }
 void weighted_sum_heads(const float* const* p, int nh, const float* const* rows, int64_t count,
@@ -130,7 +130,8 @@ void weighted_sum_heads(const float* const* p, int nh, const float* const* rows,
 // f16 rows: each converted exactly to f32, then the f32 kernels' arithmetic.
 void dots_heads_f16(const float* const* q, int nh, const uint16_t* const* rows, int64_t count,
                     int64_t dim, float* const* out) {
-  std::vector<float> row(static_cast<size_t>(dim));
+  thread_local std::vector<float> row;
+  row.resize(static_cast<size_t>(dim));
   for (int64_t j = 0; j < count; ++j) {
     for (int64_t e = 0; e < dim; ++e) row[static_cast<size_t>(e)] = fp16_to_fp32(rows[j][e]);
     for (int h = 0; h < nh; ++h) out[h][j] = dot(q[h], row.data(), dim);
@@ -138,7 +139,8 @@ void dots_heads_f16(const float* const* q, int nh, const uint16_t* const* rows, 
 }
 void weighted_sum_heads_f16(const float* const* p, int nh, const uint16_t* const* rows,
                             int64_t count, int64_t dim, float* const* out) {
-  std::vector<float> row(static_cast<size_t>(dim));
+  thread_local std::vector<float> row;
+  row.resize(static_cast<size_t>(dim));
   for (int h = 0; h < nh; ++h)
     for (int64_t e = 0; e < dim; ++e) out[h][e] = 0.0f;
   for (int64_t j = 0; j < count; ++j) {
@@ -177,11 +179,27 @@ void scale(float* x, float s, int64_t n) {
 }  // namespace
 
 const KernelTable& scalar_kernels() {
-  static const KernelTable table{quantize_row_q8a, dot_q8_0, dot_q4_0, dot_q4_1,    dot_f32,
-                                 dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
-                                 scale_mul,        silu_mul, max,      exp_sub_sum, scale,
-                                 dots,             weighted_sum, dots_heads,
-                                 weighted_sum_heads, dots_heads_f16, weighted_sum_heads_f16};
+  static const KernelTable table{quantize_row_q8a,
+                                 dot_q8_0,
+                                 dot_q4_0,
+                                 dot_q4_1,
+                                 dot_f32,
+                                 dot_f16,
+                                 dot_bf16,
+                                 dot,
+                                 axpy,
+                                 sum_squares,
+                                 scale_mul,
+                                 silu_mul,
+                                 max,
+                                 exp_sub_sum,
+                                 scale,
+                                 dots,
+                                 weighted_sum,
+                                 dots_heads,
+                                 weighted_sum_heads,
+                                 dots_heads_f16,
+                                 weighted_sum_heads_f16};
   return table;
 }
 
