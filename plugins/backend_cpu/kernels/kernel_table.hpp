@@ -52,13 +52,13 @@ struct KernelTable {
   // ...), bit for bit, h < nh (any nh ≥ 1).
   void (*dots_heads)(const float* const* q, int nh, const float* const* rows, int64_t count,
                      int64_t dim, float* const* out);
-  void (*weighted_sum_heads)(const float* const* p, int nh, const float* const* rows,
-                             int64_t count, int64_t dim, float* const* out);
+  void (*weighted_sum_heads)(const float* const* p, int nh, const float* const* rows, int64_t count,
+                             int64_t dim, float* const* out);
   // The same over IEEE half rows (an f16 KV cache read in place): the bits of the two kernels
   // above on the rows converted to f32 (the conversion is exact) when dim % 16 == 0; other dims
   // give the scalar table's bits (paged_attention converts such rows itself instead).
-  void (*dots_heads_f16)(const float* const* q, int nh, const uint16_t* const* rows,
-                         int64_t count, int64_t dim, float* const* out);
+  void (*dots_heads_f16)(const float* const* q, int nh, const uint16_t* const* rows, int64_t count,
+                         int64_t dim, float* const* out);
   void (*weighted_sum_heads_f16)(const float* const* p, int nh, const uint16_t* const* rows,
                                  int64_t count, int64_t dim, float* const* out);
 };
@@ -79,8 +79,8 @@ struct PanelJob {
   int64_t n;
   float* y;  // [n, rows]
   // Int8 path only (panels in PanelOrder::Int8; x and sx unused):
-  const BlockQ8A* xq = nullptr;    // [n, nb] the activation rows quantized (quantize_row_q8a)
-  const int32_t* qsum = nullptr;   // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
+  const BlockQ8A* xq = nullptr;   // [n, nb] the activation rows quantized (quantize_row_q8a)
+  const int32_t* qsum = nullptr;  // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
 };
 using PanelRunFn = void (*)(const PanelJob& job, int64_t p0, int64_t p1);  // panels [p0, p1)
 
@@ -102,6 +102,8 @@ const KernelTable& avx2_kernels();
 /// The AVX2 table with the attention kernels of kernels_attention_avx512.cpp (same bits); only
 /// to be called when the CPU supports AVX-512F as well.
 const KernelTable& avx512_kernels();
+/// The Avx512 table's dots_heads / weighted_sum_heads (and _f16 forms): the contracts of the
+/// KernelTable entries above, the bits of the AVX2 versions (kernels_attention_avx512.cpp).
 void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
                        int64_t dim, float* const* out);
 void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,

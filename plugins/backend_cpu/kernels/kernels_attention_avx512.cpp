@@ -32,8 +32,9 @@ void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t
 }  // namespace plinth::cpu::detail
 #else
 
-// GCC 12 flags the placeholder source operands of its own AVX-512 intrinsics (immintrin.h) as
-// maybe-uninitialized, a false positive of the compiler's headers; our own values are all set.
+// GCC 12 warns -Wmaybe-uninitialized about the _mm512_undefined_*() values that its own
+// immintrin.h passes as unused source operands of the AVX-512 built-ins (a false positive of the
+// compiler's headers); every value of ours is set before use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 

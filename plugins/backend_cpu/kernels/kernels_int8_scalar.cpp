@@ -2,18 +2,11 @@
 // time (int32 block dots, then std::fma). Bit-identical to the VNNI kernel; the reference it is
 // tested against, and the kernel of CPUs without AVX-512 VNNI.
 #include <cmath>
-#include <cstring>
 
 #include "panel_driver.hpp"
 
 namespace plinth::cpu::detail {
 namespace {
-
-float f32_at(const uint8_t* p) {
-  float f;
-  std::memcpy(&f, p, sizeof f);
-  return f;
-}
 
 // Byte k of group g of row r inside a panel block's quants (PanelOrder::Int8).
 int64_t at(int64_t g, int64_t r, int64_t k) {
@@ -49,9 +42,10 @@ struct Scalar {
           }
           dot -= 128 * j.qsum[i * j.nb + b];
         }
-        const float dd = f32_at(w + b * F::kBytes + 4 * r) * xq[b].d;
+        const float dd = panel::f32_at(w + b * F::kBytes + 4 * r) * xq[b].d;
         acc = std::fma(dd, static_cast<float>(dot), acc);
-        if constexpr (F::kMin) acc = std::fma(f32_at(w + b * F::kBytes + 64 + 4 * r), xq[b].s, acc);
+        if constexpr (F::kMin)
+          acc = std::fma(panel::f32_at(w + b * F::kBytes + 64 + 4 * r), xq[b].s, acc);
       }
       out[r] = acc;
     }

@@ -13,8 +13,9 @@ void run_int8_panels_vnni(const PanelJob& job, int64_t p0, int64_t p1) {
 }  // namespace plinth::cpu::detail
 #else
 
-// GCC 12 flags the placeholder source operands of its own AVX-512 intrinsics (immintrin.h) as
-// maybe-uninitialized, a false positive of the compiler's headers; our own values are all set.
+// GCC 12 warns -Wmaybe-uninitialized about the _mm512_undefined_*() values that its own
+// immintrin.h passes as unused source operands of the AVX-512 built-ins (a false positive of the
+// compiler's headers); every value of ours is set before use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 

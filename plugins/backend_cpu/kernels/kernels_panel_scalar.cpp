@@ -2,18 +2,11 @@
 // one output at a time. Bit-identical to the AVX2 and AVX-512 kernels (every step is one IEEE
 // fused multiply-add or an exact conversion); the reference the vector kernels are tested against.
 #include <cmath>
-#include <cstring>
 
 #include "panel_driver.hpp"
 
 namespace plinth::cpu::detail {
 namespace {
-
-float f32_at(const uint8_t* p) {
-  float f;
-  std::memcpy(&f, p, sizeof f);
-  return f;
-}
 
 struct Scalar {
   static constexpr int kMaxRows = 1, kWide = 1, kNarrow = 1;
@@ -47,8 +40,9 @@ struct Scalar {
             s = std::fma(static_cast<float>(q), xb[e], s);
           }
         }
-        acc = std::fma(f32_at(pb + 4 * r), s, acc);
-        if constexpr (F::kMin) acc = std::fma(f32_at(pb + 64 + 4 * r), j.sx[i * j.sx_stride + b], acc);
+        acc = std::fma(panel::f32_at(pb + 4 * r), s, acc);
+        if constexpr (F::kMin)
+          acc = std::fma(panel::f32_at(pb + 64 + 4 * r), j.sx[i * j.sx_stride + b], acc);
       }
       out[r] = acc;
     }

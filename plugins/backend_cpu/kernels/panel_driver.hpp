@@ -87,6 +87,13 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
   }
 }
 
+// The f32 stored at p (a panel block's d or m entry; p need not be aligned).
+inline float f32_at(const uint8_t* p) {
+  float f;
+  __builtin_memcpy(&f, p, sizeof f);
+  return f;
+}
+
 // Writes the 16 outputs of one panel for one activation row, clipped at the last row of W.
 inline void store_panel(const PanelJob& j, int64_t i, int64_t p, const float* v16) {
   float* out = j.y + i * j.rows + p * kPanelRows;
