@@ -1,10 +1,13 @@
 #include "engine/engine.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "runtime/call.hpp"
+#include "runtime/plugin_host_api.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace plinth {
@@ -19,9 +22,30 @@ Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineO
   kv_info_.struct_size = sizeof(kv_info_);
   check(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
         "kv_cache.get_info");
+  if (plugins_.host_api != nullptr) {
+    plugins_.host_api->set_seq_lookup(
+        [this](plinth_seq_id id, plinth_seq_view* out) { return describe(id, out); });
+  }
+}
+
+int32_t Engine::describe(plinth_seq_id id, plinth_seq_view* out) const {
+  auto it = live_.find(id);
+  if (it == live_.end()) return PLINTH_ERR_NOT_FOUND;
+  const Sequence& seq = *it->second;
+  plinth_seq_view v{};
+  v.struct_size = std::min<uint32_t>(out->struct_size, sizeof(plinth_seq_view));
+  v.num_tokens = static_cast<uint32_t>(seq.tokens().size());
+  v.tokens = seq.tokens().data();
+  v.num_prompt_tokens = seq.num_prompt_tokens();
+  v.flags = seq.bypass_prefix_cache() ? uint32_t{PLINTH_SEQ_NO_PREFIX_CACHE} : 0u;
+  v.cache_salt = seq.cache_key_salt().data();
+  v.cache_salt_len = static_cast<uint32_t>(seq.cache_key_salt().size());
+  std::memcpy(out, &v, v.struct_size);  // only the fields the caller knows
+  return PLINTH_OK;
 }
 
 Engine::~Engine() {
+  if (plugins_.host_api != nullptr) plugins_.host_api->set_seq_lookup({});
   // Give every block back so the pool is whole if the plugins outlive the engine.
   for (auto& [id, seq] : live_) plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
 }
@@ -52,6 +76,9 @@ uint64_t Engine::add_request(GenerationRequest request) {
   uint64_t id = next_id_++;
   auto seq = std::make_unique<Sequence>(id, std::move(request.prompt), request.params, tokenizer_,
                                         options_.eos_token_ids, now());
+  // The key's namespace: the model, a separator no identity contains, then the request's salt.
+  seq->set_cache_key_salt(options_.model_identity + '\0' + request.cache_salt);
+  seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
   plinth_sched_request req{};
   req.struct_size = sizeof(req);
   req.seq = id;
@@ -60,12 +87,17 @@ uint64_t Engine::add_request(GenerationRequest request) {
   req.max_tokens = std::min<uint32_t>(static_cast<uint32_t>(request.params.max_tokens), room);
   req.priority = request.priority;
   req.arrival_time = seq->timings().arrival;
+  if (request.share_prompt_with_previous && live_.count(last_parent_) != 0) {
+    const Sequence& parent = *live_.at(last_parent_);
+    if (std::ranges::equal(parent.prompt(), seq->prompt())) req.parent = last_parent_;
+  }
   plinth_error err = make_error();
   int32_t status = plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err);
   // The scheduler refuses a request that can never run (e.g. larger than the whole KV pool):
   // that is about this request, not a broken plugin.
   if (status == PLINTH_ERR_INVALID_ARGUMENT) throw std::invalid_argument(error_message(err));
   check(status, err, "scheduler.add");
+  if (req.parent == 0) last_parent_ = id;
   live_[id] = seq.get();
   sequences_[id] = std::move(seq);
   return id;
@@ -132,6 +164,7 @@ std::vector<RequestOutput> Engine::step() {
                        std::span<const int32_t>(blocks, num_blocks)});
   }
   const plinth_batch& batch = batch_builder_.build(entries, kv_info_.block_size);
+  num_computed_tokens_ += batch.num_tokens;
 
   // 4. forward.
   plinth_forward_output fwd{};
@@ -203,6 +236,7 @@ EngineStats Engine::stats() const {
   check(plugins_.kv_cache.vtable->get_stats(plugins_.kv_cache.instance, &s.kv, &err), err,
         "kv_cache.get_stats");
   s.num_steps = num_steps_;
+  s.num_computed_tokens = num_computed_tokens_;
   return s;
 }
 

@@ -24,6 +24,9 @@ struct EngineOptions {
   uint32_t context_length = 0;  ///< the model's maximum positions, tokens
   uint32_t vocab_size = 0;
   std::vector<int32_t> eos_token_ids;  ///< stop tokens by default (EOS, <|im_end|>)
+  /// Identifies the model file (path, size, modification time): part of every prefix-cache key,
+  /// so that cached blocks are never shared across models.
+  std::string model_identity;
 };
 
 /// A request: prompt token ids ([num_prompt_tokens], each in [0, vocab)) and sampling parameters.
@@ -31,6 +34,14 @@ struct GenerationRequest {
   std::vector<int32_t> prompt;
   SamplingParams params;
   int32_t priority = 0;  ///< lower runs first under the scheduler's priority policy
+  /// The request's prefix-cache namespace (OpenAI-style `cache_salt`): requests with different
+  /// salts never share cached KV blocks. Empty = the default namespace.
+  std::string cache_salt;
+  /// Never match nor insert this request in the prefix cache (e.g. it wants prompt logprobs).
+  bool bypass_prefix_cache = false;
+  /// One of n choices: the request added just before has the same prompt, so this one may share
+  /// (fork) its prompt KV instead of computing it again. Ignored when the prompts differ.
+  bool share_prompt_with_previous = false;
 };
 
 /// What one step produced for one request.
@@ -48,6 +59,7 @@ struct EngineStats {
   uint64_t num_preemptions = 0;
   plinth_kv_stats kv{};
   uint64_t num_steps = 0;
+  uint64_t num_computed_tokens = 0;  ///< tokens the backend computed (prefill + decode), total
 };
 
 class Engine {
@@ -84,6 +96,8 @@ class Engine {
 
  private:
   double now() const;
+  /// Answers plinth_host_api.get_seq for the plugins: tokens, prompt length, salt, flags.
+  int32_t describe(plinth_seq_id id, plinth_seq_view* out) const;
 
   EnginePlugins plugins_;
   const Tokenizer& tokenizer_;
@@ -91,7 +105,9 @@ class Engine {
   plinth_kv_info kv_info_{};
   BatchBuilder batch_builder_;
   uint64_t next_id_ = 1;
+  uint64_t last_parent_ = 0;  // the id a share_prompt_with_previous request forks from
   uint64_t num_steps_ = 0;
+  uint64_t num_computed_tokens_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // live and finished
   std::unordered_map<uint64_t, Sequence*> live_;                       // waiting or running
   std::vector<uint64_t> aborted_;  // reported as finished by the next step

@@ -5,6 +5,8 @@
 
 namespace plinth {
 
+class PluginHostApi;
+
 /// Refs (table + instance) of the pipeline's plugins. Owned by the pipeline, which must outlive
 /// the engine. Optional kinds have a NULL vtable when absent.
 struct EnginePlugins {
@@ -13,6 +15,9 @@ struct EnginePlugins {
   const plinth_scheduler_vtable* scheduler_vtable = nullptr;
   plinth_instance* scheduler = nullptr;
   plinth_prefix_cache_ref prefix_cache{};
+  /// The host API table the plugins received; the engine answers its get_seq. NULL (tests with
+  /// hand-wired plugins) = plugins cannot look sequences up.
+  PluginHostApi* host_api = nullptr;
 };
 
 }  // namespace plinth

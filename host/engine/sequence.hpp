@@ -58,6 +58,12 @@ class Sequence {
   /// Streamed text so far (what the client has received).
   const std::string& text() const { return text_; }
   const std::vector<Sampler::Result>& samples() const { return samples_; }
+  /// The prefix-cache namespace: model identity + the request's cache_salt (set by the engine).
+  const std::string& cache_key_salt() const { return cache_key_salt_; }
+  void set_cache_key_salt(std::string salt) { cache_key_salt_ = std::move(salt); }
+  bool bypass_prefix_cache() const { return bypass_prefix_cache_; }
+  void set_bypass_prefix_cache(bool bypass) { bypass_prefix_cache_ = bypass; }
+
   SequenceTimings& timings() { return timings_; }
   const SequenceTimings& timings() const { return timings_; }
 
@@ -72,6 +78,8 @@ class Sequence {
   std::vector<Sampler::Result> samples_;
   std::optional<std::string> finish_reason_;
   SequenceTimings timings_;
+  std::string cache_key_salt_;
+  bool bypass_prefix_cache_ = false;
 };
 
 }  // namespace plinth

@@ -146,7 +146,7 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
   const std::string config_text = p.config.dump();
   plinth_create_args args{};
   args.struct_size = sizeof(plinth_create_args);
-  args.host = host_.api();
+  args.host = plugin_api_->table();
   args.instance_name = p.entry.name.c_str();
   args.config_json = config_text.c_str();
   switch (p.entry.kind) {

@@ -15,6 +15,7 @@
 #include "plinth/plinth.h"
 #include "runtime/host_context.hpp"
 #include "runtime/manifest.hpp"
+#include "runtime/plugin_host_api.hpp"
 #include "runtime/plugin_library.hpp"
 
 namespace plinth {
@@ -84,9 +85,13 @@ class Pipeline {
   std::string describe() const;
   const Manifest& manifest() const { return manifest_; }
   HostContext& host() const { return host_; }
+  /// The host API table this pipeline's plugins received; the engine installs its sequence
+  /// lookup here (plinth_host_api.get_seq).
+  PluginHostApi& plugin_host_api() { return *plugin_api_; }
 
  private:
-  Pipeline(const Manifest& manifest, HostContext& host) : manifest_(manifest), host_(host) {}
+  Pipeline(const Manifest& manifest, HostContext& host)
+      : manifest_(manifest), host_(host), plugin_api_(std::make_unique<PluginHostApi>(host)) {}
   PipelinePlugin* find(plinth_plugin_kind kind);
   template <class VTable>
   PluginRef<VTable> ref(plinth_plugin_kind kind) const;
@@ -94,8 +99,9 @@ class Pipeline {
 
   Manifest manifest_;
   HostContext& host_;
-  std::vector<PipelinePlugin> plugins_;   // manifest order
-  std::vector<PipelinePlugin*> created_;  // creation order
+  std::unique_ptr<PluginHostApi> plugin_api_;  // outlives every instance (destroyed after them)
+  std::vector<PipelinePlugin> plugins_;        // manifest order
+  std::vector<PipelinePlugin*> created_;       // creation order
 };
 
 }  // namespace plinth

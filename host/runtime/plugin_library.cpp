@@ -14,21 +14,26 @@ std::string version_text(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-// Size of each kind's table in ABI 1.0, and whether every required entry is set.
-size_t table_size(plinth_plugin_kind kind) {
+// The frozen size of each kind's table in the ABI minor a plugin declares (abi_versions.h): a
+// table must be at least that large; entries past its struct_size are read as absent.
+size_t table_size(plinth_plugin_kind kind, uint32_t minor) {
+  const bool v10 = minor == 0;
   switch (kind) {
     case PLINTH_KIND_BACKEND:
-      return sizeof(plinth_backend_vtable);
+      return v10 ? PLINTH_ABI_1_0_SIZEOF_BACKEND_VTABLE : PLINTH_ABI_1_1_SIZEOF_BACKEND_VTABLE;
     case PLINTH_KIND_KV_CACHE:
-      return sizeof(plinth_kv_cache_vtable);
+      return v10 ? PLINTH_ABI_1_0_SIZEOF_KV_CACHE_VTABLE : PLINTH_ABI_1_1_SIZEOF_KV_CACHE_VTABLE;
     case PLINTH_KIND_SCHEDULER:
-      return sizeof(plinth_scheduler_vtable);
+      return v10 ? PLINTH_ABI_1_0_SIZEOF_SCHEDULER_VTABLE : PLINTH_ABI_1_1_SIZEOF_SCHEDULER_VTABLE;
     case PLINTH_KIND_PREFIX_CACHE:
-      return sizeof(plinth_prefix_cache_vtable);
+      return v10 ? PLINTH_ABI_1_0_SIZEOF_PREFIX_CACHE_VTABLE
+                 : PLINTH_ABI_1_1_SIZEOF_PREFIX_CACHE_VTABLE;
     case PLINTH_KIND_SPECULATOR:
-      return sizeof(plinth_speculator_vtable);
+      return v10 ? PLINTH_ABI_1_0_SIZEOF_SPECULATOR_VTABLE
+                 : PLINTH_ABI_1_1_SIZEOF_SPECULATOR_VTABLE;
     case PLINTH_KIND_GRAPH_RUNNER:
-      return sizeof(plinth_graph_runner_vtable);
+      return v10 ? PLINTH_ABI_1_0_SIZEOF_GRAPH_RUNNER_VTABLE
+                 : PLINTH_ABI_1_1_SIZEOF_GRAPH_RUNNER_VTABLE;
   }
   return 0;
 }
@@ -125,10 +130,11 @@ std::shared_ptr<PluginLibrary> PluginLibrary::open(const fs::path& file) {
     throw PluginError(file, where + " was built against plinth ABI " + plugin_abi +
                                 ", but this host speaks ABI " + host_abi + ": " + fix);
   }
-  if (d->struct_size < sizeof(plinth_plugin_descriptor)) {
+  if (d->struct_size < PLINTH_ABI_1_0_SIZEOF_PLUGIN_DESCRIPTOR) {
     throw PluginError(file, where + ": descriptor struct_size " + std::to_string(d->struct_size) +
                                 " is smaller than ABI 1.0's " +
-                                std::to_string(sizeof(plinth_plugin_descriptor)) + "; " + rebuild);
+                                std::to_string(PLINTH_ABI_1_0_SIZEOF_PLUGIN_DESCRIPTOR) + "; " +
+                                rebuild);
   }
   if (d->name == nullptr || !valid_plugin_name(d->name) || d->version == nullptr) {
     throw PluginError(file, where +
@@ -141,7 +147,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::open(const fs::path& file) {
   }
   auto kind = static_cast<plinth_plugin_kind>(d->kind);
   const auto* head = static_cast<const plinth_vtable_head*>(d->vtable);
-  if (head == nullptr || head->struct_size < table_size(kind) ||
+  if (head == nullptr || head->struct_size < table_size(kind, d->abi_minor) ||
       head->lifecycle.create == nullptr || head->lifecycle.destroy == nullptr) {
     throw PluginError(file, where + " (" + d->name + "): its " + std::string(kind_name(kind)) +
                                 " table is missing, too small, or lacks lifecycle.create/destroy; "

@@ -174,6 +174,8 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
       g.params = api.params;
       if (api.params.seed) g.params.seed = *api.params.seed + static_cast<uint64_t>(i);
       g.priority = api.priority;
+      g.cache_salt = api.cache_salt;
+      g.share_prompt_with_previous = i > 0;
       requests.push_back(std::move(g));
     }
   }

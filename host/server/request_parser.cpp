@@ -282,6 +282,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
     r.priority = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
   }
   read_string(body, "user", r.user);
+  read_string(body, "cache_salt", r.cache_salt);
 
   // logprobs: completions take an integer (alternatives per token, OpenAI max 5, we allow 20);
   // chat takes a boolean plus top_logprobs.

@@ -37,6 +37,7 @@ struct ApiRequest {
   int32_t top_logprobs = 0;    ///< alternatives per token, 0..20
   int32_t priority = 0;        ///< lower runs first under the scheduler's priority policy
   std::string user;
+  std::string cache_salt;  ///< prefix-cache namespace (vLLM's `cache_salt`); "" = shared
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }

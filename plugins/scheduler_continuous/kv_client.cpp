@@ -75,6 +75,27 @@ void KvClient::truncate(plinth_seq_id seq, uint32_t num_tokens) {
   check(ref_.vtable->truncate(ref_.instance, seq, num_tokens, &err), err, "truncate");
 }
 
+void KvClient::fork(plinth_seq_id parent, plinth_seq_id child) {
+  plinth_error err = new_error();
+  check(ref_.vtable->fork(ref_.instance, parent, child, &err), err, "fork");
+}
+
+void KvClient::attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens) {
+  plinth_error err = new_error();
+  check(ref_.vtable->attach(ref_.instance, seq, blocks.data(), static_cast<uint32_t>(blocks.size()),
+                            num_tokens, &err),
+        err, "attach");
+}
+
+std::vector<int32_t> KvClient::block_table(plinth_seq_id seq) const {
+  const int32_t* blocks = nullptr;
+  uint32_t n = 0;
+  plinth_error err = new_error();
+  check(ref_.vtable->get_block_table(ref_.instance, seq, &blocks, &n, &err), err,
+        "get_block_table");
+  return {blocks, blocks + n};
+}
+
 uint32_t KvClient::watermark_blocks(double default_fraction) const {
   if (ref_.vtable->lifecycle.get_extension != nullptr) {
     const auto* ext = static_cast<const KvWatermarkExt*>(

@@ -8,6 +8,7 @@
 #include <plinth/plugin.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace plinth::scheduler_continuous {
@@ -34,6 +35,12 @@ class KvClient {
   bool allocate(plinth_seq_id seq, uint32_t num_tokens, std::vector<plinth_block_copy>& copies);
   void free_seq(plinth_seq_id seq);
   void truncate(plinth_seq_id seq, uint32_t num_tokens);
+  /// `child` (new) shares every block of `parent` (n > 1 choices).
+  void fork(plinth_seq_id parent, plinth_seq_id child);
+  /// `seq` (new) starts with cached `blocks` holding its first num_tokens tokens.
+  void attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens);
+  /// The block table of `seq` (a copy).
+  std::vector<int32_t> block_table(plinth_seq_id seq) const;
   /// The kv_cache's watermark extension when it has one, else floor(default_fraction *
   /// num_blocks).
   uint32_t watermark_blocks(double default_fraction) const;

@@ -15,8 +15,9 @@ std::string seq_name(plinth_seq_id seq) {
 }
 }  // namespace
 
-Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host)
-    : config_(config), kv_(kv), host_(std::move(host)) {
+Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host,
+                     PrefixClient prefix)
+    : config_(config), kv_(kv), host_(std::move(host)), prefix_(prefix) {
   plinth_kv_info info = kv_.info();
   block_size_ = info.block_size;
   num_blocks_ = info.num_blocks;
@@ -26,6 +27,14 @@ Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk:
   m_preemptions_ =
       host_.metric("plinth_sched_preemptions_total", "sequences preempted (recompute) since start",
                    PLINTH_METRIC_COUNTER);
+  if (prefix_.enabled()) {
+    m_prefix_queries_ =
+        host_.metric("plinth_prefix_cache_queries_total",
+                     "tokens looked up in the prefix cache at admission", PLINTH_METRIC_COUNTER);
+    m_prefix_hits_ = host_.metric("plinth_prefix_cache_hits_total",
+                                  "of the tokens looked up at admission, those found cached",
+                                  PLINTH_METRIC_COUNTER);
+  }
   m_batched_ = host_.metric("plinth_sched_batched_tokens", "tokens scheduled in the last step",
                             PLINTH_METRIC_GAUGE);
 }
@@ -79,6 +88,7 @@ void Scheduler::add(const plinth_sched_request& req) {
   s.priority = req.priority;
   s.arrival_time = req.arrival_time;
   s.order = next_order_++;
+  s.parent = PLINTH_HAS_FIELD(&req, plinth_sched_request, parent) ? req.parent : 0;
   known_.insert(req.seq);
   enqueue_waiting(std::move(s), false);
   publish_metrics();
@@ -105,6 +115,7 @@ void Scheduler::abort_seq(plinth_seq_id seq) {
   auto r = std::find_if(running_.begin(), running_.end(),
                         [&](const SeqState& s) { return s.seq == seq; });
   if (r != running_.end()) {
+    drop_prefix_lock(*r);
     running_.erase(r);
   } else {
     auto w = std::find_if(waiting_.begin(), waiting_.end(),
@@ -118,6 +129,7 @@ void Scheduler::preempt(size_t index) {
   SeqState s = std::move(running_[index]);
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
   kv_.free_seq(s.seq);
+  drop_prefix_lock(s);
   s.num_computed = 0;
   ++s.num_preemptions;
   ++num_preemptions_;
@@ -177,6 +189,9 @@ plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
     while (!allocated && !self_preempted) {
       allocated = kv_.allocate(running_[i].seq, running_[i].num_computed + n, out_copies_);
       if (allocated) break;
+      // Cached blocks nobody holds go before any running sequence is preempted.
+      const uint32_t need = kv_.blocks_needed(running_[i].seq, running_[i].num_computed + n);
+      if (prefix_.evict(need) > 0) continue;
       size_t victim = i;
       for (size_t v = i + 1; v < running_.size(); ++v) {
         if (worse(running_[v], running_[victim])) victim = v;
@@ -192,22 +207,7 @@ plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
   }
 
   // 2. Waiting sequences, in queue order, while budgets and free blocks allow.
-  if (out_preempted_.empty()) {
-    while (!waiting_.empty() && running_.size() < config_.max_num_seqs && budget > 0) {
-      const SeqState& w = waiting_.front();
-      uint32_t n = chunk(w, budget);
-      if (n == 0) break;
-      uint32_t need = kv_.blocks_needed(w.seq, w.num_computed + n);
-      uint32_t reserve = running_.empty() ? 0 : watermark_blocks_;
-      if (uint64_t{need} + reserve > kv_.stats().num_free_blocks) break;
-      if (!kv_.allocate(w.seq, w.num_computed + n, out_copies_)) break;
-      running_.push_back(std::move(waiting_.front()));
-      waiting_.pop_front();
-      running_.back().scheduled_new = n;
-      record(running_.back(), n);
-      budget -= n;
-    }
-  }
+  if (out_preempted_.empty()) admit_waiting(budget);
 
   plinth_sched_output out{};
   out.struct_size = sizeof(out);
@@ -259,10 +259,13 @@ void Scheduler::update(std::span<const plinth_sched_result> results) {
     s.num_computed = r.num_computed;
     s.num_tokens = r.num_tokens;
     s.scheduled_new = 0;
-    if (r.finished != 0) {
-      finished.push_back(r.seq);
-    } else if (r.num_computed < allocated) {
+    if (r.num_computed < allocated && r.finished == 0) {
       kv_.truncate(r.seq, r.num_computed);  // rejected draft tokens
+    }
+    cache_full_blocks(s);  // after truncation: only accepted tokens are cached
+    if (r.finished != 0) {
+      drop_prefix_lock(s);
+      finished.push_back(r.seq);
     }
   }
   for (plinth_seq_id seq : finished) {

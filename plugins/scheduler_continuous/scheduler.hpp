@@ -18,6 +18,14 @@
 //     first chunk is min(remaining, budget[, long_prefill_token_threshold]), else the whole
 //     num_tokens or nothing. A resumed (preempted) sequence recomputes all num_tokens tokens.
 //     Admission stops at the first sequence that does not fit (no overtaking, so no starvation).
+//     With a prefix cache wired (admission.cpp) a new or resumed sequence first takes the longest
+//     cached prefix of its tokens but the last (so its last token is computed and has logits),
+//     attaching those blocks and holding the match's lock while it runs; cached blocks nobody
+//     holds count as free and are evicted (LRU) before anyone is preempted. One of n choices
+//     (request.parent) waits until its parent has computed the prompt and then forks its KV.
+//  3. update(): full blocks are inserted into the prefix cache as soon as they are computed
+//     (prompt chunks and generated tokens, never rejected drafts) and the lock moves to the
+//     longer path; finished sequences insert theirs, unlock and free their KV.
 //
 // Thread rules: one thread at a time. Errors: std::invalid_argument for bad input (state
 // unchanged), plinth::sdk::Error for a failing kv_cache.
@@ -34,6 +42,7 @@
 #include <vector>
 
 #include "kv_client.hpp"
+#include "prefix_client.hpp"
 #include "scheduler_config.hpp"
 
 namespace plinth::scheduler_continuous {
@@ -50,12 +59,17 @@ struct SeqState {
   uint64_t order = 0;          // add() counter: tie-break of equal arrival times
   uint32_t scheduled_new = 0;  // tokens scheduled in the last step (0 = not scheduled)
   uint32_t num_preemptions = 0;
+  plinth_seq_id parent = 0;    // n > 1: the choice whose prompt KV this one forks
+  uint64_t prefix_handle = 0;  // the prefix-cache lock held while running (0 = none)
+  uint32_t num_inserted = 0;   // tokens of this run already inserted into the prefix cache
+  uint32_t match_hint = 0;     // longest_prefix_first: matched tokens when last ordered
 };
 
 class Scheduler {
  public:
   /// Throws std::invalid_argument when `kv` is not wired.
-  Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host = {});
+  Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host = {},
+            PrefixClient prefix = PrefixClient({}, nullptr));
 
   /// Queues a new sequence. std::invalid_argument for a known seq, zero prompt tokens, a
   /// sequence whose prompt + max_tokens could never fit the KV pool, or (without chunked
@@ -77,12 +91,26 @@ class Scheduler {
   const std::deque<SeqState>& waiting() const { return waiting_; }
   const SchedulerConfig& config() const { return config_; }
   uint32_t watermark_blocks() const { return watermark_blocks_; }
+  bool prefix_caching() const { return prefix_.enabled(); }
+  /// Prompt tokens looked up in the prefix cache at admission, and of those, found cached.
+  uint64_t prefix_queried_tokens() const { return prefix_queried_; }
+  uint64_t prefix_hit_tokens() const { return prefix_hits_; }
 
  private:
   bool worse(const SeqState& a, const SeqState& b) const;   // a is preempted before b
   bool before(const SeqState& a, const SeqState& b) const;  // a waits ahead of b
   void enqueue_waiting(SeqState s, bool preempted);
   void preempt(size_t running_index);
+  // admission.cpp
+  enum class Admit { kAdmitted, kSkip, kStop };
+  void admit_waiting(uint32_t& budget);
+  Admit try_admit(SeqState& w, uint32_t budget, uint32_t& num_new);
+  Admit try_fork(SeqState& w, const SeqState& parent, uint32_t budget, uint32_t& num_new);
+  void order_by_prefix();
+  const SeqState* find_running(plinth_seq_id seq) const;
+  bool is_waiting(plinth_seq_id seq) const;
+  void cache_full_blocks(SeqState& s);
+  void drop_prefix_lock(SeqState& s);
   uint32_t chunk(const SeqState& s, uint32_t budget) const;
   void record(const SeqState& s, uint32_t num_new);
   void publish_metrics() const;
@@ -90,6 +118,9 @@ class Scheduler {
   SchedulerConfig config_;
   KvClient kv_;
   sdk::Host host_;
+  PrefixClient prefix_;
+  uint64_t prefix_queried_ = 0, prefix_hits_ = 0;
+  int64_t m_prefix_queries_ = -1, m_prefix_hits_ = -1;
   uint32_t block_size_;
   uint32_t num_blocks_;
   uint32_t watermark_blocks_;

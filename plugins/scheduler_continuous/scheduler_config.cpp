@@ -20,8 +20,10 @@ const char* const kConfigSchema = R"schema({
       "description": "split long prompts into chunks that share steps with decodes"},
     "long_prefill_token_threshold": {"type": "integer", "minimum": 0, "default": 0,
       "description": "largest prefill chunk of one sequence in one step; 0 = only the token budget limits it"},
-    "policy": {"type": "string", "enum": ["fcfs", "priority"], "default": "fcfs",
-      "description": "fcfs: arrival order; priority: lower priority value first, then arrival"},
+    "policy": {"type": "string", "enum": ["fcfs", "priority", "longest_prefix_first"], "default": "fcfs",
+      "description": "fcfs: arrival order; priority: lower priority value first, then arrival; longest_prefix_first: waiting sequences with the longest prefix-cache match first, then arrival (SGLang's LPM; needs a prefix_cache)"},
+    "lpm_max_waiting": {"type": "integer", "minimum": 1, "maximum": 1048576, "default": 128,
+      "description": "longest_prefix_first orders the waiting queue only while it holds at most this many sequences (matching each costs a tree walk), else FCFS"},
     "preemption_mode": {"type": "string", "enum": ["recompute"], "default": "recompute",
       "description": "what happens to a preempted sequence: its KV is freed and recomputed later"}
   }
@@ -72,9 +74,13 @@ SchedulerConfig parse_config(std::string_view json) {
         c.policy = Policy::kFcfs;
       } else if (v == "priority") {
         c.policy = Policy::kPriority;
+      } else if (v == "longest_prefix_first") {
+        c.policy = Policy::kLongestPrefixFirst;
       } else {
-        bad(key, "must be \"fcfs\" or \"priority\", got " + v.dump());
+        bad(key, "must be \"fcfs\", \"priority\" or \"longest_prefix_first\", got " + v.dump());
       }
+    } else if (key == "lpm_max_waiting") {
+      c.lpm_max_waiting = get_uint(v, key, 1, 1u << 20);
     } else if (key == "preemption_mode") {
       if (v != "recompute")
         bad(key, "must be \"recompute\" (swap is not implemented), got " + v.dump());
@@ -82,7 +88,7 @@ SchedulerConfig parse_config(std::string_view json) {
       throw std::invalid_argument(
           "scheduler_continuous: unknown config key '" + key +
           "'; allowed: max_num_seqs, max_num_batched_tokens, enable_chunked_prefill, "
-          "long_prefill_token_threshold, policy, preemption_mode");
+          "long_prefill_token_threshold, policy, lpm_max_waiting, preemption_mode");
     }
   }
   return c;

@@ -7,7 +7,7 @@
 
 namespace plinth::scheduler_continuous {
 
-enum class Policy { kFcfs, kPriority };
+enum class Policy { kFcfs, kPriority, kLongestPrefixFirst };
 
 struct SchedulerConfig {
   uint32_t max_num_seqs = 64;                 // running sequences at most, >= 1
@@ -15,6 +15,8 @@ struct SchedulerConfig {
   bool enable_chunked_prefill = true;         // split prompts longer than the budget (Sarathi)
   uint32_t long_prefill_token_threshold = 0;  // cap on one prefill chunk; 0 = no cap
   Policy policy = Policy::kFcfs;              // "fcfs" (arrival order) | "priority" (lower first)
+                                              // | "longest_prefix_first" (SGLang's LPM)
+  uint32_t lpm_max_waiting = 128;             // LPM falls back to FCFS above this many waiting
   // preemption_mode: only "recompute" (free the KV, prefill again later).
 };
 

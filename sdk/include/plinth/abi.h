@@ -6,9 +6,12 @@
  * backends:
  *  - Compatibility: a plugin loads when its ABI major equals the host's and its minor is <= the
  *    host's minor.
- *  - Structs and function tables only grow at the end. Every struct that crosses the boundary starts
- *    with `uint32_t struct_size` (sizeof as the writer compiled it); a reader ignores fields past
- *    struct_size. Released layouts are pinned with static_asserts in abi_layout_check.h.
+ *  - Structs and function tables only grow at the end. Every struct that crosses the boundary
+ * starts with `uint32_t struct_size` (sizeof as the writer compiled it); a reader ignores fields
+ * past struct_size and treats them as absent (PLINTH_HAS_FIELD). The size of every struct and table
+ *    of each released minor is frozen in abi_versions.h and pinned in abi_layout_check.h.
+ *  - History: 1.0 first release; 1.1 adds plinth_host_api.get_seq, plinth_sched_request.parent,
+ *    and plinth_prefix_cache_vtable.match_key / insert_key (salted keys) with more stats.
  *  - Nothing throws across the boundary; fallible functions return a plinth_status (int32_t) and
  *    fill an optional caller-owned plinth_error.
  *  - Whoever allocates frees. Pointers handed to a callee are valid only for the call unless the
@@ -29,7 +32,7 @@ extern "C" {
 /* ABI version of these headers. Major: incompatible change. Minor: additions at the end of structs
  * and tables, new kinds of extension. */
 #define PLINTH_ABI_MAJOR 1
-#define PLINTH_ABI_MINOR 0
+#define PLINTH_ABI_MINOR 1
 
 #if defined(_WIN32)
 #define PLINTH_EXPORT __declspec(dllexport)
@@ -37,15 +40,28 @@ extern "C" {
 #define PLINTH_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* Non-zero when the struct at `ptr` (a pointer to `type`, whose first member is struct_size) was
+ * written by a side that knows `field`: its struct_size covers the whole field. Use it for every
+ * field added after 1.0 before reading it from a struct or table the other side filled. */
+#define PLINTH_HAS_FIELD(ptr, type, field)      \
+  (plinth_struct_size_of((const void*)(ptr)) >= \
+   offsetof(type, field) + sizeof(((const type*)0)->field))
+
+/* The struct_size (the first member of every versioned struct and table) at `p`; 0 for NULL. */
+static inline size_t plinth_struct_size_of(const void* p) {
+  return p == NULL ? 0 : (size_t)(*(const uint32_t*)p);
+}
+
 /* Status codes returned by every fallible ABI function (as int32_t). */
 typedef enum plinth_status {
   PLINTH_OK = 0,
-  PLINTH_ERR_INVALID_ARGUMENT = 1, /* the caller's input is wrong; the message names it and the fix */
-  PLINTH_ERR_OUT_OF_MEMORY = 2,    /* a host or device allocation failed */
-  PLINTH_ERR_NO_CAPACITY = 3,      /* no free KV blocks now; retry after freeing or preempting */
-  PLINTH_ERR_NOT_FOUND = 4,        /* unknown sequence id, block, extension ... */
-  PLINTH_ERR_UNSUPPORTED = 5,      /* valid request this plugin cannot serve (dtype, model arch) */
-  PLINTH_ERR_INTERNAL = 6          /* a bug or an unexpected exception inside the callee */
+  PLINTH_ERR_INVALID_ARGUMENT =
+      1,                        /* the caller's input is wrong; the message names it and the fix */
+  PLINTH_ERR_OUT_OF_MEMORY = 2, /* a host or device allocation failed */
+  PLINTH_ERR_NO_CAPACITY = 3,   /* no free KV blocks now; retry after freeing or preempting */
+  PLINTH_ERR_NOT_FOUND = 4,     /* unknown sequence id, block, extension ... */
+  PLINTH_ERR_UNSUPPORTED = 5,   /* valid request this plugin cannot serve (dtype, model arch) */
+  PLINTH_ERR_INTERNAL = 6       /* a bug or an unexpected exception inside the callee */
 } plinth_status;
 
 /* Capacity of plinth_error.message in bytes, including the terminating NUL. */
@@ -74,12 +90,12 @@ typedef enum plinth_plugin_kind {
 /* What plinth_plugin_entry returns. Static storage inside the plugin: valid while the library is
  * loaded; the host never writes to it. */
 typedef struct plinth_plugin_descriptor {
-  uint32_t struct_size;  /* sizeof(plinth_plugin_descriptor) as the plugin compiled it */
-  uint16_t abi_major;    /* PLINTH_ABI_MAJOR the plugin was built against */
-  uint16_t abi_minor;    /* PLINTH_ABI_MINOR the plugin was built against */
-  const char* name;      /* short unique name, [a-z0-9_]+, e.g. "kv_paged" */
-  const char* version;   /* the plugin's own version, e.g. "0.1.0" */
-  int32_t kind;          /* a plinth_plugin_kind */
+  uint32_t struct_size;      /* sizeof(plinth_plugin_descriptor) as the plugin compiled it */
+  uint16_t abi_major;        /* PLINTH_ABI_MAJOR the plugin was built against */
+  uint16_t abi_minor;        /* PLINTH_ABI_MINOR the plugin was built against */
+  const char* name;          /* short unique name, [a-z0-9_]+, e.g. "kv_paged" */
+  const char* version;       /* the plugin's own version, e.g. "0.1.0" */
+  int32_t kind;              /* a plinth_plugin_kind */
   const char* description;   /* one line for `plinth plugins list`; may be NULL */
   const char* config_schema; /* JSON Schema (draft 2020-12 subset: type, enum, minimum, maximum,
                                 required, additionalProperties, default, items, properties,

@@ -1,5 +1,6 @@
-/* plinth plugin ABI — layout pins of released versions (ABI 1.0, x86-64 / aarch64 LP64). A change
- * that breaks one of these breaks every plugin built before it: grow structs only at the end. */
+/* plinth plugin ABI — layout pins (LP64: x86-64 / aarch64). The current headers must have exactly
+ * the newest released sizes, and every field added in a minor must start where the previous
+ * minor's struct ended: a change that breaks one of these breaks every plugin built before it. */
 #ifndef PLINTH_ABI_LAYOUT_CHECK_H
 #define PLINTH_ABI_LAYOUT_CHECK_H
 #include "plinth/plinth.h"
@@ -11,22 +12,85 @@
 #endif
 
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
-PLINTH_STATIC_ASSERT(sizeof(plinth_error) == 1032, "plinth_error layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_error) == PLINTH_ABI_1_1_SIZEOF_ERROR,
+                     "plinth_error layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_plugin_descriptor) == PLINTH_ABI_1_1_SIZEOF_PLUGIN_DESCRIPTOR,
+                     "plinth_plugin_descriptor layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_lifecycle) == PLINTH_ABI_1_1_SIZEOF_LIFECYCLE,
+                     "plinth_lifecycle layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_vtable_head) == PLINTH_ABI_1_1_SIZEOF_VTABLE_HEAD,
+                     "plinth_vtable_head layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_host_api) == PLINTH_ABI_1_1_SIZEOF_HOST_API,
+                     "plinth_host_api layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_create_args) == PLINTH_ABI_1_1_SIZEOF_CREATE_ARGS,
+                     "plinth_create_args layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_model_desc) == PLINTH_ABI_1_1_SIZEOF_MODEL_DESC,
+                     "plinth_model_desc layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_model_config) == PLINTH_ABI_1_1_SIZEOF_MODEL_CONFIG,
+                     "plinth_model_config layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_tensor_view) == PLINTH_ABI_1_1_SIZEOF_TENSOR_VIEW,
+                     "plinth_tensor_view layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_kv_layout) == PLINTH_ABI_1_1_SIZEOF_KV_LAYOUT,
+                     "plinth_kv_layout layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_memory_info) == PLINTH_ABI_1_1_SIZEOF_MEMORY_INFO,
+                     "plinth_memory_info layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_batch) == PLINTH_ABI_1_1_SIZEOF_BATCH,
+                     "plinth_batch layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_forward_output) == PLINTH_ABI_1_1_SIZEOF_FORWARD_OUTPUT,
+                     "plinth_forward_output layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_backend_vtable) == PLINTH_ABI_1_1_SIZEOF_BACKEND_VTABLE,
+                     "plinth_backend_vtable layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_kv_info) == PLINTH_ABI_1_1_SIZEOF_KV_INFO,
+                     "plinth_kv_info layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_kv_stats) == PLINTH_ABI_1_1_SIZEOF_KV_STATS,
+                     "plinth_kv_stats layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_kv_cache_vtable) == PLINTH_ABI_1_1_SIZEOF_KV_CACHE_VTABLE,
+                     "plinth_kv_cache_vtable layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_sched_request) == PLINTH_ABI_1_1_SIZEOF_SCHED_REQUEST,
+                     "plinth_sched_request layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_sched_step) == PLINTH_ABI_1_1_SIZEOF_SCHED_STEP,
+                     "plinth_sched_step layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_sched_output) == PLINTH_ABI_1_1_SIZEOF_SCHED_OUTPUT,
+                     "plinth_sched_output layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_sched_result) == PLINTH_ABI_1_1_SIZEOF_SCHED_RESULT,
+                     "plinth_sched_result layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_sched_stats) == PLINTH_ABI_1_1_SIZEOF_SCHED_STATS,
+                     "plinth_sched_stats layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_scheduler_vtable) == PLINTH_ABI_1_1_SIZEOF_SCHEDULER_VTABLE,
+                     "plinth_scheduler_vtable layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_prefix_match) == PLINTH_ABI_1_1_SIZEOF_PREFIX_MATCH,
+                     "plinth_prefix_match layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_prefix_stats) == PLINTH_ABI_1_1_SIZEOF_PREFIX_STATS,
+                     "plinth_prefix_stats layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_prefix_cache_vtable) ==
+                         PLINTH_ABI_1_1_SIZEOF_PREFIX_CACHE_VTABLE,
+                     "plinth_prefix_cache_vtable layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_spec_proposal) == PLINTH_ABI_1_1_SIZEOF_SPEC_PROPOSAL,
+                     "plinth_spec_proposal layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_spec_stats) == PLINTH_ABI_1_1_SIZEOF_SPEC_STATS,
+                     "plinth_spec_stats layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_speculator_vtable) == PLINTH_ABI_1_1_SIZEOF_SPECULATOR_VTABLE,
+                     "plinth_speculator_vtable layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_graph_runner_vtable) ==
+                         PLINTH_ABI_1_1_SIZEOF_GRAPH_RUNNER_VTABLE,
+                     "plinth_graph_runner_vtable layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_seq_view) == PLINTH_ABI_1_1_SIZEOF_SEQ_VIEW,
+                     "plinth_seq_view layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_prefix_key) == PLINTH_ABI_1_1_SIZEOF_PREFIX_KEY,
+                     "plinth_prefix_key layout changed");
+/* Fields of 1.1 start at the end of 1.0's struct. */
+PLINTH_STATIC_ASSERT(offsetof(plinth_host_api, get_seq) == PLINTH_ABI_1_0_SIZEOF_HOST_API,
+                     "host_api 1.1");
+PLINTH_STATIC_ASSERT(offsetof(plinth_sched_request, parent) == PLINTH_ABI_1_0_SIZEOF_SCHED_REQUEST,
+                     "sched_request 1.1");
+PLINTH_STATIC_ASSERT(offsetof(plinth_prefix_stats, num_evicted_blocks) ==
+                         PLINTH_ABI_1_0_SIZEOF_PREFIX_STATS,
+                     "prefix_stats 1.1");
+PLINTH_STATIC_ASSERT(offsetof(plinth_prefix_cache_vtable, match_key) ==
+                         PLINTH_ABI_1_0_SIZEOF_PREFIX_CACHE_VTABLE,
+                     "prefix table 1.1");
 PLINTH_STATIC_ASSERT(offsetof(plinth_plugin_descriptor, vtable) == 48, "descriptor layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_plugin_descriptor) == 56, "descriptor layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_lifecycle) == 32, "plinth_lifecycle layout changed");
 PLINTH_STATIC_ASSERT(offsetof(plinth_vtable_head, lifecycle) == 8, "vtable head layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_host_api) == 64, "plinth_host_api layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_create_args) == 88, "plinth_create_args layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_batch) == 88, "plinth_batch layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_backend_vtable) == 80, "backend table layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_kv_cache_vtable) == 128, "kv_cache table layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_scheduler_vtable) == 80, "scheduler table layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_prefix_cache_vtable) == 80, "prefix table layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_speculator_vtable) == 72, "speculator table layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_graph_runner_vtable) == 64, "graph runner table layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_model_config) == 64, "model config layout changed");
-PLINTH_STATIC_ASSERT(sizeof(plinth_tensor_view) == 72, "tensor view layout changed");
 #endif
 
 #endif /* PLINTH_ABI_LAYOUT_CHECK_H */

@@ -20,10 +20,29 @@ typedef enum plinth_log_level {
 
 /* Metric types, as Prometheus's. */
 typedef enum plinth_metric_type {
-  PLINTH_METRIC_COUNTER = 0,   /* monotonically increasing total (use metric_add) */
-  PLINTH_METRIC_GAUGE = 1,     /* a value that goes up and down (metric_set / metric_add) */
-  PLINTH_METRIC_HISTOGRAM = 2  /* observations (metric_observe); buckets chosen by the host */
+  PLINTH_METRIC_COUNTER = 0,  /* monotonically increasing total (use metric_add) */
+  PLINTH_METRIC_GAUGE = 1,    /* a value that goes up and down (metric_set / metric_add) */
+  PLINTH_METRIC_HISTOGRAM = 2 /* observations (metric_observe); buckets chosen by the host */
 } plinth_metric_type;
+
+/* Flags of a plinth_seq_view. */
+typedef enum plinth_seq_flags {
+  PLINTH_SEQ_NO_PREFIX_CACHE = 1 /* never match nor insert this sequence (e.g. it wants prompt
+                                    logprobs, which a cached prefix would not compute) */
+} plinth_seq_flags;
+
+/* What the host tells a plugin about one live sequence (ABI 1.1, plinth_host_api.get_seq). */
+typedef struct plinth_seq_view {
+  uint32_t struct_size;       /* sizeof(plinth_seq_view) as the caller compiled it */
+  uint32_t num_tokens;        /* prompt + generated tokens so far */
+  const int32_t* tokens;      /* [num_tokens] token ids, owned by the host */
+  uint32_t num_prompt_tokens; /* the first num_prompt_tokens of tokens are the prompt */
+  uint32_t flags;             /* plinth_seq_flags */
+  const char* cache_salt;     /* [cache_salt_len] bytes (not NUL-terminated; may be NULL when the
+                                 length is 0): the request's prefix-cache namespace. Sequences
+                                 with different salts must never share a cached block. */
+  uint32_t cache_salt_len;
+} plinth_seq_view;
 
 /* Provided by the host, valid (with everything it points to) from create until the instance's
  * destroy returns. All functions are thread-safe: a plugin's own worker threads may call them. */
@@ -48,6 +67,15 @@ typedef struct plinth_host_api {
   void (*metric_add)(void* ctx, int64_t id, double delta);
   /* Records one observation of a histogram (seconds for latencies). Unknown ids are ignored. */
   void (*metric_observe)(void* ctx, int64_t id, double value);
+
+  /* ---- ABI 1.1 (check PLINTH_HAS_FIELD(api, plinth_host_api, get_seq); may be NULL) ---- */
+
+  /* Describes the live sequence `seq` into *out (the caller sets out->struct_size; the host fills
+   * what both know). Returns PLINTH_OK, or PLINTH_ERR_NOT_FOUND for a sequence the engine does
+   * not hold (finished, aborted, never added). NOT thread-safe, unlike the rest of this table:
+   * only from the engine thread, inside a scheduler or speculator call. The pointers in *out stay
+   * valid until that plugin call returns. */
+  int32_t (*get_seq)(void* ctx, plinth_seq_id seq, plinth_seq_view* out);
 } plinth_host_api;
 
 #ifdef __cplusplus

@@ -2,6 +2,8 @@
 #ifndef PLINTH_PLINTH_H
 #define PLINTH_PLINTH_H
 #include "plinth/abi.h"
+#include "plinth/abi_layout_check.h"
+#include "plinth/abi_versions.h"
 #include "plinth/backend.h"
 #include "plinth/ext_cuda.h"
 #include "plinth/graph_runner.h"
@@ -12,5 +14,4 @@
 #include "plinth/prefix_cache.h"
 #include "plinth/scheduler.h"
 #include "plinth/speculator.h"
-#include "plinth/abi_layout_check.h"
 #endif

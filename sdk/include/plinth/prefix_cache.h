@@ -13,7 +13,7 @@ extern "C" {
 /* A match: the longest cached prefix of the queried tokens, in whole blocks. */
 typedef struct plinth_prefix_match {
   uint32_t struct_size;
-  uint32_t num_tokens;   /* matched tokens, a multiple of the block size */
+  uint32_t num_tokens; /* matched tokens, a multiple of the block size */
   uint32_t num_blocks;
   const int32_t* blocks; /* [num_blocks], owned by the plugin, valid until release(handle) */
   uint64_t handle;       /* pass to release; 0 when nothing matched (release not needed) */
@@ -25,7 +25,20 @@ typedef struct plinth_prefix_stats {
   uint64_t num_hit_tokens;     /* of those, matched */
   uint32_t num_cached_blocks;
   uint32_t num_evictable_blocks; /* cached blocks no match holds locked */
+  /* ---- ABI 1.1 ---- */
+  uint64_t num_evicted_blocks;  /* total evicted since create */
+  uint64_t num_inserted_blocks; /* total newly cached since create */
 } plinth_prefix_stats;
+
+/* A lookup key (ABI 1.1): token ids in a namespace. Two keys share a cached block only when their
+ * salts are byte-equal and their token ids up to the end of that block are equal. */
+typedef struct plinth_prefix_key {
+  uint32_t struct_size;
+  uint32_t num_tokens;
+  const int32_t* tokens; /* [num_tokens] */
+  const char* salt;      /* [salt_len] bytes, any values; NULL allowed when salt_len == 0 */
+  uint32_t salt_len;
+} plinth_prefix_key;
 
 typedef struct plinth_prefix_cache_vtable {
   uint32_t struct_size;
@@ -48,6 +61,16 @@ typedef struct plinth_prefix_cache_vtable {
                    plinth_error* err);
   /* Required. */
   int32_t (*get_stats)(plinth_instance* inst, plinth_prefix_stats* out, plinth_error* err);
+
+  /* ---- ABI 1.1 (optional: NULL in a 1.0 plugin; a caller then uses match / insert, which act
+   * as the empty salt, and must not cache salted sequences at all) ---- */
+
+  /* As match, within key->salt's namespace. */
+  int32_t (*match_key)(plinth_instance* inst, const plinth_prefix_key* key,
+                       plinth_prefix_match* out, plinth_error* err);
+  /* As insert, within key->salt's namespace: key->tokens are held in blocks[0..num_blocks). */
+  int32_t (*insert_key)(plinth_instance* inst, const plinth_prefix_key* key, const int32_t* blocks,
+                        uint32_t num_blocks, plinth_error* err);
 } plinth_prefix_cache_vtable;
 
 #ifdef __cplusplus

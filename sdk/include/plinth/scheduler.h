@@ -19,6 +19,10 @@ typedef struct plinth_sched_request {
   uint32_t max_tokens;        /* upper bound on tokens to generate, for admission decisions */
   int32_t priority;           /* lower value runs first under the priority policy */
   double arrival_time;        /* seconds, monotonic clock; FCFS order */
+  /* ---- ABI 1.1 ---- */
+  plinth_seq_id parent; /* 0, or a sequence added earlier with the same prompt (one of the n
+                           choices of one request): the scheduler may fork this sequence from the
+                           parent's computed prompt KV (kv_cache.fork) instead of computing it */
 } plinth_sched_request;
 
 /* Per-step input from the host. */
@@ -32,15 +36,15 @@ typedef struct plinth_sched_step {
 typedef struct plinth_sched_output {
   uint32_t struct_size;
   uint32_t num_scheduled;
-  const plinth_seq_id* seqs;       /* [num_scheduled] in batch order */
-  const uint32_t* num_computed;    /* [num_scheduled] tokens whose KV is already cached: the new
-                                      tokens start at this position */
-  const uint32_t* num_new_tokens;  /* [num_scheduled] tokens to compute this step (a prefill
-                                      chunk, 1 decode token, or 1 + draft tokens) */
-  uint32_t num_batched_tokens;     /* sum of num_new_tokens */
+  const plinth_seq_id* seqs;      /* [num_scheduled] in batch order */
+  const uint32_t* num_computed;   /* [num_scheduled] tokens whose KV is already cached: the new
+                                     tokens start at this position */
+  const uint32_t* num_new_tokens; /* [num_scheduled] tokens to compute this step (a prefill
+                                     chunk, 1 decode token, or 1 + draft tokens) */
+  uint32_t num_batched_tokens;    /* sum of num_new_tokens */
   uint32_t num_preempted;
-  const plinth_seq_id* preempted;  /* [num_preempted] sent back to waiting (recompute): their KV is
-                                      freed and they restart from num_computed = 0 */
+  const plinth_seq_id* preempted; /* [num_preempted] sent back to waiting (recompute): their KV is
+                                     freed and they restart from num_computed = 0 */
   uint32_t num_copies;
   const plinth_block_copy* copies; /* [num_copies] copy-on-write the backend must apply first */
 } plinth_sched_output;
@@ -48,10 +52,10 @@ typedef struct plinth_sched_output {
 /* What happened to one scheduled sequence, reported after sampling. */
 typedef struct plinth_sched_result {
   plinth_seq_id seq;
-  uint32_t num_computed;  /* tokens whose KV is now valid (after rejecting drafts: fewer than
-                             scheduled); the scheduler truncates the KV to it */
-  uint32_t num_tokens;    /* tokens in the sequence now (prompt + generated) */
-  uint32_t finished;      /* non-zero: stop condition met; the scheduler frees its KV */
+  uint32_t num_computed; /* tokens whose KV is now valid (after rejecting drafts: fewer than
+                            scheduled); the scheduler truncates the KV to it */
+  uint32_t num_tokens;   /* tokens in the sequence now (prompt + generated) */
+  uint32_t finished;     /* non-zero: stop condition met; the scheduler frees its KV */
 } plinth_sched_result;
 
 typedef struct plinth_sched_stats {
@@ -63,7 +67,10 @@ typedef struct plinth_sched_stats {
 
 typedef struct plinth_scheduler_vtable {
   uint32_t struct_size;
-  plinth_lifecycle lifecycle; /* create receives args->kv_cache (required), args->prefix_cache */
+  plinth_lifecycle lifecycle; /* create receives args->kv_cache (required), args->prefix_cache
+                                 (may be NULL; a 1.1 scheduler that is given one matches at
+                                 admission and inserts full blocks, reading tokens through
+                                 host->get_seq) */
 
   /* Required. Queues a new sequence. INVALID_ARGUMENT for a known seq or zero prompt tokens, or a
    * sequence that could never fit the KV pool (the message names the sizes). */
@@ -71,8 +78,8 @@ typedef struct plinth_scheduler_vtable {
   /* Required. Removes `seq` wherever it is and frees its KV. Unknown seq: no-op. */
   void (*abort_seq)(plinth_instance* inst, plinth_seq_id seq);
   /* Required. Decides this step into *out. */
-  int32_t (*schedule)(plinth_instance* inst, const plinth_sched_step* step, plinth_sched_output* out,
-                      plinth_error* err);
+  int32_t (*schedule)(plinth_instance* inst, const plinth_sched_step* step,
+                      plinth_sched_output* out, plinth_error* err);
   /* Required. Reports the outcome of the last scheduled step, one result per scheduled sequence. */
   int32_t (*update)(plinth_instance* inst, const plinth_sched_result* results, uint32_t num_results,
                     plinth_error* err);

@@ -87,15 +87,22 @@ TEST(Loader, RefusesLibraryWithoutEntrySymbol) {
   expect_refused("bad_no_entry", {"has no symbol plinth_plugin_entry", "PLINTH_PLUGIN(...)"});
 }
 
+const std::string kHostAbi =
+    std::to_string(PLINTH_ABI_MAJOR) + "." + std::to_string(PLINTH_ABI_MINOR);
+
 TEST(Loader, RefusesAnotherAbiMajor) {
-  expect_refused("bad_abi_major2", {"built against plinth ABI 2.0", "this host speaks ABI 1.0",
-                                    "rebuild it against this host's SDK"});
+  expect_refused("bad_abi_major2",
+                 {"built against plinth ABI 2.0", "this host speaks ABI " + kHostAbi,
+                  "rebuild it against this host's SDK"});
 }
 
-TEST(Loader, RefusesANewerMinor) {
-  expect_refused("bad_abi_newer_minor",
-                 {"built against plinth ABI 1." + std::to_string(PLINTH_ABI_MINOR + 1),
-                  "newer than the host's; upgrade plinth or rebuild"});
+// bad_abi_newer_minor declares PLINTH_ABI_MINOR + 1 of the headers it was built with (this tree's).
+TEST(Loader, RefusesANewerMinorNamingBothVersions) {
+  expect_refused(
+      "bad_abi_newer_minor",
+      {"built against plinth ABI " + std::to_string(PLINTH_ABI_MAJOR) + "." +
+           std::to_string(PLINTH_ABI_MINOR + 1) + ", but this host speaks ABI " + kHostAbi,
+       "newer than the host's; upgrade plinth or rebuild"});
 }
 
 TEST(Loader, RefusesAFileThatIsNoSharedLibrary) {

@@ -1,11 +1,17 @@
-// Well-behaved plugins of four kinds for the host's tests: they publish real config schemas, read
+// Well-behaved plugins of six kinds for the host's tests: they publish real config schemas, read
 // their config and wired dependencies like production plugins, and compute what the host reads at
 // `manifest check` (KV layout, memory info, pool geometry). The per-step bookkeeping of the
 // kv_cache and scheduler is not theirs to test: those calls answer UNSUPPORTED.
+//
+// This header compiles against the current SDK and against the frozen ABI 1.0 headers
+// (tests/fixtures/abi_1_0, tests/plugins/abi_compat), so one source gives both builds of a plugin.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,7 +20,9 @@
 #include "plinth/graph_runner.hpp"
 #include "plinth/kv_cache.hpp"
 #include "plinth/plugin.hpp"
+#include "plinth/prefix_cache.hpp"
 #include "plinth/scheduler.hpp"
+#include "plinth/speculator.hpp"
 
 namespace plinth_test {
 
@@ -212,6 +220,86 @@ class TestGraphRunner {
   void capture() {}
   bool can_run(const plinth_batch&) { return false; }
   plinth_forward_output run(const plinth_batch&) { not_modelled("run"); }
+};
+
+// --- prefix_cache: caches nothing, every match misses
+// --------------------------------------------- Both adapters' members: match / insert without a
+// salt (ABI 1.0) and with one (ABI 1.1).
+class TestPrefixCache {
+ public:
+  explicit TestPrefixCache(const plinth_create_args& a) {
+    if (a.kv_cache.vtable == nullptr)
+      throw std::invalid_argument("test prefix cache: needs kv_cache");
+  }
+  plinth_prefix_match match(std::span<const int32_t> tokens) {
+    queried_ += tokens.size();
+    return plinth_prefix_match{};
+  }
+  plinth_prefix_match match(std::span<const int32_t> tokens, std::string_view) {
+    return match(tokens);
+  }
+  void release(uint64_t) {}
+  void insert(std::span<const int32_t>, std::span<const int32_t>) {}
+  void insert(std::span<const int32_t> t, std::string_view, std::span<const int32_t> b) {
+    insert(t, b);
+  }
+  uint32_t evict(uint32_t) { return 0; }
+  plinth_prefix_stats stats() {
+    plinth_prefix_stats s{};
+    s.num_queried_tokens = queried_;
+    return s;
+  }
+
+ private:
+  uint64_t queried_ = 0;
+};
+
+// --- speculator: drafts the last token once more; greedy verification --------------------------
+class TestSpeculator {
+ public:
+  explicit TestSpeculator(const plinth_create_args& a) : host_(a.host, a.instance_name) {
+    if (a.model == nullptr || a.backend.vtable == nullptr) {
+      throw std::invalid_argument("test_speculator: needs the model and the backend");
+    }
+    host_.info("create speculator");
+  }
+  ~TestSpeculator() { host_.info("destroy speculator"); }
+  plinth_spec_proposal propose(std::span<const plinth_spec_seq> seqs, uint32_t max_draft) {
+    const uint32_t k = std::min<uint32_t>(max_draft, 1);
+    num_draft_.assign(seqs.size(), 0);
+    draft_.assign(seqs.size() * k, 0);
+    for (size_t i = 0; i < seqs.size() && k > 0; ++i) {
+      if (seqs[i].num_tokens == 0) continue;
+      num_draft_[i] = 1;
+      draft_[i * k] = seqs[i].tokens[seqs[i].num_tokens - 1];
+      ++stats_.num_draft_tokens;
+    }
+    plinth_spec_proposal p{};
+    p.num_seqs = static_cast<uint32_t>(seqs.size());
+    p.max_draft = k;
+    p.num_draft = num_draft_.data();
+    p.draft_tokens = draft_.data();
+    return p;
+  }
+  void verify(std::span<const plinth_spec_verify> items, std::span<uint32_t> accepted,
+              std::span<int32_t> next_token) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      const plinth_spec_verify& v = items[i];
+      uint32_t n = 0;
+      while (n < v.num_draft && v.draft_tokens[n] == v.target_tokens[n]) ++n;
+      accepted[i] = n;
+      next_token[i] = v.target_tokens[n];
+      stats_.num_accepted_tokens += n;
+    }
+  }
+  void release_seq(plinth_seq_id) {}
+  plinth_spec_stats stats() { return stats_; }
+
+ private:
+  plinth::sdk::Host host_;
+  std::vector<uint32_t> num_draft_;
+  std::vector<int32_t> draft_;
+  plinth_spec_stats stats_{};
 };
 
 }  // namespace plinth_test

@@ -24,7 +24,7 @@ TEST(SchedulerAbi, LoadCreateScheduleUpdate) {
   EXPECT_STREQ(d->name, "scheduler_continuous");
   EXPECT_EQ(d->abi_major, PLINTH_ABI_MAJOR);
   auto schema = nlohmann::json::parse(d->config_schema);
-  EXPECT_EQ(schema["properties"]["policy"]["enum"].size(), 2u);
+  EXPECT_EQ(schema["properties"]["policy"]["enum"].size(), 3u);
   const auto* vt = static_cast<const plinth_scheduler_vtable*>(d->vtable);
 
   FakeHost host;
@@ -49,10 +49,10 @@ TEST(SchedulerAbi, LoadCreateScheduleUpdate) {
   args.config_json = R"({"max_num_batched_tokens": 16})";
   ASSERT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_OK) << err.message;
 
-  plinth_sched_request r{sizeof(plinth_sched_request), 7, 20, 4, 0, 0.0};
+  plinth_sched_request r{sizeof(plinth_sched_request), 7, 20, 4, 0, 0.0, 0};
   ASSERT_EQ(vt->add(inst, &r, &err), PLINTH_OK);
   EXPECT_EQ(vt->add(inst, &r, &err), PLINTH_ERR_INVALID_ARGUMENT);
-  plinth_sched_request huge{sizeof(plinth_sched_request), 8, 100, 100, 0, 0.0};
+  plinth_sched_request huge{sizeof(plinth_sched_request), 8, 100, 100, 0, 0.0, 0};
   EXPECT_EQ(vt->add(inst, &huge, &err), PLINTH_ERR_INVALID_ARGUMENT);
 
   plinth_sched_step step{sizeof(plinth_sched_step), 0};

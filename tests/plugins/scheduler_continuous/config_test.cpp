@@ -43,7 +43,9 @@ TEST(SchedulerConfig, Errors) {
   EXPECT_NE(error_of(R"({"max_num_batched_tokens": -5})").find("max_num_batched_tokens"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"enable_chunked_prefill": 1})").find("true or false"), std::string::npos);
-  EXPECT_NE(error_of(R"({"policy": "lifo"})").find("\"fcfs\" or \"priority\""), std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"policy": "lifo"})").find("\"fcfs\", \"priority\" or \"longest_prefix_first\""),
+      std::string::npos);
   EXPECT_NE(error_of(R"({"preemption_mode": "swap"})").find("recompute"), std::string::npos);
   EXPECT_NE(error_of(R"({"max_seqs": 3})").find("unknown config key"), std::string::npos);
 }

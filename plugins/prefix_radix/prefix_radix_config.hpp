@@ -1,0 +1,34 @@
+// prefix_radix — the manifest config: the namespace salt and the cap on cached blocks. A pure
+// function, so tests check it without a kv_cache.
+#ifndef PLINTH_PREFIX_RADIX_CONFIG_HPP
+#define PLINTH_PREFIX_RADIX_CONFIG_HPP
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace plinth::prefix_radix {
+
+/// Upper bound on max_cached_blocks: kv_paged's largest pool (block ids are int32).
+inline constexpr uint32_t kMaxCachedBlocksLimit = 1u << 24;
+
+struct PrefixRadixConfig {
+  std::string salt;                // prepended to every key's salt (exact bytes)
+  uint32_t max_cached_blocks = 0;  // 0 = no cap besides the pool; else insert keeps within it
+};
+
+/// Parses the manifest's config object (JSON text; "" or "{}" = defaults). Throws
+/// std::invalid_argument naming the key, the value and what is allowed for a wrong type, a value
+/// out of range or an unknown key.
+PrefixRadixConfig parse_config(std::string_view json);
+
+/// The tree namespace of a key: config salt, a NUL separator, the key's salt. Injective for a
+/// fixed config salt, so distinct key salts never share a block.
+std::string namespace_of(std::string_view config_salt, std::string_view key_salt);
+
+/// The config's JSON Schema (the subset the host validates), published by the plugin.
+extern const char* const kConfigSchema;
+
+}  // namespace plinth::prefix_radix
+
+#endif  // PLINTH_PREFIX_RADIX_CONFIG_HPP

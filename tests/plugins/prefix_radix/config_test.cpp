@@ -1,0 +1,69 @@
+// prefix_radix's manifest config: defaults, each option, every refusal naming the key; the
+// published schema; namespaces built from the config salt and the key salt.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "prefix_radix_config.hpp"
+
+using plinth::prefix_radix::kConfigSchema;
+using plinth::prefix_radix::namespace_of;
+using plinth::prefix_radix::parse_config;
+
+namespace {
+std::string refusal(const char* json) {
+  try {
+    parse_config(json);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(PrefixRadixConfig, Defaults) {
+  for (const char* json : {"", "{}"}) {
+    auto c = parse_config(json);
+    EXPECT_EQ(c.salt, "");
+    EXPECT_EQ(c.max_cached_blocks, 0u);
+  }
+}
+
+TEST(PrefixRadixConfig, Options) {
+  auto c = parse_config(R"({"salt": "model-v2", "max_cached_blocks": 4096})");
+  EXPECT_EQ(c.salt, "model-v2");
+  EXPECT_EQ(c.max_cached_blocks, 4096u);
+  EXPECT_EQ(parse_config(R"({"max_cached_blocks": 16777216})").max_cached_blocks, 1u << 24);
+}
+
+TEST(PrefixRadixConfig, Refusals) {
+  EXPECT_NE(refusal(R"({"salt": 3})").find("config.salt must be a string"), std::string::npos);
+  EXPECT_NE(refusal(R"({"max_cached_blocks": -1})").find("config.max_cached_blocks"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"max_cached_blocks": 1.5})").find("must be an integer"), std::string::npos);
+  EXPECT_NE(refusal(R"({"max_cached_blocks": 16777217})").find("0..16777216"), std::string::npos);
+  EXPECT_NE(refusal(R"({"block_size": 16})").find("unknown config key 'block_size'"),
+            std::string::npos);
+  EXPECT_NE(refusal("[1]").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(refusal("{").find("not valid JSON"), std::string::npos);
+}
+
+TEST(PrefixRadixConfig, SchemaListsTheOptions) {
+  auto s = nlohmann::json::parse(kConfigSchema);
+  EXPECT_EQ(s["additionalProperties"], false);
+  EXPECT_EQ(s["properties"]["salt"]["type"], "string");
+  EXPECT_EQ(s["properties"]["salt"]["default"], "");
+  EXPECT_EQ(s["properties"]["max_cached_blocks"]["minimum"], 0);
+  EXPECT_EQ(s["properties"]["max_cached_blocks"]["default"], 0);
+  EXPECT_EQ(s["properties"].size(), 2u);
+}
+
+TEST(PrefixRadixConfig, NamespacesKeepKeySaltsApart) {
+  EXPECT_NE(namespace_of("", ""), namespace_of("", std::string("\0", 1)));
+  EXPECT_NE(namespace_of("m", "a"), namespace_of("m", "b"));
+  EXPECT_NE(namespace_of("m", "a"), namespace_of("n", "a"));
+  EXPECT_EQ(namespace_of("m", "a"), std::string("m\0a", 3));
+}
