@@ -7,6 +7,12 @@ output tokens/s, TTFT / TPOT / ITL / end-to-end latency (mean, p50, p90, p99) an
   python3 bench/serving/serving_bench.py --base-url http://127.0.0.1:8000 --concurrency 8 \
       --num-prompts 32 --input-len 64 --output-len 32 --seed 0
 
+--dataset shared-prefix sends a prompt set shaped like SGLang's generated-shared-prefix benchmark
+instead: --groups G groups x --questions Q questions, each prompt a group's system prompt
+(--system-words random words, the same for the whole group) followed by a question of --input-len
+random words, in a shuffled order (fixed seed); G x Q prompts (--num-prompts is ignored). It
+measures what a prefix cache saves; its warm-up request shares no prefix with any group.
+
 Token counts come from the server's usage (stream_options.include_usage) when it sends one, else
 from the number of streamed chunks carrying text. TPOT = (e2e - TTFT) / (output tokens - 1);
 ITL = gaps between successive text chunks. Never fails on a time (exit 1 only when every request
@@ -31,6 +37,30 @@ WORDS = ("the of and to in is was for on that with as by at from his her it an w
 def make_prompts(n, input_len, seed):
     rng = random.Random(seed)
     return [" ".join(rng.choice(WORDS) for _ in range(input_len)) for _ in range(n)]
+
+
+def make_shared_prefix_prompts(groups, questions, system_words, question_words, seed):
+    """groups x questions prompts "<group's system prompt>\n\n<question>", shuffled."""
+    rng = random.Random(seed)
+    words = lambda n: " ".join(rng.choice(WORDS) for _ in range(n))  # noqa: E731
+    prompts = []
+    for _ in range(groups):
+        system = words(system_words)
+        prompts += [system + "\n\n" + words(question_words) for _ in range(questions)]
+    rng.shuffle(prompts)
+    return prompts
+
+
+def make_dataset(args):
+    """(prompts, warm-up prompt)."""
+    if args.dataset == "shared-prefix":
+        prompts = make_shared_prefix_prompts(args.groups, args.questions, args.system_words,
+                                             args.input_len, args.seed)
+        # Its own words, so the warm-up caches no group's system prompt.
+        warm_up = make_prompts(1, args.input_len, args.seed + 2)[0]
+        return prompts, warm_up
+    prompts = make_prompts(args.num_prompts, args.input_len, args.seed)
+    return prompts, prompts[0]
 
 
 class Result:
@@ -121,7 +151,7 @@ async def one_request(args, prompt):
 
 
 async def run(args):
-    prompts = make_prompts(args.num_prompts, args.input_len, args.seed)
+    prompts, warm_up = make_dataset(args)
     if not args.model:
         with urllib.request.urlopen(args.base_url + "/v1/models", timeout=30) as resp:
             args.model = json.loads(resp.read())["data"][0]["id"]
@@ -134,7 +164,7 @@ async def run(args):
         async with sem:
             return await one_request(args, p)
 
-    await one_request(args, prompts[0])  # warm-up, not counted
+    await one_request(args, warm_up)  # warm-up, not counted
     start = time.perf_counter()
     tasks = []
     for p in prompts:
@@ -142,7 +172,7 @@ async def run(args):
         if args.request_rate != float("inf"):
             await asyncio.sleep(rng.expovariate(args.request_rate))
     results = await asyncio.gather(*tasks)
-    return results, time.perf_counter() - start
+    return prompts, results, time.perf_counter() - start
 
 
 def pct(values, q):
@@ -155,15 +185,20 @@ def pct(values, q):
     return s[f] + (s[c] - s[f]) * (k - f)
 
 
-def report(args, results, duration):
+def report(args, prompts, results, duration):
     ok = [r for r in results if r.ok]
     failed = [r for r in results if not r.ok]
     out_tokens = sum(r.output_tokens for r in ok)
     print(f"============ Serving Benchmark Result ============")
     print(f"{'Server':<36}{args.base_url}")
     mode = f"concurrency {args.concurrency}" if args.concurrency else f"rate {args.request_rate}/s"
-    print(f"{'Load':<36}{mode}, {args.num_prompts} prompts x {args.input_len} words, "
-          f"max_tokens {args.output_len}, seed {args.seed}")
+    if args.dataset == "shared-prefix":
+        data = (f"shared-prefix: {args.groups} groups x {args.questions} questions = "
+                f"{len(prompts)} prompts, system prompt {args.system_words} words + question "
+                f"{args.input_len} words")
+    else:
+        data = f"{len(prompts)} prompts x {args.input_len} words"
+    print(f"{'Load':<36}{mode}, {data}, max_tokens {args.output_len}, seed {args.seed}")
     print(f"{'Successful requests':<36}{len(ok)}")
     print(f"{'Failed requests':<36}{len(failed)}")
     print(f"{'Benchmark duration (s)':<36}{duration:.2f}")
@@ -193,7 +228,15 @@ def main():
     p.add_argument("--model", default="", help="default: the first of /v1/models")
     p.add_argument("--api-key", default="")
     p.add_argument("--num-prompts", type=int, default=32)
-    p.add_argument("--input-len", type=int, default=64, help="words per prompt")
+    p.add_argument("--input-len", type=int, default=64,
+                   help="words per prompt (shared-prefix: per question)")
+    p.add_argument("--dataset", choices=("random", "shared-prefix"), default="random",
+                   help="random: --num-prompts prompts of random words; shared-prefix: --groups x "
+                        "--questions prompts, a group's system prompt + a question")
+    p.add_argument("--groups", type=int, default=4, help="shared-prefix: groups")
+    p.add_argument("--questions", type=int, default=8, help="shared-prefix: questions per group")
+    p.add_argument("--system-words", type=int, default=512,
+                   help="shared-prefix: words of each group's system prompt")
     p.add_argument("--output-len", type=int, default=32, help="max_tokens")
     p.add_argument("--concurrency", type=int, default=0, help="requests in flight at most")
     p.add_argument("--request-rate", type=float, default=float("inf"),
@@ -202,8 +245,11 @@ def main():
     p.add_argument("--ignore-eos", action="store_true", help="send ignore_eos (vLLM/plinth)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    results, duration = asyncio.run(run(args))
-    sys.exit(report(args, results, duration))
+    for name in ("num_prompts", "input_len", "groups", "questions", "system_words"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    prompts, results, duration = asyncio.run(run(args))
+    sys.exit(report(args, prompts, results, duration))
 
 
 if __name__ == "__main__":

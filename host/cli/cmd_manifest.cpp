@@ -1,6 +1,7 @@
 // plinth manifest check FILE [--model PATH]: validates a manifest (every library loaded and its
 // config checked against the plugin's schema), prints the pipeline in step order and, with a
 // model, the KV memory plan (backend + kv_cache created, nothing allocated).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -72,6 +73,20 @@ void print_memory_plan(const Pipeline& p) {
   std::printf("  device:           %s, %s free of %s\n",
               mem.device_kind == PLINTH_DEVICE_CUDA ? "cuda" : "cpu", gib(mem.free_bytes).c_str(),
               gib(mem.total_bytes).c_str());
+  if (const PipelinePlugin* pc = p.plugin(PLINTH_KIND_PREFIX_CACHE)) {
+    // The cache keeps blocks no running sequence holds; a max_cached_blocks option caps it.
+    uint64_t cap = info.num_blocks;
+    if (pc->config.is_object() && pc->config.contains("max_cached_blocks") &&
+        pc->config["max_cached_blocks"].is_number_unsigned() &&
+        pc->config["max_cached_blocks"].get<uint64_t>() > 0) {
+      cap = std::min<uint64_t>(cap, pc->config["max_cached_blocks"].get<uint64_t>());
+    }
+    std::printf(
+        "  prefix cache:     \"%s\" may hold up to %llu blocks (%s) of KV no running "
+        "sequence needs; they are evicted (LRU) before anyone is preempted\n",
+        pc->entry.name.c_str(), static_cast<unsigned long long>(cap),
+        gib(cap * info.bytes_per_block).c_str());
+  }
   if (info.bytes_per_block != layout.bytes_per_token * info.block_size) {
     std::printf("  warning: bytes per block != block size x KV bytes per token (%llu)\n",
                 static_cast<unsigned long long>(layout.bytes_per_token * info.block_size));

@@ -49,7 +49,26 @@ std::unique_ptr<Pipeline> Pipeline::load(const Manifest& manifest, HostContext& 
     }
     p->plugins_.push_back(std::move(pp));
   }
+  p->check_wiring();
   return p;
+}
+
+void Pipeline::check_wiring() const {
+  // A prefix cache is called by the scheduler (admission and update), through plinth_host_api's
+  // get_seq of ABI 1.1: a scheduler built against 1.0 would load it and never use it.
+  const PipelinePlugin* prefix = plugin(PLINTH_KIND_PREFIX_CACHE);
+  const PipelinePlugin* sched = plugin(PLINTH_KIND_SCHEDULER);
+  if (prefix != nullptr && sched != nullptr && sched->library->descriptor().abi_minor < 1) {
+    throw ManifestError(
+        manifest_.file, prefix->entry.json_path,
+        "prefix_cache \"" + prefix->entry.name +
+            "\" needs a scheduler that calls it (ABI >= 1.1), "
+            "but scheduler \"" +
+            sched->entry.name + "\" was built against ABI 1." +
+            std::to_string(sched->library->descriptor().abi_minor) +
+            ": use scheduler_continuous, rebuild the scheduler against this SDK, or remove the "
+            "prefix_cache");
+  }
 }
 
 std::unique_ptr<Pipeline> Pipeline::create(const Manifest& manifest, const plinth_model_desc* model,

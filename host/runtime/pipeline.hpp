@@ -93,6 +93,8 @@ class Pipeline {
   Pipeline(const Manifest& manifest, HostContext& host)
       : manifest_(manifest), host_(host), plugin_api_(std::make_unique<PluginHostApi>(host)) {}
   PipelinePlugin* find(plinth_plugin_kind kind);
+  /// Refuses plugins the others cannot drive (a prefix cache with a 1.0 scheduler).
+  void check_wiring() const;
   template <class VTable>
   PluginRef<VTable> ref(plinth_plugin_kind kind) const;
   void create_instance(PipelinePlugin& p, const plinth_model_desc* model);

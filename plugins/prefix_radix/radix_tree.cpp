@@ -164,8 +164,9 @@ uint32_t RadixTree::insert(std::span<const int32_t> tokens, std::string_view ns,
   std::span<const int32_t> fresh = blocks.subspan(w.num_blocks, full - w.num_blocks);
   std::unordered_set<int32_t> seen;
   for (int32_t b : fresh) {
-    if (b < 0)
+    if (b < 0) {
       throw std::invalid_argument("prefix_radix: insert: negative block id " + std::to_string(b));
+    }
     if (held_.count(b) != 0) {
       throw std::invalid_argument("prefix_radix: insert: block " + std::to_string(b) +
                                   " is cached already under another prefix (a block holds one "

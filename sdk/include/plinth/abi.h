@@ -10,6 +10,10 @@
  * starts with `uint32_t struct_size` (sizeof as the writer compiled it); a reader ignores fields
  * past struct_size and treats them as absent (PLINTH_HAS_FIELD). The size of every struct and table
  *    of each released minor is frozen in abi_versions.h and pinned in abi_layout_check.h.
+ *  - Out-structs (a callee fills a struct the caller owns): the caller sets struct_size to its own
+ *    sizeof; the callee writes at most that many bytes and sets struct_size to what it wrote
+ *    (plinth::sdk::write_out does both). A caller older than the callee is never overrun; a
+ *    caller newer than the callee finds the newer fields absent.
  *  - History: 1.0 first release; 1.1 adds plinth_host_api.get_seq, plinth_sched_request.parent,
  *    and plinth_prefix_cache_vtable.match_key / insert_key (salted keys) with more stats.
  *  - Nothing throws across the boundary; fallible functions return a plinth_status (int32_t) and

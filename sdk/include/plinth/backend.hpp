@@ -23,17 +23,17 @@ constexpr plinth_backend_vtable backend_vtable() {
   v.struct_size = sizeof(plinth_backend_vtable);
   v.lifecycle = lifecycle<T>();
   v.get_kv_layout = [](plinth_instance* i, plinth_kv_layout* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).kv_layout(); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).kv_layout()); });
   };
   v.get_memory_info = [](plinth_instance* i, plinth_memory_info* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).memory_info(); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).memory_info()); });
   };
   v.allocate_kv = [](plinth_instance* i, uint32_t nb, uint32_t bs, plinth_error* e) -> int32_t {
     return guard(e, [&] { self<T>(i).allocate_kv(nb, bs); });
   };
   v.forward = [](plinth_instance* i, const plinth_batch* b, plinth_forward_output* out,
                  plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).forward(*b); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).forward(*b)); });
   };
   v.copy_blocks = [](plinth_instance* i, const plinth_block_copy* c, uint32_t n,
                      plinth_error* e) -> int32_t {

@@ -29,7 +29,7 @@ constexpr plinth_graph_runner_vtable graph_runner_vtable() {
   };
   v.run = [](plinth_instance* i, const plinth_batch* b, plinth_forward_output* out,
              plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).run(*b); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).run(*b)); });
   };
   return v;
 }

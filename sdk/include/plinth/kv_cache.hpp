@@ -26,10 +26,10 @@ constexpr plinth_kv_cache_vtable kv_cache_vtable() {
   v.struct_size = sizeof(plinth_kv_cache_vtable);
   v.lifecycle = lifecycle<T>();
   v.get_info = [](plinth_instance* i, plinth_kv_info* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).info(); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).info()); });
   };
   v.get_stats = [](plinth_instance* i, plinth_kv_stats* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).stats(); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).stats()); });
   };
   v.blocks_needed = [](plinth_instance* i, plinth_seq_id s, uint32_t n) -> uint32_t {
     try {
@@ -72,7 +72,8 @@ constexpr plinth_kv_cache_vtable kv_cache_vtable() {
   v.ref_blocks = [](plinth_instance* i, const int32_t* b, uint32_t n, plinth_error* e) -> int32_t {
     return guard(e, [&] { self<T>(i).ref_blocks(std::span<const int32_t>(b, n)); });
   };
-  v.unref_blocks = [](plinth_instance* i, const int32_t* b, uint32_t n, plinth_error* e) -> int32_t {
+  v.unref_blocks = [](plinth_instance* i, const int32_t* b, uint32_t n,
+                      plinth_error* e) -> int32_t {
     return guard(e, [&] { self<T>(i).unref_blocks(std::span<const int32_t>(b, n)); });
   };
   return v;

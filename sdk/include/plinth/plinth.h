@@ -2,8 +2,6 @@
 #ifndef PLINTH_PLINTH_H
 #define PLINTH_PLINTH_H
 #include "plinth/abi.h"
-#include "plinth/abi_layout_check.h"
-#include "plinth/abi_versions.h"
 #include "plinth/backend.h"
 #include "plinth/ext_cuda.h"
 #include "plinth/graph_runner.h"
@@ -14,4 +12,9 @@
 #include "plinth/prefix_cache.h"
 #include "plinth/scheduler.h"
 #include "plinth/speculator.h"
+
+/* Last: the frozen sizes and the layout pins, which need every type above. */
+#include "plinth/abi_versions.h"
+
+#include "plinth/abi_layout_check.h"
 #endif

@@ -4,9 +4,9 @@
 //
 // A plugin class T is constructed from the create arguments and destroyed by destroy:
 //   class MyCache { public: explicit MyCache(const plinth_create_args& args); ... };
-// Anything T throws from its constructor or methods becomes a plinth_error: plinth::sdk::Error keeps
-// its status, std::invalid_argument becomes INVALID_ARGUMENT, std::bad_alloc OUT_OF_MEMORY, anything
-// else INTERNAL.
+// Anything T throws from its constructor or methods becomes a plinth_error: plinth::sdk::Error
+// keeps its status, std::invalid_argument becomes INVALID_ARGUMENT, std::bad_alloc OUT_OF_MEMORY,
+// anything else INTERNAL.
 #ifndef PLINTH_PLUGIN_HPP
 #define PLINTH_PLUGIN_HPP
 
@@ -34,12 +34,14 @@ class Error : public std::runtime_error {
 };
 
 /// Writes status and message into `err` (NULL allowed); returns status as int32_t.
-inline int32_t set_error(plinth_error* err, plinth_status status, std::string_view message) noexcept {
+inline int32_t set_error(plinth_error* err, plinth_status status,
+                         std::string_view message) noexcept {
   if (err != nullptr) {
     err->struct_size = sizeof(plinth_error);
     err->status = status;
-    size_t n = message.size() < PLINTH_ERROR_MESSAGE_CAPACITY - 1 ? message.size()
-                                                                 : PLINTH_ERROR_MESSAGE_CAPACITY - 1;
+    size_t n = message.size() < PLINTH_ERROR_MESSAGE_CAPACITY - 1
+                   ? message.size()
+                   : PLINTH_ERROR_MESSAGE_CAPACITY - 1;
     std::memcpy(err->message, message.data(), n);
     err->message[n] = '\0';
   }
@@ -72,10 +74,12 @@ class Host {
   Host(const plinth_host_api* api, std::string plugin) : api_(api), plugin_(std::move(plugin)) {}
 
   void log(plinth_log_level level, const std::string& message) const {
-    if (api_ != nullptr && api_->log != nullptr) api_->log(api_->ctx, level, plugin_.c_str(), message.c_str());
+    if (api_ != nullptr && api_->log != nullptr)
+      api_->log(api_->ctx, level, plugin_.c_str(), message.c_str());
   }
   bool log_enabled(plinth_log_level level) const {
-    return api_ != nullptr && api_->log_enabled != nullptr && api_->log_enabled(api_->ctx, level) != 0;
+    return api_ != nullptr && api_->log_enabled != nullptr &&
+           api_->log_enabled(api_->ctx, level) != 0;
   }
   void debug(const std::string& m) const { log(PLINTH_LOG_DEBUG, m); }
   void info(const std::string& m) const { log(PLINTH_LOG_INFO, m); }
@@ -101,6 +105,19 @@ class Host {
   std::string plugin_;
 };
 
+/// Writes `value` into a caller-owned out-struct that may be older (smaller) than S: copies
+/// min(out->struct_size, sizeof(S)) bytes and sets struct_size to what was written, so a caller
+/// built against an earlier minor never has its buffer overrun. out->struct_size == 0 (a caller
+/// that did not say) is read as sizeof(S), the 1.0 behaviour.
+template <class S>
+void write_out(S* out, const S& value) noexcept {
+  const size_t have = out->struct_size == 0 ? sizeof(S) : out->struct_size;
+  const size_t n = have < sizeof(S) ? have : sizeof(S);
+  S copy = value;
+  copy.struct_size = static_cast<uint32_t>(n);
+  std::memcpy(static_cast<void*>(out), &copy, n);
+}
+
 /// Casts an instance handle back to the plugin's class.
 template <class T>
 T& self(plinth_instance* inst) {
@@ -120,7 +137,8 @@ template <class T>
 constexpr plinth_lifecycle lifecycle() {
   plinth_lifecycle l{};
   l.struct_size = sizeof(plinth_lifecycle);
-  l.create = [](const plinth_create_args* args, plinth_instance** out, plinth_error* err) -> int32_t {
+  l.create = [](const plinth_create_args* args, plinth_instance** out,
+                plinth_error* err) -> int32_t {
     if (args == nullptr || out == nullptr) {
       return set_error(err, PLINTH_ERR_INVALID_ARGUMENT, "create: args and out must not be NULL");
     }
@@ -146,12 +164,18 @@ constexpr plinth_lifecycle lifecycle() {
 /// Defines the plugin's one exported symbol. `vtable` is the address of a static kind table.
 ///   static const plinth_kv_cache_vtable kTable = plinth::sdk::kv_cache_vtable<MyCache>();
 ///   PLINTH_PLUGIN("kv_paged", "0.1.0", PLINTH_KIND_KV_CACHE, "paged KV cache", kSchema, &kTable)
-#define PLINTH_PLUGIN(name_, version_, kind_, description_, schema_, vtable_)                   \
-  extern "C" PLINTH_EXPORT const plinth_plugin_descriptor* plinth_plugin_entry(void) {        \
-    static const plinth_plugin_descriptor descriptor = {                                      \
-        sizeof(plinth_plugin_descriptor), PLINTH_ABI_MAJOR, PLINTH_ABI_MINOR, (name_),        \
-        (version_), (kind_), (description_), (schema_), (vtable_)};                           \
-    return &descriptor;                                                                       \
+#define PLINTH_PLUGIN(name_, version_, kind_, description_, schema_, vtable_)             \
+  extern "C" PLINTH_EXPORT const plinth_plugin_descriptor* plinth_plugin_entry(void) {    \
+    static const plinth_plugin_descriptor descriptor = {sizeof(plinth_plugin_descriptor), \
+                                                        PLINTH_ABI_MAJOR,                 \
+                                                        PLINTH_ABI_MINOR,                 \
+                                                        (name_),                          \
+                                                        (version_),                       \
+                                                        (kind_),                          \
+                                                        (description_),                   \
+                                                        (schema_),                        \
+                                                        (vtable_)};                       \
+    return &descriptor;                                                                   \
   }
 
 #endif  // PLINTH_PLUGIN_HPP

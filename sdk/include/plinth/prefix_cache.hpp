@@ -33,8 +33,7 @@ constexpr plinth_prefix_cache_vtable prefix_cache_vtable() {
   v.match = [](plinth_instance* i, const int32_t* t, uint32_t n, plinth_prefix_match* out,
                plinth_error* e) -> int32_t {
     return guard(e, [&] {
-      *out = self<T>(i).match(std::span<const int32_t>(t, n), std::string_view());
-      out->struct_size = sizeof(*out);
+      write_out(out, self<T>(i).match(std::span<const int32_t>(t, n), std::string_view()));
     });
   };
   v.release = [](plinth_instance* i, uint64_t h) {
@@ -57,16 +56,13 @@ constexpr plinth_prefix_cache_vtable prefix_cache_vtable() {
     });
   };
   v.get_stats = [](plinth_instance* i, plinth_prefix_stats* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] {
-      *out = self<T>(i).stats();
-      out->struct_size = sizeof(*out);
-    });
+    return guard(e, [&] { write_out(out, self<T>(i).stats()); });
   };
   v.match_key = [](plinth_instance* i, const plinth_prefix_key* k, plinth_prefix_match* out,
                    plinth_error* e) -> int32_t {
     return guard(e, [&] {
-      *out = self<T>(i).match(std::span<const int32_t>(k->tokens, k->num_tokens), salt_of(*k));
-      out->struct_size = sizeof(*out);
+      write_out(out,
+                self<T>(i).match(std::span<const int32_t>(k->tokens, k->num_tokens), salt_of(*k)));
     });
   };
   v.insert_key = [](plinth_instance* i, const plinth_prefix_key* k, const int32_t* b, uint32_t nb,

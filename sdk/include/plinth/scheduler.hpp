@@ -31,14 +31,14 @@ constexpr plinth_scheduler_vtable scheduler_vtable() {
   };
   v.schedule = [](plinth_instance* i, const plinth_sched_step* s, plinth_sched_output* out,
                   plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).schedule(*s); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).schedule(*s)); });
   };
   v.update = [](plinth_instance* i, const plinth_sched_result* r, uint32_t n,
                 plinth_error* e) -> int32_t {
     return guard(e, [&] { self<T>(i).update(std::span<const plinth_sched_result>(r, n)); });
   };
   v.get_stats = [](plinth_instance* i, plinth_sched_stats* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).stats(); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).stats()); });
   };
   return v;
 }

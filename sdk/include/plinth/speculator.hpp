@@ -24,10 +24,8 @@ constexpr plinth_speculator_vtable speculator_vtable() {
   v.lifecycle = lifecycle<T>();
   v.propose = [](plinth_instance* i, const plinth_spec_seq* s, uint32_t n, uint32_t k,
                  plinth_spec_proposal* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] {
-      *out = self<T>(i).propose(std::span<const plinth_spec_seq>(s, n), k);
-      out->struct_size = sizeof(*out);
-    });
+    return guard(
+        e, [&] { write_out(out, self<T>(i).propose(std::span<const plinth_spec_seq>(s, n), k)); });
   };
   v.verify = [](plinth_instance* i, const plinth_spec_verify* items, uint32_t n, uint32_t* acc,
                 int32_t* next, plinth_error* e) -> int32_t {
@@ -43,7 +41,7 @@ constexpr plinth_speculator_vtable speculator_vtable() {
     }
   };
   v.get_stats = [](plinth_instance* i, plinth_spec_stats* out, plinth_error* e) -> int32_t {
-    return guard(e, [&] { *out = self<T>(i).stats(); out->struct_size = sizeof(*out); });
+    return guard(e, [&] { write_out(out, self<T>(i).stats()); });
   };
   return v;
 }

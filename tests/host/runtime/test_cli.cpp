@@ -2,6 +2,7 @@
 // manifests (tests/fixtures/manifests/), asserting exit codes and the JSON path in the message.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "plinth/abi.h"
@@ -103,8 +104,8 @@ TEST(Cli, PluginsListShowsNameKindVersionAbiFileAndSkipsRefused) {
   std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
   EXPECT_NE(line.find("kv_cache"), std::string::npos) << line;
   EXPECT_NE(line.find("0.1.0"), std::string::npos) << line;
-  const std::string abi =
-      " " + std::to_string(PLINTH_ABI_MAJOR) + "." + std::to_string(PLINTH_ABI_MINOR) + " ";
+  char abi[32];
+  std::snprintf(abi, sizeof(abi), " %d.%d ", PLINTH_ABI_MAJOR, PLINTH_ABI_MINOR);
   EXPECT_NE(line.find(abi), std::string::npos) << line;
   EXPECT_NE(line.find(PLINTH_TEST_PLUGIN_DIR "/libplinth_test_kv.so"), std::string::npos) << line;
   EXPECT_NE(r.out.find("test_abi_older_minor"), std::string::npos);
