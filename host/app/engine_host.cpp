@@ -8,21 +8,6 @@
 
 namespace plinth {
 
-namespace {
-
-// The model file's identity for prefix-cache keys: its canonical path, size and modification
-// time (a file rewritten in place gets a new identity).
-std::string model_identity(const std::filesystem::path& file) {
-  std::error_code ec;
-  auto canonical = std::filesystem::weakly_canonical(file, ec);
-  auto size = std::filesystem::file_size(file, ec);
-  auto mtime = std::filesystem::last_write_time(file, ec).time_since_epoch().count();
-  return (ec ? file : canonical).string() + "|" + std::to_string(size) + "|" +
-         std::to_string(mtime);
-}
-
-}  // namespace
-
 std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext& host) {
   ManifestOptions mo;
   mo.model_override = options.model;
@@ -87,7 +72,6 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   eo.context_length = h->model_.config.context_length;
   eo.vocab_size = h->model_.config.vocab_size;
   eo.eos_token_ids = h->stop_ids_;
-  eo.model_identity = model_identity(h->model_path_);
   h->engine_ = std::make_unique<Engine>(plugins, *h->tokenizer_, eo);
   return h;
 }

@@ -76,8 +76,7 @@ uint64_t Engine::add_request(GenerationRequest request) {
   uint64_t id = next_id_++;
   auto seq = std::make_unique<Sequence>(id, std::move(request.prompt), request.params, tokenizer_,
                                         options_.eos_token_ids, now());
-  // The key's namespace: the model, a separator no identity contains, then the request's salt.
-  seq->set_cache_key_salt(options_.model_identity + '\0' + request.cache_salt);
+  seq->set_cache_key_salt(request.cache_salt);
   seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
   plinth_sched_request req{};
   req.struct_size = sizeof(req);

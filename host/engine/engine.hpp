@@ -24,9 +24,6 @@ struct EngineOptions {
   uint32_t context_length = 0;  ///< the model's maximum positions, tokens
   uint32_t vocab_size = 0;
   std::vector<int32_t> eos_token_ids;  ///< stop tokens by default (EOS, <|im_end|>)
-  /// Identifies the model file (path, size, modification time): part of every prefix-cache key,
-  /// so that cached blocks are never shared across models.
-  std::string model_identity;
 };
 
 /// A request: prompt token ids ([num_prompt_tokens], each in [0, vocab)) and sampling parameters.

@@ -16,7 +16,7 @@ constexpr std::array<KindInfo, 6> kKinds = {{
     {PLINTH_KIND_SCHEDULER, "scheduler", true,
      "1. scheduler.schedule (which sequences run, how many tokens)"},
     {PLINTH_KIND_PREFIX_CACHE, "prefix_cache", false,
-     "2. prefix_cache.match (reuse cached KV blocks)"},
+     "2. prefix_cache.match at admission, insert as blocks fill (called by the scheduler)"},
     {PLINTH_KIND_SPECULATOR, "speculator", false,
      "4. speculator.propose (draft tokens), 6. verify"},
     {PLINTH_KIND_GRAPH_RUNNER, "graph_runner", false,

@@ -176,6 +176,7 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
       args.backend = {backend().vtable, backend().instance};
       break;
     case PLINTH_KIND_PREFIX_CACHE:
+      args.model = model;  // its identity (path) keys the cache
       args.kv_cache = {kv_cache().vtable, kv_cache().instance};
       break;
     case PLINTH_KIND_SCHEDULER:

@@ -55,12 +55,14 @@ PrefixRadixConfig parse_config(std::string_view json) {
   return c;
 }
 
-std::string namespace_of(std::string_view config_salt, std::string_view key_salt) {
+std::string namespace_of(std::string_view config_salt, std::string_view model,
+                         std::string_view key_salt) {
   std::string ns;
-  ns.reserve(config_salt.size() + 1 + key_salt.size());
-  ns.append(config_salt);
-  ns.push_back('\0');
-  ns.append(key_salt);
+  for (std::string_view part : {config_salt, model, key_salt}) {
+    ns += std::to_string(part.size());
+    ns += ':';
+    ns.append(part);
+  }
   return ns;
 }
 

@@ -22,9 +22,11 @@ struct PrefixRadixConfig {
 /// out of range or an unknown key.
 PrefixRadixConfig parse_config(std::string_view json);
 
-/// The tree namespace of a key: config salt, a NUL separator, the key's salt. Injective for a
-/// fixed config salt, so distinct key salts never share a block.
-std::string namespace_of(std::string_view config_salt, std::string_view key_salt);
+/// The tree namespace of a key: the config salt, the model's identity and the key's salt, each
+/// length-prefixed ("<bytes>:<text>"), so the encoding is injective: keys differing in any part
+/// never share a block.
+std::string namespace_of(std::string_view config_salt, std::string_view model,
+                         std::string_view key_salt);
 
 /// The config's JSON Schema (the subset the host validates), published by the plugin.
 extern const char* const kConfigSchema;

@@ -78,18 +78,19 @@ PrefixRadixPlugin::PrefixRadixPlugin(const plinth_create_args& args)
 PrefixRadixPlugin::PrefixRadixPlugin(const plinth_create_args& args, PrefixRadixConfig config)
     : host_(args.host, args.instance_name != nullptr ? args.instance_name : "prefix_radix"),
       config_(std::move(config)),
+      model_(args.model != nullptr && args.model->path != nullptr ? args.model->path : ""),
       refs_(args.kv_cache),
       tree_(block_size_of(refs_), refs_, config_.max_cached_blocks) {
-  m_queries_ = host_.metric("plinth_prefix_cache_queries_total",
-                            "prompt tokens looked up in the prefix cache", PLINTH_METRIC_COUNTER);
-  m_hits_ = host_.metric("plinth_prefix_cache_hits_total",
-                         "prompt tokens found in the prefix cache", PLINTH_METRIC_COUNTER);
+  // Per match call (a scheduler may also match to order its queue or to move a lock); the
+  // admission-level hit rate is the scheduler's plinth_prefix_cache_queries/hits_total.
+  m_queries_ = host_.metric("plinth_prefix_radix_match_tokens_total",
+                            "tokens looked up by prefix_radix match calls", PLINTH_METRIC_COUNTER);
+  m_hits_ = host_.metric("plinth_prefix_radix_match_hit_tokens_total",
+                         "of those, tokens found cached", PLINTH_METRIC_COUNTER);
   m_evicted_ = host_.metric("plinth_prefix_cache_evicted_blocks_total",
                             "KV blocks evicted from the prefix cache", PLINTH_METRIC_COUNTER);
   m_cached_ = host_.metric("plinth_prefix_cache_cached_blocks", "KV blocks the prefix cache holds",
                            PLINTH_METRIC_GAUGE);
-  m_hit_rate_ = host_.metric("plinth_prefix_cache_hit_rate",
-                             "hit tokens / queried tokens since start", PLINTH_METRIC_GAUGE);
   publish_metrics();
   host_.info("prefix cache: radix tree over blocks of " + std::to_string(tree_.block_size()) +
              " tokens, " +
@@ -104,15 +105,12 @@ void PrefixRadixPlugin::publish_metrics() {
   host_.add(m_hits_, static_cast<double>(s.num_hit_tokens - published_.num_hit_tokens));
   host_.add(m_evicted_, static_cast<double>(s.num_evicted_blocks - published_.num_evicted_blocks));
   host_.set(m_cached_, s.num_cached_blocks);
-  host_.set(m_hit_rate_, s.num_queried_tokens == 0 ? 0.0
-                                                   : static_cast<double>(s.num_hit_tokens) /
-                                                         static_cast<double>(s.num_queried_tokens));
   published_ = s;
 }
 
 plinth_prefix_match PrefixRadixPlugin::match(std::span<const int32_t> tokens,
                                              std::string_view salt) {
-  const TreeMatch m = tree_.match(tokens, namespace_of(config_.salt, salt));
+  const TreeMatch m = tree_.match(tokens, namespace_of(config_.salt, model_, salt));
   publish_metrics();
   plinth_prefix_match out{};
   out.struct_size = sizeof(out);
@@ -129,7 +127,7 @@ void PrefixRadixPlugin::release(uint64_t handle) {
 
 void PrefixRadixPlugin::insert(std::span<const int32_t> tokens, std::string_view salt,
                                std::span<const int32_t> blocks) {
-  tree_.insert(tokens, namespace_of(config_.salt, salt), blocks);
+  tree_.insert(tokens, namespace_of(config_.salt, model_, salt), blocks);
   publish_metrics();
 }
 

@@ -62,10 +62,11 @@ class PrefixRadixPlugin {
 
   sdk::Host host_;
   PrefixRadixConfig config_;
-  KvBlockRefs refs_;  // declared before tree_: the tree gives its references back first
+  std::string model_;  // the model file (args.model->path): part of every key's namespace
+  KvBlockRefs refs_;   // declared before tree_: the tree gives its references back first
   RadixTree tree_;
   TreeStats published_;  // the cumulative counters as last added to the host's metrics
-  int64_t m_queries_ = -1, m_hits_ = -1, m_evicted_ = -1, m_cached_ = -1, m_hit_rate_ = -1;
+  int64_t m_queries_ = -1, m_hits_ = -1, m_evicted_ = -1, m_cached_ = -1;
 };
 
 }  // namespace plinth::prefix_radix

@@ -143,6 +143,8 @@ Scheduler::Admit Scheduler::try_admit(SeqState& w, uint32_t budget, uint32_t& nu
     prefix_hits_ += cached;
     host_.add(m_prefix_queries_, w.num_tokens);
     host_.add(m_prefix_hits_, cached);
+    host_.set(m_prefix_hit_rate_, static_cast<double>(prefix_hits_) /
+                                      static_cast<double>(std::max<uint64_t>(prefix_queried_, 1)));
   }
   w.prefix_handle = m.handle;
   w.num_inserted = cached;

@@ -34,6 +34,9 @@ Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk:
     m_prefix_hits_ = host_.metric("plinth_prefix_cache_hits_total",
                                   "of the tokens looked up at admission, those found cached",
                                   PLINTH_METRIC_COUNTER);
+    m_prefix_hit_rate_ = host_.metric(
+        "plinth_prefix_cache_hit_rate",
+        "prefix cache hits / queries (tokens) at admission, since start", PLINTH_METRIC_GAUGE);
   }
   m_batched_ = host_.metric("plinth_sched_batched_tokens", "tokens scheduled in the last step",
                             PLINTH_METRIC_GAUGE);

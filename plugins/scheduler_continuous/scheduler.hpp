@@ -120,7 +120,7 @@ class Scheduler {
   sdk::Host host_;
   PrefixClient prefix_;
   uint64_t prefix_queried_ = 0, prefix_hits_ = 0;
-  int64_t m_prefix_queries_ = -1, m_prefix_hits_ = -1;
+  int64_t m_prefix_queries_ = -1, m_prefix_hits_ = -1, m_prefix_hit_rate_ = -1;
   uint32_t block_size_;
   uint32_t num_blocks_;
   uint32_t watermark_blocks_;

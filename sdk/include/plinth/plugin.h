@@ -33,7 +33,8 @@ typedef struct plinth_prefix_cache_ref {
 /* Arguments of create. Creation order: backend, kv_cache, prefix_cache, scheduler, speculator,
  * graph_runner; each receives the refs of those before it that it may use:
  *   kv_cache: backend (KV layout, memory info, allocate_kv)
- *   prefix_cache: kv_cache (block references)
+ *   prefix_cache: kv_cache (block references); since 1.1 also the model (its path is part of
+ *                 every cache key, so blocks are never shared across models)
  *   scheduler: kv_cache, prefix_cache (may be NULL)
  *   speculator: backend (a second backend instance for a draft model is the host's job)
  *   graph_runner: backend (must offer the "plinth.cuda_stream/1" extension) */
@@ -43,7 +44,8 @@ typedef struct plinth_create_args {
   const char* instance_name;      /* the manifest's name for this plugin, for log lines */
   const char* config_json;        /* the manifest's `config` object, already validated against the
                                      plugin's schema with defaults filled in; valid during create */
-  const plinth_model_desc* model; /* backend and speculator: the model; NULL for other kinds */
+  const plinth_model_desc* model; /* backend, speculator and (1.1) prefix_cache: the model; NULL
+                                     for other kinds */
   plinth_backend_ref backend;
   plinth_kv_cache_ref kv_cache;
   plinth_prefix_cache_ref prefix_cache;

@@ -109,7 +109,6 @@ class PrefixEngine : public ::testing::TestWithParam<PoolSetup> {
     EngineOptions eo;
     eo.context_length = 4096;
     eo.vocab_size = kVocab;
-    eo.model_identity = "fake";
     engine_ = std::make_unique<Engine>(p, tokenizer_, eo);
   }
 

@@ -162,15 +162,7 @@ TEST_F(Abi10Model, Abi10PrefixCacheRunsWithTheCurrentSchedulerContinuous) {
   const double match_calls = metrics.value(
       metrics.register_metric("plinth_prefix_exact_match_calls_total", "", PLINTH_METRIC_COUNTER));
 
-  // When unsalted sequences reach a 1.0 cache, these two runs make 5 match calls and hit 288
-  // tokens (measured with a get_seq that gave these sequences an empty salt).
-  GTEST_SKIP()
-      << "waits for the prefix-caching integration to serve unsalted requests from a 1.0 "
-         "prefix cache: Engine::add_request salts every sequence with the model identity "
-         "(model_identity + '\\0' + cache_salt, never empty), and scheduler_continuous "
-         "gives a 1.0 cache (no match_key / insert_key) only sequences with an empty salt, "
-         "so it never calls match / insert here. Remove this skip then. match calls: "
-      << match_calls;
+  // Unsalted sequences reach a 1.0 cache through its 1.0 match / insert.
   EXPECT_GE(match_calls, 1.0) << "scheduler_continuous never asked the 1.0 prefix cache to match";
   EXPECT_GT(stats.num_hit_tokens, 0u) << "the second run found nothing of the first one cached";
 }

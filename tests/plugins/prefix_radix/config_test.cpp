@@ -62,8 +62,11 @@ TEST(PrefixRadixConfig, SchemaListsTheOptions) {
 }
 
 TEST(PrefixRadixConfig, NamespacesKeepKeySaltsApart) {
-  EXPECT_NE(namespace_of("", ""), namespace_of("", std::string("\0", 1)));
-  EXPECT_NE(namespace_of("m", "a"), namespace_of("m", "b"));
-  EXPECT_NE(namespace_of("m", "a"), namespace_of("n", "a"));
-  EXPECT_EQ(namespace_of("m", "a"), std::string("m\0a", 3));
+  EXPECT_NE(namespace_of("", "", ""), namespace_of("", "", std::string("\0", 1)));
+  EXPECT_NE(namespace_of("m", "x", "a"), namespace_of("m", "x", "b"));
+  EXPECT_NE(namespace_of("m", "x", "a"), namespace_of("n", "x", "a"));
+  EXPECT_NE(namespace_of("m", "x", "a"), namespace_of("m", "y", "a"));
+  // Parts never run into each other: a salt holding the separator is still another namespace.
+  EXPECT_NE(namespace_of("a:", "", "b"), namespace_of("a", "", ":b"));
+  EXPECT_EQ(namespace_of("m", "x", "a"), "1:m1:x1:a");
 }

@@ -84,10 +84,9 @@ TEST(PrefixRadixPlugin, CachedPromptIsAttachedByTheNextSequence) {
   EXPECT_EQ(s.num_cached_blocks, 3u);
   EXPECT_EQ(s.num_evictable_blocks, 0u);
   EXPECT_EQ(s.num_inserted_blocks, 3u);
-  EXPECT_EQ(host.values["plinth_prefix_cache_queries_total"], 60.0);
-  EXPECT_EQ(host.values["plinth_prefix_cache_hits_total"], 24.0);
+  EXPECT_EQ(host.values["plinth_prefix_radix_match_tokens_total"], 60.0);
+  EXPECT_EQ(host.values["plinth_prefix_radix_match_hit_tokens_total"], 24.0);
   EXPECT_EQ(host.values["plinth_prefix_cache_cached_blocks"], 3.0);
-  EXPECT_DOUBLE_EQ(host.values["plinth_prefix_cache_hit_rate"], 0.4);
 
   EXPECT_EQ(cache->evict(5), 0u);  // locked
   cache->release(m.handle);
