@@ -147,8 +147,16 @@ std::shared_ptr<PluginLibrary> PluginLibrary::open(const fs::path& file) {
   }
   auto kind = static_cast<plinth_plugin_kind>(d->kind);
   const auto* head = static_cast<const plinth_vtable_head*>(d->vtable);
-  if (head == nullptr || head->struct_size < table_size(kind, d->abi_minor) ||
-      head->lifecycle.create == nullptr || head->lifecycle.destroy == nullptr) {
+  if (head != nullptr && head->struct_size < table_size(kind, d->abi_minor)) {
+    throw PluginError(file, where + " (" + d->name + "): its " + std::string(kind_name(kind)) +
+                                " table has struct_size " + std::to_string(head->struct_size) +
+                                ", but ABI " + version_text(d->abi_major, d->abi_minor) +
+                                " (as the plugin declares) needs at least " +
+                                std::to_string(table_size(kind, d->abi_minor)) +
+                                " bytes; build it with plinth::sdk::" +
+                                std::string(kind_name(kind)) + "_vtable<T>() and " + rebuild);
+  }
+  if (head == nullptr || head->lifecycle.create == nullptr || head->lifecycle.destroy == nullptr) {
     throw PluginError(file, where + " (" + d->name + "): its " + std::string(kind_name(kind)) +
                                 " table is missing, too small, or lacks lifecycle.create/destroy; "
                                 "build it with plinth::sdk::" +

@@ -327,7 +327,10 @@ TEST(AbiTableSize, Minor1WithA10SizedTableIsRefused) {
     EXPECT_EQ(e.library(), file);
     for (const std::string& part :
          {file, std::string("(bad_prefix_table_1_0_minor1)"),
-          std::string("its prefix_cache table is missing, too small"),
+          std::string("its prefix_cache table has struct_size ") +
+              std::to_string(PLINTH_ABI_1_0_SIZEOF_PREFIX_CACHE_VTABLE),
+          std::string("but ABI 1.1 (as the plugin declares) needs at least ") +
+              std::to_string(PLINTH_ABI_1_1_SIZEOF_PREFIX_CACHE_VTABLE) + " bytes",
           std::string("plinth::sdk::prefix_cache_vtable<T>()"),
           std::string("rebuild it against this host's SDK (plinth ABI 1.") +
               std::to_string(PLINTH_ABI_MINOR) + ")"}) {
