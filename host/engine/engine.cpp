@@ -111,7 +111,23 @@ void Engine::abort_request(uint64_t id) {
   aborted_.push_back(id);
 }
 
+// One engine step (docs/architecture.md, "One engine step"): the scheduler decides (and, inside,
+// matches and inserts prefix-cache blocks and allocates KV), the backend applies copy-on-write
+// and runs the flat batch, the host samples and appends, and the scheduler learns the outcome.
 std::vector<RequestOutput> Engine::step() {
+  std::vector<RequestOutput> outputs = report_aborted();
+  if (live_.empty()) return outputs;
+  const plinth_sched_output sched = schedule();
+  if (sched.num_scheduled == 0) return outputs;
+  copy_blocks(sched);
+  const std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
+  const plinth_forward_output fwd = forward(batch_builder_.build(entries, kv_info_.block_size));
+  sample_and_append(entries, fwd, outputs);
+  update_scheduler(entries);
+  return outputs;
+}
+
+std::vector<RequestOutput> Engine::report_aborted() {
   std::vector<RequestOutput> outputs;
   for (uint64_t id : aborted_) {
     RequestOutput o;
@@ -121,9 +137,10 @@ std::vector<RequestOutput> Engine::step() {
     outputs.push_back(std::move(o));
   }
   aborted_.clear();
-  if (live_.empty()) return outputs;
+  return outputs;
+}
 
-  // 1. schedule (the scheduler allocates KV slots and preempts through the kv_cache).
+plinth_sched_output Engine::schedule() {
   plinth_error err = make_error();
   plinth_sched_step step_in{sizeof(plinth_sched_step), 0};
   plinth_sched_output sched{};
@@ -136,18 +153,21 @@ std::vector<RequestOutput> Engine::step() {
       it->second->timings().num_preemptions++;
     }
   }
-  if (sched.num_scheduled == 0) return outputs;
+  return sched;
+}
 
-  // 2. copy-on-write copies before anything reads the blocks.
-  if (sched.num_copies > 0) {
-    check(plugins_.backend.vtable->copy_blocks(plugins_.backend.instance, sched.copies,
-                                               sched.num_copies, &err),
-          err, "backend.copy_blocks");
-  }
+void Engine::copy_blocks(const plinth_sched_output& sched) {
+  if (sched.num_copies == 0) return;  // copy-on-write before anything reads the blocks
+  plinth_error err = make_error();
+  check(plugins_.backend.vtable->copy_blocks(plugins_.backend.instance, sched.copies,
+                                             sched.num_copies, &err),
+        err, "backend.copy_blocks");
+}
 
-  // 3. the flat batch.
+std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output& sched) {
   std::vector<BatchBuilder::Entry> entries;
   entries.reserve(sched.num_scheduled);
+  plinth_error err = make_error();
   for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
     auto it = live_.find(sched.seqs[i]);
     if (it == live_.end()) {
@@ -162,10 +182,12 @@ std::vector<RequestOutput> Engine::step() {
     entries.push_back({it->second, sched.num_computed[i], sched.num_new_tokens[i],
                        std::span<const int32_t>(blocks, num_blocks)});
   }
-  const plinth_batch& batch = batch_builder_.build(entries, kv_info_.block_size);
-  num_computed_tokens_ += batch.num_tokens;
+  return entries;
+}
 
-  // 4. forward.
+plinth_forward_output Engine::forward(const plinth_batch& batch) {
+  num_computed_tokens_ += batch.num_tokens;
+  plinth_error err = make_error();
   plinth_forward_output fwd{};
   fwd.struct_size = sizeof(fwd);
   check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
@@ -174,11 +196,15 @@ std::vector<RequestOutput> Engine::step() {
     throw std::logic_error("backend.forward returned " + std::to_string(fwd.num_logits) +
                            " logits rows, expected " + std::to_string(batch.num_logits));
   }
+  return fwd;
+}
 
-  // 5. sample the sequences whose chunk reached their last token.
-  double t = now();
+void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
+                               const plinth_forward_output& fwd,
+                               std::vector<RequestOutput>& outputs) {
+  // The sequences whose chunk reached their last token own one logits row each.
+  const double t = now();
   std::span<const uint32_t> owners = batch_builder_.logits_owner();
-  std::vector<RequestOutput*> out_of(entries.size(), nullptr);
   for (size_t r = 0; r < owners.size(); ++r) {
     Sequence& seq = *const_cast<Sequence*>(entries[owners[r]].seq);
     std::span<const float> logits(fwd.logits + r * fwd.vocab_size, fwd.vocab_size);
@@ -193,8 +219,10 @@ std::vector<RequestOutput> Engine::step() {
     if (o.finished) o.finish_reason = *seq.finish_reason();
     outputs.push_back(std::move(o));
   }
+}
 
-  // 6. report to the scheduler; finished sequences free their KV there.
+void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {
+  // Finished sequences free their KV there (after inserting their full blocks into the cache).
   std::vector<plinth_sched_result> results(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const Sequence& seq = *entries[i].seq;
@@ -203,13 +231,13 @@ std::vector<RequestOutput> Engine::step() {
     results[i].num_tokens = static_cast<uint32_t>(seq.tokens().size());
     results[i].finished = seq.finished() ? 1 : 0;
   }
+  plinth_error err = make_error();
   check(plugins_.scheduler_vtable->update(plugins_.scheduler, results.data(),
                                           static_cast<uint32_t>(results.size()), &err),
         err, "scheduler.update");
   for (const plinth_sched_result& r : results) {
     if (r.finished) live_.erase(r.seq);
   }
-  return outputs;
 }
 
 const Sequence* Engine::find(uint64_t id) const {

@@ -1,5 +1,5 @@
 #pragma once
-// The engine: requests in, streamed text out, one `step()` at a time (DESIGN §2):
+// The engine: requests in, streamed text out, one `step()` at a time (docs/architecture.md):
 //   schedule → copy-on-write → build the flat batch → forward → sample → update the scheduler.
 // Single-threaded: every method is called from one thread (the engine thread). A server puts a
 // queue in front of it.
@@ -93,6 +93,15 @@ class Engine {
 
  private:
   double now() const;
+  // The parts of step(), in order.
+  std::vector<RequestOutput> report_aborted();
+  plinth_sched_output schedule();
+  void copy_blocks(const plinth_sched_output& sched);
+  std::vector<BatchBuilder::Entry> prepare_batch(const plinth_sched_output& sched);
+  plinth_forward_output forward(const plinth_batch& batch);
+  void sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
+                         const plinth_forward_output& fwd, std::vector<RequestOutput>& outputs);
+  void update_scheduler(const std::vector<BatchBuilder::Entry>& entries);
   /// Answers plinth_host_api.get_seq for the plugins: tokens, prompt length, salt, flags.
   int32_t describe(plinth_seq_id id, plinth_seq_view* out) const;
 
