@@ -115,7 +115,8 @@ void check_manifest(const CheckOptions& o) {
               manifest.model->c_str(), model.config.architecture.c_str(), model.config.n_layers,
               model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
               model.config.vocab_size);
-  pipeline->instantiate(model.desc->get(), PLINTH_KIND_KV_CACHE);
+  // Up to the prefix cache: it checks the kv_cache it is wired to (block size, calls) at create.
+  pipeline->instantiate(model.desc->get(), PLINTH_KIND_PREFIX_CACHE);
   print_memory_plan(*pipeline);
   pipeline.reset();  // instances go before the model they point into
 }
