@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -244,6 +245,15 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// CPU seconds this process has used (user + system, all threads): unlike wall time it does not
+// count the time the machine's other jobs hold the cores.
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
 // ---- one mode: a host and its counters ----
 
 struct Counters {
@@ -284,15 +294,6 @@ class Mode {
     return c;
   }
 
-  // How the admission counters are read (set by warm_up()): the prefix_radix plugin adds the
-  // tokens of each of its match calls (the scheduler's re-matches after an insert and its LPM
-  // ordering walks too) to the same two counters the scheduler adds its admissions to, so the
-  // admission figures are the counters minus the plugin's get_stats; when the plugin no longer
-  // shares the names, the counters alone.
-  enum class Admission { kCounters, kCountersMinusPlugin, kUnknown };
-  Admission admission() const { return admission_; }
-  void set_admission(Admission a) { admission_ = a; }
-
   // Evicts every cached block (none is locked between runs). Returns how many.
   uint32_t flush() {
     const PrefixCacheRef p = host_->pipeline().prefix_cache();
@@ -310,17 +311,16 @@ class Mode {
   std::unique_ptr<HostContext> context_;
   std::unique_ptr<EngineHost> host_;
   int64_t m_queries_ = -1, m_hits_ = -1;
-  Admission admission_ = Admission::kCounters;
 };
 
 // What one run of one workload in one mode measured.
 struct Figures {
-  double wall = 0;
+  double wall = 0, cpu = 0;  // seconds: elapsed, and CPU time of the process
   uint64_t requests = 0, output_tokens = 0, short_outputs = 0;
   std::vector<double> ttft;
   uint64_t computed = 0, preemptions = 0, evicted = 0, plugin_inserted = 0;
   double metric_queries = 0, metric_hits = 0, plugin_queried = 0, plugin_hits = 0;
-  double admitted_tokens = 0, admitted_hits = 0;  // at admission (see Mode::admission())
+  double admitted_tokens = 0, admitted_hits = 0;  // at admission: the scheduler's counters
   std::vector<Tokens> outputs;                    // per request index
 
   double tok_s() const { return wall > 0 ? double(output_tokens) / wall : 0; }
@@ -337,6 +337,7 @@ class Run {
     first_.assign(num_requests, -1);
     queued_.assign(num_requests, 0);
     start_ = mode_.counters();
+    cpu0_ = process_cpu_seconds();
     t0_ = clock::now();
   }
 
@@ -374,6 +375,7 @@ class Run {
 
   Figures finish() {
     f_.wall = elapsed();
+    f_.cpu = process_cpu_seconds() - cpu0_;
     const Counters end = mode_.counters();
     f_.requests = f_.outputs.size();
     for (size_t i = 0; i < f_.outputs.size(); ++i) {
@@ -389,9 +391,8 @@ class Run {
     f_.plugin_hits = double(end.prefix.num_hit_tokens - start_.prefix.num_hit_tokens);
     f_.evicted = end.prefix.num_evicted_blocks - start_.prefix.num_evicted_blocks;
     f_.plugin_inserted = end.prefix.num_inserted_blocks - start_.prefix.num_inserted_blocks;
-    const bool minus = mode_.admission() == Mode::Admission::kCountersMinusPlugin;
-    f_.admitted_tokens = f_.metric_queries - (minus ? f_.plugin_queried : 0);
-    f_.admitted_hits = f_.metric_hits - (minus ? f_.plugin_hits : 0);
+    f_.admitted_tokens = f_.metric_queries;
+    f_.admitted_hits = f_.metric_hits;
     return f_;
   }
 
@@ -404,6 +405,7 @@ class Run {
   std::vector<double> first_, queued_;
   std::map<uint64_t, size_t> index_;
   Counters start_;
+  double cpu0_ = 0;
   clock::time_point t0_;
 };
 
@@ -467,39 +469,22 @@ void run_alone(Mode& m, const Shared& s, size_t g, Alone& a) {
   }
 }
 
-// A short request and a flush, so that the first measured run pays no first-call costs. With a
-// prefix cache it also finds out how the admission counters read (Mode::admission()): the one
-// admission adds exactly its prompt's tokens to plinth_prefix_cache_queries_total, the plugin's
-// own match calls what its get_stats says.
+// A short request and a flush, so that the first measured run pays no first-call costs.
 void warm_up(Mode& m, uint32_t vocab) {
-  constexpr int kPrompt = 64;
   Rng r(0x5eed);
   Run run(m, 1);
-  run.submit(0, r.tokens(kPrompt, vocab), 8);
+  run.submit(0, r.tokens(64, vocab), 8);
   run.run();
-  const Figures f = run.finish();
+  run.finish();
   m.flush();
-  if (!m.has_prefix()) return;
-  if (std::fabs(f.metric_queries - (kPrompt + f.plugin_queried)) < 0.5) {
-    m.set_admission(Mode::Admission::kCountersMinusPlugin);
-  } else if (std::fabs(f.metric_queries - kPrompt) < 0.5) {
-    m.set_admission(Mode::Admission::kCounters);
-  } else {
-    m.set_admission(Mode::Admission::kUnknown);
-    std::printf(
-        "WARNING: warm-up: plinth_prefix_cache_queries_total grew by %.0f for one %d-token "
-        "admission (plugin get_stats: %.0f queried); the hit rates below are the counters' "
-        "ratios\n",
-        f.metric_queries, kPrompt, f.plugin_queried);
-  }
 }
 
 // ---- printing ----
 
 // Per-column medians of repeated runs (one run: itself).
 struct Row {
-  double wall, tok_s, req_s, ttft_mean, ttft_p50, ttft_p99, computed, hit_rate, hit_tokens, evicted,
-      preemptions, short_outputs;
+  double wall, cpu, tok_s, req_s, ttft_mean, ttft_p50, ttft_p99, computed, hit_rate, hit_tokens,
+      evicted, preemptions, short_outputs;
   uint64_t requests;
 };
 
@@ -512,6 +497,7 @@ Row row_of(const std::vector<Figures>& runs) {
   Row r{};
   r.requests = runs.front().requests;
   r.wall = med([](const Figures& f) { return f.wall; });
+  r.cpu = med([](const Figures& f) { return f.cpu; });
   r.tok_s = med([](const Figures& f) { return f.tok_s(); });
   r.req_s = med([](const Figures& f) { return f.req_s(); });
   r.ttft_mean = med([](const Figures& f) { return mean(f.ttft); });
@@ -530,10 +516,10 @@ Row row_of(const std::vector<Figures>& runs) {
 
 void print_header() {
   std::printf(
-      "| mode | requests | wall s | output tok/s | requests/s | TTFT mean s | TTFT p50 s | "
+      "| mode | requests | wall s | CPU s | output tok/s | requests/s | TTFT mean s | TTFT p50 s | "
       "TTFT p99 s | tokens computed | prefix hit rate | prompt tokens hit | evicted blocks | "
       "preemptions |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 void print_row(const char* mode, const Row& r, bool prefix) {
@@ -543,9 +529,10 @@ void print_row(const char* mode, const Row& r, bool prefix) {
     std::snprintf(phit, sizeof phit, "%.0f", r.hit_tokens);
   }
   std::printf(
-      "| %s | %llu | %.2f | %.1f | %.3f | %.3f | %.3f | %.3f | %.0f | %s | %s | %.0f | %.0f |\n",
-      mode, static_cast<unsigned long long>(r.requests), r.wall, r.tok_s, r.req_s, r.ttft_mean,
-      r.ttft_p50, r.ttft_p99, r.computed, hit, phit, r.evicted, r.preemptions);
+      "| %s | %llu | %.2f | %.2f | %.1f | %.3f | %.3f | %.3f | %.3f | %.0f | %s | %s | %.0f | %.0f "
+      "|\n",
+      mode, static_cast<unsigned long long>(r.requests), r.wall, r.cpu, r.tok_s, r.req_s,
+      r.ttft_mean, r.ttft_p50, r.ttft_p99, r.computed, hit, phit, r.evicted, r.preemptions);
 }
 
 // Requests whose greedy output is the same token for token in both modes (first runs).
@@ -562,6 +549,24 @@ struct Result {
   std::vector<Figures> on, off;
 };
 
+// ON / OFF − 1 of a time (wall or CPU): of the medians, and the median, min and max over the
+// runs paired by repeat (run back to back).
+struct Overhead {
+  double of_medians, paired_median, paired_min, paired_max;
+};
+
+Overhead overhead(const Result& r, double Figures::*time) {
+  std::vector<double> on, off, pairs;
+  for (size_t i = 0; i < r.on.size() && i < r.off.size(); ++i) {
+    on.push_back(r.on[i].*time);
+    off.push_back(r.off[i].*time);
+    pairs.push_back(r.on[i].*time / r.off[i].*time - 1);
+  }
+  return {median(on) / median(off) - 1, median(pairs),
+          *std::min_element(pairs.begin(), pairs.end()),
+          *std::max_element(pairs.begin(), pairs.end())};
+}
+
 void print_result(const Result& r) {
   const Row on = row_of(r.on), off = row_of(r.off);
   const size_t n = r.on.size();
@@ -572,9 +577,9 @@ void print_result(const Result& r) {
   print_row("OFF", off, false);
   std::printf(
       "\nON / OFF: output tok/s x%.2f, requests/s x%.2f, mean TTFT x%.3f, tokens computed "
-      "x%.3f, wall x%.3f\n",
+      "x%.3f, wall x%.3f, CPU time x%.3f\n",
       on.tok_s / off.tok_s, on.req_s / off.req_s, on.ttft_mean / off.ttft_mean,
-      on.computed / off.computed, on.wall / off.wall);
+      on.computed / off.computed, on.wall / off.wall, on.cpu / off.cpu);
   const Figures& a = r.on.front();
   std::printf(
       "ON counters (first run): plinth_prefix_cache_queries_total +%.0f, _hits_total +%.0f; "
@@ -593,6 +598,8 @@ void print_result(const Result& r) {
   if (n > 1) {
     std::printf("wall s per run:");
     for (size_t i = 0; i < n; ++i) std::printf(" ON %.2f / OFF %.2f;", r.on[i].wall, r.off[i].wall);
+    std::printf("\nCPU s per run:");
+    for (size_t i = 0; i < n; ++i) std::printf(" ON %.2f / OFF %.2f;", r.on[i].cpu, r.off[i].cpu);
     std::printf("\n");
   }
 }
@@ -671,7 +678,7 @@ int main(int argc, char** argv) {
                  "prefix cache evict); default: the manifest's sizing")
       ->check(CLI::Range(1, 16777216));
   app.add_flag("--quick", o.quick,
-               "Smoke run: 2 groups x 4 questions, 256-token system prompts, 2 conversations x 2 "
+               "Smoke run: 2 groups x 8 questions, 256-token system prompts, 2 conversations x 2 "
                "turns, 8 plain requests, one run each (options given explicitly win)");
   app.add_option("--workloads", o.workloads, "Comma-separated subset of shared,chat,plain,ttft")
       ->check(CLI::Validator(
@@ -691,7 +698,7 @@ int main(int argc, char** argv) {
         if (app.count(name) == 0) v = quick;
       };
       shrink("--groups", o.groups, 2);
-      shrink("--questions", o.questions, 4);
+      shrink("--questions", o.questions, 8);
       shrink("--system-tokens", o.system_tokens, 256);
       shrink("--conversations", o.conversations, 2);
       shrink("--turns", o.turns, 2);
@@ -805,14 +812,8 @@ int main(int argc, char** argv) {
 
     warm_up(*on, vocab);
     warm_up(*off, vocab);
-    std::printf(
-        "admission counters: %s\nload average before: %s\n",
-        on->admission() == Mode::Admission::kCountersMinusPlugin
-            ? "plinth_prefix_cache_{queries,hits}_total minus the prefix cache's get_stats (the "
-              "plugin adds its own match calls to the scheduler's counters of the same names)"
-        : on->admission() == Mode::Admission::kCounters ? "plinth_prefix_cache_{queries,hits}_total"
-                                                        : "unknown (see the warning above)",
-        load_average().c_str());
+    std::printf("load average before: %s\n", load_average().c_str());
+    std::fflush(stdout);
 
     const Shared shared = make_shared(o, vocab);
     std::vector<Result> results;
@@ -873,15 +874,15 @@ int main(int argc, char** argv) {
                       std::to_string(o.plain_output_max) + "}, all at t = 0";
       both(r, o.plain_repeats, [&](Mode& m) { return run_plain(m, plain); });
       print_result(r);
-      std::vector<double> pairs;  // per repeat: ON wall / OFF wall − 1
-      for (size_t i = 0; i < r.on.size(); ++i) pairs.push_back(r.on[i].wall / r.off[i].wall - 1);
-      const Row on_row = row_of(r.on), off_row = row_of(r.off);
-      std::printf(
-          "plain overhead (ON wall / OFF wall - 1): %+.2f%% of medians, %+.2f%% median of the %zu "
-          "paired runs (min %+.2f%%, max %+.2f%%); target: under 2%%\n",
-          100 * (on_row.wall / off_row.wall - 1), 100 * median(pairs), pairs.size(),
-          100 * *std::min_element(pairs.begin(), pairs.end()),
-          100 * *std::max_element(pairs.begin(), pairs.end()));
+      for (const auto& [what, time] :
+           {std::pair{"wall time", &Figures::wall}, std::pair{"CPU time", &Figures::cpu}}) {
+        const Overhead v = overhead(r, time);
+        std::printf(
+            "plain overhead, %s (ON / OFF - 1): %+.2f%% of the medians, %+.2f%% median of the %zu "
+            "paired runs (min %+.2f%%, max %+.2f%%); target: under 2%%\n",
+            what, 100 * v.of_medians, 100 * v.paired_median, r.on.size(), 100 * v.paired_min,
+            100 * v.paired_max);
+      }
       results.push_back(std::move(r));
       std::fflush(stdout);
     }
@@ -932,12 +933,12 @@ int main(int argc, char** argv) {
                     on_row.tok_s / off_row.tok_s);
       }
       if (r.name == "plain") {
-        std::vector<double> pairs;
-        for (size_t i = 0; i < r.on.size(); ++i) pairs.push_back(r.on[i].wall / r.off[i].wall - 1);
+        const Overhead w = overhead(r, &Figures::wall), c = overhead(r, &Figures::cpu);
         std::printf(
-            "| plain: overhead under 2%% of wall time | %+.2f%% (medians), %+.2f%% (median of "
-            "%zu pairs) |\n",
-            100 * (on_row.wall / off_row.wall - 1), 100 * median(pairs), pairs.size());
+            "| plain: overhead under 2%% of wall time | wall %+.2f%% (medians), %+.2f%% (median "
+            "of %zu pairs); CPU time %+.2f%%, %+.2f%% |\n",
+            100 * w.of_medians, 100 * w.paired_median, r.on.size(), 100 * c.of_medians,
+            100 * c.paired_median);
       }
     }
     if (ttft_ratio > 0) {

@@ -3,6 +3,9 @@
 // heads, head_dim 64) and the test backend's f16 K/V and 256 MiB.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "plinth/abi.h"
 #include "run_plinth.hpp"
 
 TEST(MemoryPlan, SmolLM2WithTestPlugins) {
@@ -41,7 +44,10 @@ TEST(MemoryPlan, ShippedCpuManifestChecks) {
   }
   auto r = plinth_test::run_plinth("manifest check '" PLINTH_SOURCE_DIR "/manifests/cpu.json'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("kv_paged: kv_paged 0.1.0, ABI 1.0"), std::string::npos) << r.out;
+  char abi[64];
+  std::snprintf(abi, sizeof(abi), "kv_paged: kv_paged 0.1.0, ABI %d.%d", PLINTH_ABI_MAJOR,
+                PLINTH_ABI_MINOR);
+  EXPECT_NE(r.out.find(abi), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory plan (kv_cache \"kv_paged\" over backend \"backend_cpu\")"),
             std::string::npos)
       << r.out;
