@@ -2,6 +2,8 @@
 
 #include <plinth/plugin.hpp>
 
+#include "abi_call.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -9,21 +11,7 @@
 namespace plinth::scheduler_continuous {
 
 namespace {
-
-plinth_error new_error() {
-  plinth_error e{};
-  e.struct_size = sizeof(e);
-  return e;
-}
-
-void check(int32_t status, const plinth_error& err, const char* what) {
-  if (status != PLINTH_OK) {
-    throw sdk::Error(
-        static_cast<plinth_status>(status),
-        std::string("scheduler_continuous: kv_cache ") + what + " failed: " + err.message);
-  }
-}
-
+constexpr const char* kCallee = "kv_cache";
 }  // namespace
 
 KvClient::KvClient(plinth_kv_cache_ref ref) : ref_(ref) {
@@ -38,7 +26,7 @@ plinth_kv_info KvClient::info() const {
   plinth_kv_info out{};
   out.struct_size = sizeof(out);
   plinth_error err = new_error();
-  check(ref_.vtable->get_info(ref_.instance, &out, &err), err, "get_info");
+  check(ref_.vtable->get_info(ref_.instance, &out, &err), err, kCallee, "get_info");
   return out;
 }
 
@@ -46,7 +34,7 @@ plinth_kv_stats KvClient::stats() const {
   plinth_kv_stats out{};
   out.struct_size = sizeof(out);
   plinth_error err = new_error();
-  check(ref_.vtable->get_stats(ref_.instance, &out, &err), err, "get_stats");
+  check(ref_.vtable->get_stats(ref_.instance, &out, &err), err, kCallee, "get_stats");
   return out;
 }
 
@@ -61,7 +49,7 @@ bool KvClient::allocate(plinth_seq_id seq, uint32_t num_tokens,
   plinth_error err = new_error();
   int32_t st = ref_.vtable->allocate(ref_.instance, seq, num_tokens, copy, 1, &num_copies, &err);
   if (st == PLINTH_ERR_NO_CAPACITY) return false;
-  check(st, err, "allocate");
+  check(st, err, kCallee, "allocate");
   for (uint32_t i = 0; i < num_copies && i < 1; ++i) copies.push_back(copy[i]);
   return true;
 }
@@ -72,26 +60,26 @@ void KvClient::free_seq(plinth_seq_id seq) {
 
 void KvClient::truncate(plinth_seq_id seq, uint32_t num_tokens) {
   plinth_error err = new_error();
-  check(ref_.vtable->truncate(ref_.instance, seq, num_tokens, &err), err, "truncate");
+  check(ref_.vtable->truncate(ref_.instance, seq, num_tokens, &err), err, kCallee, "truncate");
 }
 
 void KvClient::fork(plinth_seq_id parent, plinth_seq_id child) {
   plinth_error err = new_error();
-  check(ref_.vtable->fork(ref_.instance, parent, child, &err), err, "fork");
+  check(ref_.vtable->fork(ref_.instance, parent, child, &err), err, kCallee, "fork");
 }
 
 void KvClient::attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens) {
   plinth_error err = new_error();
   check(ref_.vtable->attach(ref_.instance, seq, blocks.data(), static_cast<uint32_t>(blocks.size()),
                             num_tokens, &err),
-        err, "attach");
+        err, kCallee, "attach");
 }
 
 std::vector<int32_t> KvClient::block_table(plinth_seq_id seq) const {
   const int32_t* blocks = nullptr;
   uint32_t n = 0;
   plinth_error err = new_error();
-  check(ref_.vtable->get_block_table(ref_.instance, seq, &blocks, &n, &err), err,
+  check(ref_.vtable->get_block_table(ref_.instance, seq, &blocks, &n, &err), err, kCallee,
         "get_block_table");
   return {blocks, blocks + n};
 }

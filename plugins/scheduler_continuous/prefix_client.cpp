@@ -2,27 +2,15 @@
 
 #include <plinth/plugin.hpp>
 
+#include "abi_call.hpp"
+
 #include <algorithm>
 #include <string>
 
 namespace plinth::scheduler_continuous {
 
 namespace {
-
-plinth_error new_error() {
-  plinth_error e{};
-  e.struct_size = sizeof(e);
-  return e;
-}
-
-void check(int32_t status, const plinth_error& err, const char* what) {
-  if (status != PLINTH_OK) {
-    throw sdk::Error(
-        static_cast<plinth_status>(status),
-        std::string("scheduler_continuous: prefix_cache ") + what + " failed: " + err.message);
-  }
-}
-
+constexpr const char* kCallee = "prefix_cache";
 }  // namespace
 
 PrefixClient::PrefixClient(plinth_prefix_cache_ref ref, const plinth_host_api* host)
@@ -64,7 +52,7 @@ PrefixMatch PrefixClient::match(plinth_seq_id seq, uint32_t max_tokens) {
   int32_t st = has_keys_
                    ? ref_.vtable->match_key(ref_.instance, &k.key, &out, &err)
                    : ref_.vtable->match(ref_.instance, k.key.tokens, k.key.num_tokens, &out, &err);
-  check(st, err, "match");
+  check(st, err, kCallee, "match");
   if (out.num_tokens > k.key.num_tokens || (out.num_blocks > 0 && out.blocks == nullptr)) {
     release(out.handle);
     throw sdk::Error(PLINTH_ERR_INTERNAL, "scheduler_continuous: prefix_cache match returned " +
@@ -91,14 +79,14 @@ void PrefixClient::insert(plinth_seq_id seq, uint32_t num_tokens, std::span<cons
   int32_t st = has_keys_ ? ref_.vtable->insert_key(ref_.instance, &k.key, blocks.data(), nb, &err)
                          : ref_.vtable->insert(ref_.instance, k.key.tokens, k.key.num_tokens,
                                                blocks.data(), nb, &err);
-  check(st, err, "insert");
+  check(st, err, kCallee, "insert");
 }
 
 uint32_t PrefixClient::evict(uint32_t num_blocks) {
   if (!enabled() || num_blocks == 0) return 0;
   uint32_t evicted = 0;
   plinth_error err = new_error();
-  check(ref_.vtable->evict(ref_.instance, num_blocks, &evicted, &err), err, "evict");
+  check(ref_.vtable->evict(ref_.instance, num_blocks, &evicted, &err), err, kCallee, "evict");
   return std::min(evicted, num_blocks);
 }
 
@@ -107,7 +95,7 @@ uint32_t PrefixClient::evictable_blocks() const {
   plinth_prefix_stats s{};
   s.struct_size = sizeof(s);
   plinth_error err = new_error();
-  check(ref_.vtable->get_stats(ref_.instance, &s, &err), err, "get_stats");
+  check(ref_.vtable->get_stats(ref_.instance, &s, &err), err, kCallee, "get_stats");
   return s.num_evictable_blocks;
 }
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
-#include "history_model.hpp"
+#include "fake_model.hpp"
 #include "runtime/call.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
@@ -28,27 +28,9 @@ namespace plinth {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr uint32_t kVocab = 64;
-
-// 64 single-character tokens (printable ASCII maps to itself in GPT-2's byte mapping), no merges.
-Tokenizer tiny_tokenizer() {
-  const std::string chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-";
-  std::vector<std::string> tokens;
-  for (char c : chars) tokens.emplace_back(1, c);
-  return Tokenizer(tokens, {}, {}, "gpt2", -1, -1, false);
-}
-
-// The fake model's greedy continuation of `prompt`, computed from the token list.
-std::vector<int32_t> expected_output(const std::vector<int32_t>& prompt, uint32_t max_tokens) {
-  std::vector<int32_t> t = prompt;
-  for (uint32_t k = 0; k < max_tokens; ++k) {
-    const size_t n = std::min<size_t>(t.size(), plinth_test::kHistoryWindow);
-    const auto pos = static_cast<uint32_t>(t.size() - 1);
-    t.push_back(plinth_test::next_token({t.data() + t.size() - n, n}, pos, kVocab));
-  }
-  return {t.begin() + static_cast<std::ptrdiff_t>(prompt.size()), t.end()};
-}
+using fake_model::expected_output;
+using fake_model::kVocab;
+using fake_model::tiny_tokenizer;
 
 struct Config {
   const char* name;
@@ -81,14 +63,7 @@ class EngineInvariants : public ::testing::TestWithParam<Config> {
         std::to_string(c.max_num_batched_tokens) + R"(, "enable_chunked_prefill": )" +
         (c.chunked ? "true" : "false") + R"(, "policy": ")" + c.policy + R"("}}]})";
     manifest_ = parse_manifest(text, fs::temp_directory_path() / "engine_invariants.json");
-    desc_.struct_size = sizeof(desc_);
-    desc_.config.struct_size = sizeof(desc_.config);
-    desc_.config.architecture = "fake";
-    desc_.config.n_layers = desc_.config.n_heads = desc_.config.n_kv_heads = 1;
-    desc_.config.head_dim = desc_.config.hidden_size = desc_.config.ffn_size = 1;
-    desc_.config.vocab_size = kVocab;
-    desc_.config.context_length = 4096;
-    desc_.path = "fake";
+    desc_ = fake_model::model_desc();
     pipeline_ = Pipeline::create(manifest_, &desc_, host_);
     BackendRef b = pipeline_->backend();
     plinth_error err{};
