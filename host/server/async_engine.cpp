@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <stdexcept>
 
 #include "app/engine_host.hpp"
 #include "runtime/host_context.hpp"
@@ -133,6 +134,8 @@ void AsyncEngine::process(std::deque<Command>& commands) {
       ev.finished = true;
       ev.finish_reason = "error";
       ev.error = e.what();
+      // Engine::add_request throws invalid_argument for a request it refuses (its fault).
+      if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) ev.error_status = 400;
       ev.num_prompt_tokens = num_prompt;
       (*target.callback)(target.index, std::move(ev));
       finish(c.handle);

@@ -230,7 +230,9 @@ void HttpSession::finish_generation() {
     response_complete_ = true;
     write("0\r\n\r\n");
   } else if (!b.error().empty()) {
-    respond_error(500, error_body(b.error(), "server_error"));
+    respond_error(
+        static_cast<unsigned>(b.error_status()),
+        error_body(b.error(), b.error_status() == 400 ? "invalid_request_error" : "server_error"));
   } else {
     respond(200, b.body(), kJson);
   }

@@ -92,14 +92,20 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
   if (ev.finished) {
     c.finished = true;
     c.finish_reason = ev.finish_reason == "error" ? "abort" : ev.finish_reason;
-    if (ev.finish_reason == "error" && error_.empty()) error_ = ev.error;
+    if (ev.finish_reason == "error" && error_.empty()) {
+      error_ = ev.error;
+      error_status_ = ev.error_status;
+    }
     num_finished_++;
   }
   if (!stream_) return {};
 
   std::string frames;
   if (ev.finish_reason == "error") {
-    json err = {{"error", {{"message", ev.error}, {"type", "server_error"}, {"code", 500}}}};
+    json err = {{"error",
+                 {{"message", ev.error},
+                  {"type", ev.error_status == 400 ? "invalid_request_error" : "server_error"},
+                  {"code", ev.error_status}}}};
     frames += sse_frame(dump_json(err));
   }
   bool has_logprobs = logprobs_ && c.logprobs.size() > lp_from;

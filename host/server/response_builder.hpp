@@ -37,6 +37,8 @@ class ResponseBuilder {
   bool done() const { return num_finished_ == choices_.size(); }
   /// Some choice failed inside the engine; its message.
   const std::string& error() const { return error_; }
+  /// HTTP status of error(): 400 for a request the engine refused, else 500.
+  int error_status() const { return error_status_; }
   /// The non-streamed body (once done()).
   std::string body() const;
   /// The closing SSE frames: the usage chunk when asked, then "data: [DONE]".
@@ -63,6 +65,7 @@ class ResponseBuilder {
   uint32_t prompt_tokens_ = 0;
   size_t num_finished_ = 0;
   std::string error_;
+  int error_status_ = 500;
 };
 
 }  // namespace plinth::server

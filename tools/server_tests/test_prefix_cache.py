@@ -12,7 +12,10 @@ package and raw HTTP:
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
 import argparse
+import json
+import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -84,12 +87,48 @@ class PrefixCacheServer(unittest.TestCase):
         self.assertEqual(m["plinth_kv_blocks_used"], m["plinth_prefix_cache_cached_blocks"])
 
 
+class TinyPool(unittest.TestCase):
+    def test_request_that_never_fits_the_pool_is_400(self):
+        # A pool of 40 blocks of 16 tokens: a 700-token prompt can never run there; that is the
+        # request's fault (400 naming the pool and the fix), and the server keeps serving.
+        with open(ARGS.manifest) as f:
+            m = json.load(f)
+        base = os.path.dirname(os.path.abspath(ARGS.manifest))
+        m["model"] = os.path.join(base, m["model"])
+        for p in m["plugins"]:
+            if p["kind"] == "kv_cache":
+                p.setdefault("config", {})["num_blocks"] = 40
+            if "/" not in p["library"]:
+                p["library"] = os.path.join(os.path.dirname(os.path.abspath(ARGS.plinth)),
+                                            "plugins", "libplinth_" + p["library"] + ".so")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "tiny.json")
+            with open(path, "w") as f:
+                json.dump(m, f)
+            with PlinthServer(ARGS.plinth, path) as tiny:
+                prompt = " ".join(["word"] * 700)
+                status, _, data = raw("POST", "/v1/completions",
+                                      {"model": tiny.model, "prompt": prompt, "max_tokens": 4},
+                                      server=tiny)
+                self.assertEqual(status, 400, data)
+                self.assertIn(b"num_blocks", data)
+                status, _, data = raw("POST", "/v1/completions",
+                                      {"model": tiny.model, "prompt": "Hello", "max_tokens": 2},
+                                      server=tiny)
+                self.assertEqual(status, 200, data)
+                self.assertEqual(tiny.stop(), 0)
+
+
+ARGS = None
+
+
 def main():
-    global SERVER, openai
+    global SERVER, openai, ARGS
     p = argparse.ArgumentParser()
     p.add_argument("--plinth", required=True)
     p.add_argument("--manifest", required=True)
     args, rest = p.parse_known_args()
+    ARGS = args
     openai = ensure_openai()
     if openai is None:
         print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
