@@ -100,8 +100,10 @@ class PrefixEngine : public ::testing::TestWithParam<PoolSetup> {
 
   /// Runs one greedy request alone; returns its output and the tokens the backend computed.
   std::pair<std::vector<int32_t>, uint64_t> run(const std::vector<int32_t>& prompt,
-                                                uint32_t max_tokens, const std::string& salt = "") {
+                                                uint32_t max_tokens, const std::string& salt = "",
+                                                bool bypass = false) {
     GenerationRequest g;
+    g.bypass_prefix_cache = bypass;
     g.prompt = prompt;
     g.params.temperature = 0.0f;
     g.params.max_tokens = static_cast<int32_t>(max_tokens);
@@ -148,6 +150,14 @@ TEST_P(PrefixEngine, ReuseRules) {
   auto [out_b, computed_b] = run(b, 6);
   EXPECT_EQ(out_b, expected_output(b, 6));
   EXPECT_EQ(computed_b, cold - bs);
+  // A request that bypasses the cache neither matches nor inserts: a new prompt run so twice is
+  // computed in full both times, and the cache holds no more blocks than before.
+  const std::vector<int32_t> c = tokens(3 * bs + 1, 99);
+  const uint32_t cached_before = prefix_stats().num_cached_blocks;
+  EXPECT_EQ(run(c, 6, "", /*bypass=*/true).second, c.size() + 5);
+  EXPECT_EQ(prefix_stats().num_cached_blocks, cached_before);
+  EXPECT_EQ(run(c, 6, "", /*bypass=*/true).second, c.size() + 5);
+  EXPECT_EQ(run(c, 6).second, c.size() + 5);  // nothing of c was cached by the bypassing runs
   // Another cache_salt shares nothing, and the salted run is cached within its own salt.
   auto [out_s, computed_s] = run(a, 6, "tenant-2");
   EXPECT_EQ(out_s, out_a);
