@@ -81,11 +81,9 @@ void Scheduler::admit_waiting(uint32_t& budget) {
   }
 }
 
-Scheduler::Admit Scheduler::try_fork(SeqState& w, const SeqState& parent, uint32_t budget,
-                                     uint32_t& num_new) {
+Scheduler::Admit Scheduler::try_fork(SeqState& w, const SeqState& parent, uint32_t& num_new) {
   // The child shares the parent's blocks, keeps its first P - 1 tokens and computes the last
   // prompt token itself (copy-on-write of a shared last block), which gives it its own logits.
-  (void)budget;
   const uint32_t keep = w.num_prompt_tokens - 1;
   kv_.fork(parent.seq, w.seq);
   kv_.truncate(w.seq, keep);
@@ -104,7 +102,7 @@ Scheduler::Admit Scheduler::try_admit(SeqState& w, uint32_t budget, uint32_t& nu
     const SeqState* p = find_running(w.parent);
     if (p != nullptr && p->num_computed + 1 >= w.num_prompt_tokens &&
         w.num_tokens == w.num_prompt_tokens) {
-      return try_fork(w, *p, budget, num_new);
+      return try_fork(w, *p, num_new);
     }
     if (p != nullptr || is_waiting(w.parent)) return Admit::kSkip;
     w.parent = 0;

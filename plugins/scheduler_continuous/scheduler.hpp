@@ -105,7 +105,7 @@ class Scheduler {
   enum class Admit { kAdmitted, kSkip, kStop };
   void admit_waiting(uint32_t& budget);
   Admit try_admit(SeqState& w, uint32_t budget, uint32_t& num_new);
-  Admit try_fork(SeqState& w, const SeqState& parent, uint32_t budget, uint32_t& num_new);
+  Admit try_fork(SeqState& w, const SeqState& parent, uint32_t& num_new);
   void order_by_prefix();
   const SeqState* find_running(plinth_seq_id seq) const;
   bool is_waiting(plinth_seq_id seq) const;

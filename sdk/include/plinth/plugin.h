@@ -60,8 +60,9 @@ typedef struct plinth_lifecycle {
   int32_t (*create)(const plinth_create_args* args, plinth_instance** out, plinth_error* err);
   /* Required. Frees everything the instance owns and joins its threads. inst may be NULL. */
   void (*destroy)(plinth_instance* inst);
-  /* Optional (NULL = no extensions). Returns the extension table named `name` ("<vendor>.<what>/<major>",
-   * e.g. "plinth.cuda_stream/1"), or NULL when absent. The table lives as long as the instance. */
+  /* Optional (NULL = no extensions). Returns the extension table named `name`
+   * ("<vendor>.<what>/<major>", e.g. "plinth.cuda_stream/1"), or NULL when absent. The table lives
+   * as long as the instance. */
   const void* (*get_extension)(plinth_instance* inst, const char* name);
 } plinth_lifecycle;
 
