@@ -17,24 +17,25 @@ std::string version_text(uint32_t major, uint32_t minor) {
 // The frozen size of each kind's table in the ABI minor a plugin declares (abi_versions.h): a
 // table must be at least that large; entries past its struct_size are read as absent.
 size_t table_size(plinth_plugin_kind kind, uint32_t minor) {
-  const bool v10 = minor == 0;
+#define PLINTH_TABLE_SIZE(NAME)                                \
+  (minor == 0   ? PLINTH_ABI_1_0_SIZEOF_##NAME##_VTABLE        \
+   : minor == 1 ? PLINTH_ABI_1_1_SIZEOF_##NAME##_VTABLE        \
+                : PLINTH_ABI_1_2_SIZEOF_##NAME##_VTABLE)
   switch (kind) {
     case PLINTH_KIND_BACKEND:
-      return v10 ? PLINTH_ABI_1_0_SIZEOF_BACKEND_VTABLE : PLINTH_ABI_1_1_SIZEOF_BACKEND_VTABLE;
+      return PLINTH_TABLE_SIZE(BACKEND);
     case PLINTH_KIND_KV_CACHE:
-      return v10 ? PLINTH_ABI_1_0_SIZEOF_KV_CACHE_VTABLE : PLINTH_ABI_1_1_SIZEOF_KV_CACHE_VTABLE;
+      return PLINTH_TABLE_SIZE(KV_CACHE);
     case PLINTH_KIND_SCHEDULER:
-      return v10 ? PLINTH_ABI_1_0_SIZEOF_SCHEDULER_VTABLE : PLINTH_ABI_1_1_SIZEOF_SCHEDULER_VTABLE;
+      return PLINTH_TABLE_SIZE(SCHEDULER);
     case PLINTH_KIND_PREFIX_CACHE:
-      return v10 ? PLINTH_ABI_1_0_SIZEOF_PREFIX_CACHE_VTABLE
-                 : PLINTH_ABI_1_1_SIZEOF_PREFIX_CACHE_VTABLE;
+      return PLINTH_TABLE_SIZE(PREFIX_CACHE);
     case PLINTH_KIND_SPECULATOR:
-      return v10 ? PLINTH_ABI_1_0_SIZEOF_SPECULATOR_VTABLE
-                 : PLINTH_ABI_1_1_SIZEOF_SPECULATOR_VTABLE;
+      return PLINTH_TABLE_SIZE(SPECULATOR);
     case PLINTH_KIND_GRAPH_RUNNER:
-      return v10 ? PLINTH_ABI_1_0_SIZEOF_GRAPH_RUNNER_VTABLE
-                 : PLINTH_ABI_1_1_SIZEOF_GRAPH_RUNNER_VTABLE;
+      return PLINTH_TABLE_SIZE(GRAPH_RUNNER);
   }
+#undef PLINTH_TABLE_SIZE
   return 0;
 }
 

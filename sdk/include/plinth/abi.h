@@ -15,7 +15,13 @@
  *    (plinth::sdk::write_out does both). A caller older than the callee is never overrun; a
  *    caller newer than the callee finds the newer fields absent.
  *  - History: 1.0 first release; 1.1 adds plinth_host_api.get_seq, plinth_sched_request.parent,
- *    and plinth_prefix_cache_vtable.match_key / insert_key (salted keys) with more stats.
+ *    and plinth_prefix_cache_vtable.match_key / insert_key (salted keys) with more stats; 1.2
+ *    adds speculative decoding's needs: plinth_spec_verify.uniforms, plinth_spec_stats.num_drafts,
+ *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
+ *    the draft backend and model in plinth_create_args.
+ *  - Array structs (items of an array, no struct_size: plinth_spec_verify) also grow only at the
+ *    end; the host passes such an array at the stride of the minor the plugin declares
+ *    (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.
  *  - Nothing throws across the boundary; fallible functions return a plinth_status (int32_t) and
  *    fill an optional caller-owned plinth_error.
  *  - Whoever allocates frees. Pointers handed to a callee are valid only for the call unless the
@@ -36,7 +42,7 @@ extern "C" {
 /* ABI version of these headers. Major: incompatible change. Minor: additions at the end of structs
  * and tables, new kinds of extension. */
 #define PLINTH_ABI_MAJOR 1
-#define PLINTH_ABI_MINOR 1
+#define PLINTH_ABI_MINOR 2
 
 #if defined(_WIN32)
 #define PLINTH_EXPORT __declspec(dllexport)

@@ -36,7 +36,10 @@ typedef struct plinth_prefix_cache_ref {
  *   prefix_cache: kv_cache (block references); since 1.1 also the model (its path is part of
  *                 every cache key, so blocks are never shared across models)
  *   scheduler: kv_cache, prefix_cache (may be NULL)
- *   speculator: backend (a second backend instance for a draft model is the host's job)
+ *   speculator: backend, and since 1.2 the kv_cache (block tables, for a proposer that writes
+ *               the target's KV) and the draft backend and draft model when the manifest names
+ *               one (the host creates that second backend instance; the speculator owns its KV
+ *               allocation, allocate_kv, and its block tables)
  *   graph_runner: backend (must offer the "plinth.cuda_stream/1" extension) */
 typedef struct plinth_create_args {
   uint32_t struct_size;
@@ -49,6 +52,9 @@ typedef struct plinth_create_args {
   plinth_backend_ref backend;
   plinth_kv_cache_ref kv_cache;
   plinth_prefix_cache_ref prefix_cache;
+  /* ---- ABI 1.2 ---- */
+  plinth_backend_ref draft_backend;     /* speculator: the manifest's draft backend, else NULL */
+  const plinth_model_desc* draft_model; /* speculator: the draft backend's model, else NULL */
 } plinth_create_args;
 
 /* Instance lifecycle, the second member of every kind's table. */
