@@ -4,6 +4,7 @@
 #include "plinth/abi.h"
 #include "plinth/backend.h"
 #include "plinth/ext_cuda.h"
+#include "plinth/ext_early_exit.h"
 #include "plinth/graph_runner.h"
 #include "plinth/host_api.h"
 #include "plinth/kv_cache.h"
