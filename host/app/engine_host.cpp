@@ -67,6 +67,10 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   plugins.scheduler = sched.instance;
   PrefixCacheRef prefix = h->pipeline_->prefix_cache();
   plugins.prefix_cache = {prefix.vtable, prefix.instance};
+  SpeculatorRef spec = h->pipeline_->speculator();
+  plugins.speculator_vtable = spec.vtable;
+  plugins.speculator = spec.instance;
+  plugins.speculator_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
   plugins.host_api = &h->pipeline_->plugin_host_api();
   EngineOptions eo;
   eo.context_length = h->model_.config.context_length;

@@ -15,6 +15,11 @@ struct EnginePlugins {
   const plinth_scheduler_vtable* scheduler_vtable = nullptr;
   plinth_instance* scheduler = nullptr;
   plinth_prefix_cache_ref prefix_cache{};
+  /// The speculator (NULL vtable: none) and the ABI minor its library declares: the host passes
+  /// array structs at that minor's stride and uses 1.2 functions only when present.
+  const plinth_speculator_vtable* speculator_vtable = nullptr;
+  plinth_instance* speculator = nullptr;
+  uint32_t speculator_abi_minor = 0;
   /// The host API table the plugins received; the engine answers its get_seq. NULL (tests with
   /// hand-wired plugins) = plugins cannot look sequences up.
   PluginHostApi* host_api = nullptr;

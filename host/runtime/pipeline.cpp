@@ -117,6 +117,11 @@ PrefixCacheRef Pipeline::prefix_cache() const {
 SchedulerRef Pipeline::scheduler() const {
   return ref<plinth_scheduler_vtable>(PLINTH_KIND_SCHEDULER);
 }
+uint32_t Pipeline::abi_minor(plinth_plugin_kind kind) const {
+  const PipelinePlugin* p = plugin(kind);
+  return p == nullptr ? 0 : p->library->descriptor().abi_minor;
+}
+
 SpeculatorRef Pipeline::speculator() const {
   return ref<plinth_speculator_vtable>(PLINTH_KIND_SPECULATOR);
 }

@@ -76,6 +76,8 @@ class Pipeline {
 
   /// The plugin of `kind`, or nullptr when the manifest has none.
   const PipelinePlugin* plugin(plinth_plugin_kind kind) const;
+  /// The ABI minor the library of `kind` declares (0 when the kind is absent).
+  uint32_t abi_minor(plinth_plugin_kind kind) const;
   /// All plugins in manifest order.
   const std::vector<PipelinePlugin>& plugins() const { return plugins_; }
   /// "<plugin name>.<function>" for check()/call() messages, e.g. "kv_paged.allocate".
