@@ -24,25 +24,28 @@ const plinth_batch& BatchBuilder::build(std::span<const Entry> entries, uint32_t
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     const std::vector<int32_t>& tokens = e.seq->tokens();
-    uint32_t end = e.num_computed + e.num_new;
-    if (end > tokens.size() || static_cast<size_t>(end) > e.block_table.size() * block_size) {
+    const uint32_t end = e.num_computed + e.num_new;
+    const size_t known = tokens.size() + e.drafts.size();
+    if (end > known || static_cast<size_t>(end) > e.block_table.size() * block_size) {
       throw std::logic_error("batch: sequence " + std::to_string(e.seq->id()) + " scheduled to " +
-                             std::to_string(end) + " tokens but holds " +
-                             std::to_string(tokens.size()) + " tokens and " +
-                             std::to_string(e.block_table.size()) + " blocks");
+                             std::to_string(end) + " tokens but holds " + std::to_string(known) +
+                             " tokens (with drafts) and " + std::to_string(e.block_table.size()) +
+                             " blocks");
     }
     std::copy(e.block_table.begin(), e.block_table.end(), block_tables_.begin() + i * max_blocks);
     for (uint32_t pos = e.num_computed; pos < end; ++pos) {
-      token_ids_.push_back(tokens[pos]);
+      token_ids_.push_back(pos < tokens.size() ? tokens[pos] : e.drafts[pos - tokens.size()]);
       positions_.push_back(static_cast<int32_t>(pos));
       slots_.push_back(e.block_table[pos / block_size] * static_cast<int32_t>(block_size) +
                        static_cast<int32_t>(pos % block_size));
     }
     query_start_.push_back(static_cast<int32_t>(token_ids_.size()));
     seq_lens_.push_back(static_cast<int32_t>(end));
-    if (end == tokens.size()) {
-      logits_indices_.push_back(static_cast<int32_t>(token_ids_.size()) - 1);
-      logits_owner_.push_back(static_cast<uint32_t>(i));
+    if (end == known) {  // the last token and each draft: 1 + drafts.size() rows
+      for (size_t r = e.drafts.size() + 1; r > 0; --r) {
+        logits_indices_.push_back(static_cast<int32_t>(token_ids_.size() - r));
+        logits_owner_.push_back(static_cast<uint32_t>(i));
+      }
     }
   }
 

@@ -17,15 +17,22 @@ class Sequence;
 class BatchBuilder {
  public:
   /// One scheduled sequence: its tokens [num_computed, num_computed + num_new) are computed now;
-  /// `block_table` is its kv_cache block table (physical block ids), valid for the call.
+  /// `block_table` is its kv_cache block table (physical block ids), valid for the call. A
+  /// decoding sequence may carry draft tokens: then its new tokens are its last token followed by
+  /// the drafts (num_new = 1 + drafts.size()), placed in the slots after it.
   struct Entry {
     const Sequence* seq;
     uint32_t num_computed;
     uint32_t num_new;
     std::span<const int32_t> block_table;
+    std::vector<int32_t> drafts;
+    /// [drafts.size(), vocab] the distribution each draft was drawn from; empty when the drafts
+    /// were chosen deterministically.
+    std::vector<float> draft_probs;
   };
 
-  /// Rebuilds the batch. A sequence wants logits when its chunk reaches its last token.
+  /// Rebuilds the batch. A sequence wants logits when its chunk reaches its last token; one with
+  /// drafts wants them at its last token and at every draft (the verification rows, in order).
   /// Throws std::logic_error when a block table is too short for the scheduled tokens (a
   /// kv_cache/scheduler bug, not user input).
   const plinth_batch& build(std::span<const Entry> entries, uint32_t block_size);

@@ -22,6 +22,11 @@ Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineO
   kv_info_.struct_size = sizeof(kv_info_);
   check(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
         "kv_cache.get_info");
+  if (plugins_.speculator_vtable != nullptr) {
+    speculation_.emplace(plugins_.speculator_vtable, plugins_.speculator,
+                         plugins_.speculator_abi_minor, options_.vocab_size,
+                         options_.context_length);
+  }
   if (plugins_.host_api != nullptr) {
     plugins_.host_api->set_seq_lookup(
         [this](plinth_seq_id id, plinth_seq_view* out) { return describe(id, out); });
@@ -78,6 +83,7 @@ uint64_t Engine::add_request(GenerationRequest request) {
                                         options_.eos_token_ids, now());
   seq->set_cache_key_salt(request.cache_salt);
   seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
+  seq->set_speculative(request.speculative);
   plinth_sched_request req{};
   req.struct_size = sizeof(req);
   req.seq = id;
@@ -107,20 +113,25 @@ void Engine::abort_request(uint64_t id) {
   if (it == live_.end()) return;
   plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
   it->second->abort(now());
+  if (speculation_) speculation_->release(id);
   live_.erase(it);
   aborted_.push_back(id);
 }
 
 // One engine step (docs/architecture.md, "One engine step"): the scheduler decides (and, inside,
-// matches and inserts prefix-cache blocks and allocates KV), the backend applies copy-on-write
-// and runs the flat batch, the host samples and appends, and the scheduler learns the outcome.
+// matches and inserts prefix-cache blocks and allocates KV, with draft slots for decoding
+// sequences when there is a speculator), the backend applies copy-on-write, the speculator
+// proposes drafts into the reserved slots, the backend runs the flat batch, the host samples (or
+// verifies the drafts) and appends, and the scheduler learns the outcome (rejected slots are
+// truncated).
 std::vector<RequestOutput> Engine::step() {
   std::vector<RequestOutput> outputs = report_aborted();
   if (live_.empty()) return outputs;
   const plinth_sched_output sched = schedule();
   if (sched.num_scheduled == 0) return outputs;
   copy_blocks(sched);
-  const std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
+  std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
+  propose_drafts(entries);
   const plinth_forward_output fwd = forward(batch_builder_.build(entries, kv_info_.block_size));
   sample_and_append(entries, fwd, outputs);
   update_scheduler(entries);
@@ -143,6 +154,7 @@ std::vector<RequestOutput> Engine::report_aborted() {
 plinth_sched_output Engine::schedule() {
   plinth_error err = make_error();
   plinth_sched_step step_in{sizeof(plinth_sched_step), 0};
+  if (speculation_) step_in.num_lookahead_tokens = speculation_->lookahead_slots(last_batch_size_);
   plinth_sched_output sched{};
   sched.struct_size = sizeof(sched);
   check(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
@@ -179,10 +191,19 @@ std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output
     check(plugins_.kv_cache.vtable->get_block_table(plugins_.kv_cache.instance, sched.seqs[i],
                                                     &blocks, &num_blocks, &err),
           err, "kv_cache.get_block_table");
-    entries.push_back({it->second, sched.num_computed[i], sched.num_new_tokens[i],
-                       std::span<const int32_t>(blocks, num_blocks)});
+    entries.push_back({it->second,
+                       sched.num_computed[i],
+                       sched.num_new_tokens[i],
+                       std::span<const int32_t>(blocks, num_blocks),
+                       {},
+                       {}});
   }
+  last_batch_size_ = sched.num_scheduled;
   return entries;
+}
+
+void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
+  if (speculation_) speculation_->propose(entries);
 }
 
 plinth_forward_output Engine::forward(const plinth_batch& batch) {
@@ -202,22 +223,41 @@ plinth_forward_output Engine::forward(const plinth_batch& batch) {
 void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                                const plinth_forward_output& fwd,
                                std::vector<RequestOutput>& outputs) {
-  // The sequences whose chunk reached their last token own one logits row each.
+  // The sequences whose chunk reached their last token own one logits row each; one with drafts
+  // owns 1 + drafts rows (its last token, then each draft), verified together.
   const double t = now();
   std::span<const uint32_t> owners = batch_builder_.logits_owner();
-  for (size_t r = 0; r < owners.size(); ++r) {
-    Sequence& seq = *const_cast<Sequence*>(entries[owners[r]].seq);
-    std::span<const float> logits(fwd.logits + r * fwd.vocab_size, fwd.vocab_size);
+  std::vector<size_t> first_row(entries.size(), 0);
+  for (size_t r = owners.size(); r-- > 0;) first_row[owners[r]] = r;
+  std::vector<Speculation::Verdict> verdicts;
+  if (speculation_) verdicts = speculation_->verify(entries, first_row, fwd.logits);
+  for (size_t r = 0; r < owners.size();) {
+    const BatchBuilder::Entry& e = entries[owners[r]];
+    Sequence& seq = *const_cast<Sequence*>(e.seq);
+    auto row = [&](size_t j) {
+      return std::span<const float>(fwd.logits + (r + j) * fwd.vocab_size, fwd.vocab_size);
+    };
     RequestOutput o;
     o.request_id = seq.id();
-    o.text_delta = seq.sample_and_append(logits, t);
-    o.new_token_ids.push_back(seq.tokens().back());
-    if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
-      o.text_delta += seq.finish_at_context(t);
+    // Without drafts: one sampled token. With drafts: the accepted ones, then the correction or
+    // bonus token, each through the stop rules (a stop inside the run ends it there).
+    const size_t num_tokens = e.drafts.empty() ? 1 : verdicts[owners[r]].accepted + 1;
+    for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
+      if (e.drafts.empty()) {
+        o.text_delta += seq.sample_and_append(row(0), t);
+      } else {
+        const Speculation::Verdict& v = verdicts[owners[r]];
+        o.text_delta += seq.append_scored(row(j), j < v.accepted ? e.drafts[j] : v.next_token, t);
+      }
+      o.new_token_ids.push_back(seq.tokens().back());
+      if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
+        o.text_delta += seq.finish_at_context(t);
+      }
     }
     o.finished = seq.finished();
     if (o.finished) o.finish_reason = *seq.finish_reason();
     outputs.push_back(std::move(o));
+    r += 1 + e.drafts.size();
   }
 }
 
@@ -227,7 +267,9 @@ void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const Sequence& seq = *entries[i].seq;
     results[i].seq = seq.id();
-    results[i].num_computed = entries[i].num_computed + entries[i].num_new;
+    // KV is valid for the tokens computed and kept: rejected drafts' slots are given back.
+    results[i].num_computed = std::min<uint32_t>(entries[i].num_computed + entries[i].num_new,
+                                                 static_cast<uint32_t>(seq.tokens().size()) - 1);
     results[i].num_tokens = static_cast<uint32_t>(seq.tokens().size());
     results[i].finished = seq.finished() ? 1 : 0;
   }
@@ -236,7 +278,9 @@ void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {
                                           static_cast<uint32_t>(results.size()), &err),
         err, "scheduler.update");
   for (const plinth_sched_result& r : results) {
-    if (r.finished) live_.erase(r.seq);
+    if (!r.finished) continue;
+    if (speculation_) speculation_->release(r.seq);
+    live_.erase(r.seq);
   }
 }
 
@@ -264,6 +308,10 @@ EngineStats Engine::stats() const {
         "kv_cache.get_stats");
   s.num_steps = num_steps_;
   s.num_computed_tokens = num_computed_tokens_;
+  if (speculation_) {
+    s.has_speculator = true;
+    s.spec = speculation_->stats();
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The engine: requests in, streamed text out, one `step()` at a time (docs/architecture.md):
-//   schedule → copy-on-write → build the flat batch → forward → sample → update the scheduler.
+//   schedule → copy-on-write → propose drafts → build the flat batch → forward → sample and
+//   verify → update the scheduler.
 // Single-threaded: every method is called from one thread (the engine thread). A server puts a
 // queue in front of it.
 
@@ -14,6 +15,7 @@
 #include "engine/batch_builder.hpp"
 #include "engine/engine_plugins.hpp"
 #include "engine/sequence.hpp"
+#include "engine/speculation.hpp"
 #include "sampling/sampling_params.hpp"
 
 namespace plinth {
@@ -39,6 +41,9 @@ struct GenerationRequest {
   /// One of n choices: the request added just before has the same prompt, so this one may share
   /// (fork) its prompt KV instead of computing it again. Ignored when the prompts differ.
   bool share_prompt_with_previous = false;
+  /// Allow speculative decoding for this request (when the pipeline has a speculator). The output
+  /// never depends on it at temperature 0; false only saves the draft work.
+  bool speculative = true;
 };
 
 /// What one step produced for one request.
@@ -57,6 +62,8 @@ struct EngineStats {
   plinth_kv_stats kv{};
   uint64_t num_steps = 0;
   uint64_t num_computed_tokens = 0;  ///< tokens the backend computed (prefill + decode), total
+  bool has_speculator = false;
+  SpecStats spec;  ///< speculative decoding's counters (zero without a speculator)
 };
 
 class Engine {
@@ -98,6 +105,7 @@ class Engine {
   plinth_sched_output schedule();
   void copy_blocks(const plinth_sched_output& sched);
   std::vector<BatchBuilder::Entry> prepare_batch(const plinth_sched_output& sched);
+  void propose_drafts(std::vector<BatchBuilder::Entry>& entries);
   plinth_forward_output forward(const plinth_batch& batch);
   void sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                          const plinth_forward_output& fwd, std::vector<RequestOutput>& outputs);
@@ -110,6 +118,8 @@ class Engine {
   EngineOptions options_;
   plinth_kv_info kv_info_{};
   BatchBuilder batch_builder_;
+  std::optional<Speculation> speculation_;
+  uint32_t last_batch_size_ = 0;  // sequences in the last step's batch
   uint64_t next_id_ = 1;
   uint64_t last_parent_ = 0;  // the id a share_prompt_with_previous request forks from
   uint64_t num_steps_ = 0;

@@ -17,7 +17,28 @@ Sequence::Sequence(uint64_t id, std::vector<int32_t> prompt, const SamplingParam
 }
 
 std::string Sequence::sample_and_append(std::span<const float> logits, double now) {
-  Sampler::Result r = sampler_.sample(logits, prompt(), output());
+  return append(sampler_.sample(logits, prompt(), output()), now);
+}
+
+std::vector<float> Sequence::distribution(std::span<const float> logits,
+                                          std::span<const int32_t> pending) {
+  if (pending.empty()) return sampler_.probabilities(logits, prompt(), output());
+  std::vector<int32_t> out(output().begin(), output().end());
+  out.insert(out.end(), pending.begin(), pending.end());
+  return sampler_.probabilities(logits, prompt(), out);
+}
+
+std::string Sequence::append_scored(std::span<const float> logits, int32_t token, double now) {
+  return append(sampler_.score(logits, prompt(), output(), token), now);
+}
+
+uint32_t Sequence::tokens_left() const {
+  const auto max = static_cast<uint32_t>(sampler_.params().max_tokens);
+  const auto generated = static_cast<uint32_t>(tokens_.size() - num_prompt_);
+  return generated >= max ? 0 : max - generated;
+}
+
+std::string Sequence::append(Sampler::Result r, double now) {
   tokens_.push_back(r.token);
   samples_.push_back(std::move(r));
   int32_t token = tokens_.back();

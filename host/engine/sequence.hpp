@@ -48,6 +48,23 @@ class Sequence {
   /// Returns the text now safe to stream (whole UTF-8 characters, stop strings held back/cut).
   std::string sample_and_append(std::span<const float> logits, double now);
 
+  /// The target distribution after this request's sampling transforms (penalties counting
+  /// `pending` as if appended after the output, temperature, top-k/top-p/min-p) that the next
+  /// token is drawn from: [vocab] probabilities; one-hot at the argmax when greedy.
+  std::vector<float> distribution(std::span<const float> logits, std::span<const int32_t> pending);
+  /// Appends `token` (chosen elsewhere, e.g. by speculative verification) as if sampled from
+  /// `logits` (its logprobs are scored there) and applies the stop conditions like
+  /// sample_and_append. Returns the text now safe to stream.
+  std::string append_scored(std::span<const float> logits, int32_t token, double now);
+  /// A draw in [0, 1) from the sequence's own RNG (seeded requests stay reproducible).
+  double uniform() { return sampler_.uniform(); }
+  bool greedy() const { return sampler_.greedy(); }
+  /// Tokens the request may still generate (max_tokens minus those generated).
+  uint32_t tokens_left() const;
+  /// Whether the request allows speculative decoding (the API's per-request opt-out).
+  bool speculative() const { return speculative_; }
+  void set_speculative(bool on) { speculative_ = on; }
+
   bool finished() const { return finish_reason_.has_value(); }
   /// "stop", "length" or "abort" once finished.
   const std::optional<std::string>& finish_reason() const { return finish_reason_; }
@@ -80,6 +97,9 @@ class Sequence {
   SequenceTimings timings_;
   std::string cache_key_salt_;
   bool bypass_prefix_cache_ = false;
+  bool speculative_ = true;
+
+  std::string append(Sampler::Result r, double now);
 };
 
 }  // namespace plinth

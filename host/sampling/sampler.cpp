@@ -241,9 +241,7 @@ Sampler::Result Sampler::sample(std::span<const float> logits, std::span<const i
     chosen = &cand_[argmax()];
   } else {
     const double total = filter();
-    // 53 random bits → uniform in [0, 1), the same on every platform (unlike
-    // std::uniform_real_distribution, whose algorithm is implementation-defined).
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53 * total;
+    const double u = uniform() * total;
     double cum = 0.0;
     for (size_t i = 0; i < num_kept_; ++i) {
       const auto& c = cand_[i];
@@ -255,6 +253,30 @@ Sampler::Result Sampler::sample(std::span<const float> logits, std::span<const i
   // Logprobs: log-softmax of the penalized logits, before temperature (see the class comment).
   const double log_z = log_normalizer();
   Result result{chosen->id, static_cast<float>(static_cast<double>(chosen->logit) - log_z), {}};
+  if (params_.logprobs > 0) {
+    result.top_logprobs =
+        top_logprobs(std::min(static_cast<size_t>(params_.logprobs), cand_.size()), log_z);
+  }
+  return result;
+}
+
+double Sampler::uniform() {
+  // 53 random bits → uniform in [0, 1), the same on every platform (unlike
+  // std::uniform_real_distribution, whose algorithm is implementation-defined).
+  return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+}
+
+Sampler::Result Sampler::score(std::span<const float> logits, std::span<const int32_t> prompt,
+                               std::span<const int32_t> output, int32_t token) {
+  if (token < 0 || static_cast<size_t>(token) >= logits.size()) {
+    throw std::out_of_range("score: token " + std::to_string(token) + " outside [0, " +
+                            std::to_string(logits.size()) + ")");
+  }
+  apply_penalties(logits, prompt, output);  // cand_[id] is token id's candidate until filter()
+  full_sum_ = -1.0;
+  const double log_z = log_normalizer();
+  const Candidate& c = cand_[static_cast<size_t>(token)];
+  Result result{c.id, static_cast<float>(static_cast<double>(c.logit) - log_z), {}};
   if (params_.logprobs > 0) {
     result.top_logprobs =
         top_logprobs(std::min(static_cast<size_t>(params_.logprobs), cand_.size()), log_z);

@@ -65,6 +65,19 @@ class Sampler {
   std::vector<float> probabilities(std::span<const float> logits, std::span<const int32_t> prompt,
                                    std::span<const int32_t> output);
 
+  /// The Result sample() would return had it drawn `token` ([0, vocab)): its logprob and top
+  /// logprobs; no draw, the RNG does not advance. Used for tokens chosen by speculative
+  /// verification. Same arguments and errors as sample(); std::out_of_range for a bad token.
+  Result score(std::span<const float> logits, std::span<const int32_t> prompt,
+               std::span<const int32_t> output, int32_t token);
+
+  /// One draw in [0, 1) with 53 random bits from this sequence's RNG (the generator sample() uses),
+  /// identical on every platform.
+  double uniform();
+
+  /// True when temperature is below 1e-5: sample() is the argmax of the penalized logits.
+  bool greedy() const;
+
   const SamplingParams& params() const { return params_; }
 
  private:
@@ -77,7 +90,6 @@ class Sampler {
   /// Fills cand_ (indexed by token id) with the penalized logits; sets max_logit_.
   void apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
                        std::span<const int32_t> output);
-  bool greedy() const;  ///< temperature below 1e-5
   /// Greedy: index into cand_ (= token id, before filter()) of the argmax, lowest id on ties.
   size_t argmax() const;
   /// Runs temperature / top-k / top-p / min-p; afterwards cand_[0, num_kept_) are the survivors

@@ -83,6 +83,9 @@ PLINTH_STATIC_ASSERT(sizeof(plinth_spec_verify) == PLINTH_ABI_1_2_SIZEOF_SPEC_VE
 PLINTH_STATIC_ASSERT(sizeof(plinth_spec_propose_args) == PLINTH_ABI_1_2_SIZEOF_SPEC_PROPOSE_ARGS,
                      "plinth_spec_propose_args layout changed");
 /* Fields of 1.2 start at the end of 1.1's struct. */
+PLINTH_STATIC_ASSERT(offsetof(plinth_spec_proposal, draft_probs) ==
+                         PLINTH_ABI_1_1_SIZEOF_SPEC_PROPOSAL,
+                     "spec_proposal 1.2");
 PLINTH_STATIC_ASSERT(offsetof(plinth_spec_verify, uniforms) == PLINTH_ABI_1_1_SIZEOF_SPEC_VERIFY,
                      "spec_verify 1.2");
 PLINTH_STATIC_ASSERT(offsetof(plinth_spec_stats, num_drafts) == PLINTH_ABI_1_1_SIZEOF_SPEC_STATS,

@@ -77,7 +77,7 @@
 #define PLINTH_ABI_1_1_SIZEOF_PREFIX_KEY 32u
 #define PLINTH_ABI_1_1_SIZEOF_SPEC_VERIFY 56u
 
-/* ABI 1.2: speculative decoding — spec_verify.uniforms, spec_stats.num_drafts, speculator
+/* ABI 1.2: speculative decoding — spec_verify.uniforms, spec_proposal.draft_probs, spec_stats.num_drafts, speculator
  * num_lookahead_slots / propose_batch, create_args draft_backend / draft_model; new struct
  * spec_propose_args. */
 #define PLINTH_ABI_1_2_SIZEOF_ERROR 1032u
@@ -106,7 +106,7 @@
 #define PLINTH_ABI_1_2_SIZEOF_PREFIX_MATCH 32u
 #define PLINTH_ABI_1_2_SIZEOF_PREFIX_STATS 48u
 #define PLINTH_ABI_1_2_SIZEOF_PREFIX_CACHE_VTABLE 96u
-#define PLINTH_ABI_1_2_SIZEOF_SPEC_PROPOSAL 32u
+#define PLINTH_ABI_1_2_SIZEOF_SPEC_PROPOSAL 48u
 #define PLINTH_ABI_1_2_SIZEOF_SPEC_STATS 32u
 #define PLINTH_ABI_1_2_SIZEOF_SPECULATOR_VTABLE 88u
 #define PLINTH_ABI_1_2_SIZEOF_GRAPH_RUNNER_VTABLE 64u

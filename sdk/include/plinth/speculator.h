@@ -24,6 +24,11 @@ typedef struct plinth_spec_proposal {
   uint32_t max_draft;           /* row stride of draft_tokens */
   const uint32_t* num_draft;    /* [num_seqs] draft tokens proposed for each (0..max_draft) */
   const int32_t* draft_tokens;  /* [num_seqs, max_draft] */
+  /* ---- ABI 1.2 ---- */
+  const float* draft_probs; /* [num_seqs, max_draft, vocab_size]: the distribution each draft token
+                               was drawn from, or NULL when the drafts were chosen
+                               deterministically (greedy draft, n-gram lookup) */
+  uint32_t vocab_size;      /* row length of draft_probs (0 when NULL) */
 } plinth_spec_proposal;
 
 /* Verification input for one sequence. The target model ran on (last token, drafts...), giving

@@ -1,0 +1,84 @@
+#pragma once
+// The engine's side of speculative decoding (docs/architecture.md, "Speculative decoding"): how
+// many draft slots the scheduler reserves, asking the speculator for drafts within each sequence's
+// limits, building the verification items from the target's logits after each request's own
+// sampling transforms, checking what the plugin answers, and counting drafts and acceptances.
+// Follows Leviathan et al. (ICML 2023) and Chen et al. (2023): at temperature 0 the accepted
+// tokens are exactly the target's greedy tokens; above it, modified rejection sampling keeps the
+// target's distribution.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/batch_builder.hpp"
+#include "plinth/plinth.h"
+
+namespace plinth {
+
+/// Counters of verified speculation, vLLM's names (docs/server.md lists the metrics).
+struct SpecStats {
+  uint64_t num_drafts = 0;           ///< verified proposals of >= 1 draft token
+  uint64_t num_draft_tokens = 0;     ///< draft tokens verified
+  uint64_t num_accepted_tokens = 0;  ///< draft tokens the verification accepted
+  /// accepted_per_position[j]: proposals whose draft j was accepted.
+  std::vector<uint64_t> accepted_per_position;
+  /// accepted / draft tokens (0 with no drafts).
+  double acceptance_rate() const {
+    return num_draft_tokens == 0 ? 0.0 : double(num_accepted_tokens) / double(num_draft_tokens);
+  }
+  /// 1 + accepted / drafts: tokens a verified proposal yields on average (0 with no drafts).
+  double mean_acceptance_length() const {
+    return num_drafts == 0 ? 0.0 : 1.0 + double(num_accepted_tokens) / double(num_drafts);
+  }
+};
+
+/// Drives one speculator plugin. Single-threaded, like the engine.
+class Speculation {
+ public:
+  /// What verification decided for one sequence: keep `accepted` drafts, then `next_token`.
+  struct Verdict {
+    uint32_t accepted = 0;
+    int32_t next_token = -1;
+  };
+
+  /// `vtable`/`instance`: the speculator; `abi_minor`: what its library declares (older ones
+  /// are asked only for greedy sequences, with 4 draft slots and the plain propose).
+  Speculation(const plinth_speculator_vtable* vtable, plinth_instance* instance, uint32_t abi_minor,
+              uint32_t vocab_size, uint32_t context_length);
+
+  /// Draft slots per decoding sequence the scheduler reserves this step, when `num_running`
+  /// sequences ran the last step.
+  uint32_t lookahead_slots(uint32_t num_running);
+
+  /// Proposes drafts for the decoding entries (their last token is the only one not computed)
+  /// and sets each one's drafts and num_new = 1 + drafts. A sequence's drafts never exceed the
+  /// slots the scheduler reserved after its last token nor what max_tokens and the context leave
+  /// minus one (the bonus token). Throws PluginCallError / std::logic_error (a proposal that
+  /// breaks the contract: too many drafts, ids outside the vocabulary).
+  void propose(std::vector<BatchBuilder::Entry>& entries);
+
+  /// Verifies every entry with drafts. `rows[i]` is entry i's first logits row in `logits`
+  /// ([num_rows, vocab] float32; entry i owns rows rows[i] .. rows[i] + drafts). Returns one
+  /// verdict per entry (meaningful where drafts are non-empty). Throws like propose, and
+  /// std::logic_error when a greedy verdict is not the target's greedy choice.
+  std::vector<Verdict> verify(std::span<const BatchBuilder::Entry> entries,
+                              std::span<const size_t> rows, const float* logits);
+
+  /// Forgets a finished or aborted sequence.
+  void release(plinth_seq_id seq);
+
+  const SpecStats& stats() const { return stats_; }
+
+ private:
+  uint32_t max_draft(const BatchBuilder::Entry& e) const;
+
+  const plinth_speculator_vtable* vt_;
+  plinth_instance* inst_;
+  uint32_t minor_;
+  uint32_t vocab_;
+  uint32_t context_length_;
+  SpecStats stats_;
+};
+
+}  // namespace plinth
