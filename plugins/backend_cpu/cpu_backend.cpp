@@ -1,5 +1,6 @@
 #include "cpu_backend.hpp"
 
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,6 +23,31 @@ const plinth_model_desc& require_model(const plinth_create_args& args) {
 const char* kv_dtype_name(KvDtype d) {
   return d == KvDtype::F32 ? "f32" : "f16";
 }
+
+plinth_forward_output host_logits(const float* logits, uint32_t num_logits, int64_t vocab) {
+  plinth_forward_output out{};
+  out.struct_size = sizeof(out);
+  out.logits = logits;
+  out.num_logits = num_logits;
+  out.vocab_size = static_cast<uint32_t>(vocab);
+  out.logits_device = nullptr;
+  return out;
+}
+
+// The plinth.early_exit/1 table; the instance handle is the CpuBackend (sdk::lifecycle).
+const plinth_early_exit_ext kEarlyExit = {
+    sizeof(plinth_early_exit_ext),
+    [](plinth_instance* inst) -> uint32_t { return sdk::self<CpuBackend>(inst).num_layers(); },
+    [](plinth_instance* inst, const plinth_batch* batch, uint32_t exit_layer,
+       plinth_forward_output* out, plinth_error* err) -> int32_t {
+      if (inst == nullptr || batch == nullptr || out == nullptr) {
+        return sdk::set_error(err, PLINTH_ERR_INVALID_ARGUMENT,
+                              "forward_early_exit: inst, batch and out must not be NULL");
+      }
+      return sdk::guard(err, [&] {
+        sdk::write_out(out, sdk::self<CpuBackend>(inst).forward_early_exit(*batch, exit_layer));
+      });
+    }};
 
 }  // namespace
 
@@ -161,13 +187,18 @@ void CpuBackend::allocate_kv(uint32_t num_blocks, uint32_t block_size) {
 }
 
 plinth_forward_output CpuBackend::forward(const plinth_batch& batch) {
-  plinth_forward_output out{};
-  out.struct_size = sizeof(out);
-  out.logits = forward_.forward(batch);
-  out.num_logits = batch.num_logits;
-  out.vocab_size = static_cast<uint32_t>(forward_.shape().vocab);
-  out.logits_device = nullptr;
-  return out;
+  return host_logits(forward_.forward(batch), batch.num_logits, forward_.shape().vocab);
+}
+
+plinth_forward_output CpuBackend::forward_early_exit(const plinth_batch& batch,
+                                                     uint32_t exit_layer) {
+  return host_logits(forward_.forward_early_exit(batch, exit_layer), batch.num_logits,
+                     forward_.shape().vocab);
+}
+
+const void* CpuBackend::extension(const char* name) const {
+  if (name != nullptr && std::strcmp(name, PLINTH_EXT_EARLY_EXIT) == 0) return &kEarlyExit;
+  return nullptr;
 }
 
 void CpuBackend::copy_blocks(std::span<const plinth_block_copy> copies) {

@@ -39,6 +39,16 @@ class CpuBackend {
   plinth_forward_output forward(const plinth_batch& batch);
   void copy_blocks(std::span<const plinth_block_copy> copies);
 
+  /// Transformer layers of the model (extension plinth.early_exit/1 num_layers).
+  uint32_t num_layers() const { return static_cast<uint32_t>(forward_.shape().n_layers); }
+  /// forward with the model cut after layer exit_layer - 1 (LlamaForward::forward_early_exit):
+  /// logits [num_logits, vocab] f32 on the host. INVALID_ARGUMENT for exit_layer outside
+  /// [1, num_layers) and everything forward refuses.
+  plinth_forward_output forward_early_exit(const plinth_batch& batch, uint32_t exit_layer);
+  /// Answers PLINTH_EXT_EARLY_EXIT ("plinth.early_exit/1") with a plinth_early_exit_ext that
+  /// lives as long as the library; NULL for any other name (and for NULL).
+  const void* extension(const char* name) const;
+
   LlamaForward& model() { return forward_; }
 
  private:

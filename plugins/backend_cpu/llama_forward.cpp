@@ -54,6 +54,21 @@ void LlamaForward::parallel_rows(int64_t n, const std::function<void(int64_t, in
 }
 
 const float* LlamaForward::forward(const plinth_batch& b) {
+  return run(b, w_.shape.n_layers);
+}
+
+const float* LlamaForward::forward_early_exit(const plinth_batch& b, int64_t exit_layer) {
+  const int64_t n_layers = w_.shape.n_layers;
+  if (exit_layer < 1 || exit_layer >= n_layers) {
+    throw std::invalid_argument(
+        "forward_early_exit: exit_layer = " + std::to_string(exit_layer) + " must lie in [1, " +
+        std::to_string(n_layers) + ") (the model has " + std::to_string(n_layers) +
+        " layers; exit_layer = " + std::to_string(n_layers) + " is the full model: use forward)");
+  }
+  return run(b, exit_layer);
+}
+
+const float* LlamaForward::run(const plinth_batch& b, int64_t num_layers) {
   if (!kv_.allocated()) {
     throw std::invalid_argument("forward: the KV cache is not allocated (call allocate_kv first)");
   }
@@ -73,9 +88,9 @@ const float* LlamaForward::forward(const plinth_batch& b) {
     }
   });
   rope_.tables(b.positions, n, rope_table_.data());
-  for (int64_t l = 0; l < s.n_layers; ++l) run_layer(l, b, n, l + 1 == s.n_layers);
+  for (int64_t l = 0; l < num_layers; ++l) run_layer(l, b, n, l + 1 == num_layers);
 
-  // run_layer compacted the logits rows of the last layer to the front: x_[m, hidden].
+  // run_layer compacted the logits rows of the last layer run to the front: x_[m, hidden].
   if (m > 0) {
     rmsnorm(x_.data(), w_.output_norm, m, s.hidden, s.rms_eps, xn_.data());
     matmul(w_.lm_head, xn_.data(), m, logits_.data(), pool_, opt_.matmul);

@@ -45,10 +45,27 @@ class LlamaForward {
   /// not called), embeds the tokens, runs every layer — RMSNorm → Q/K/V → RoPE → K/V stored at
   /// slot_mapping → paged causal attention → output projection + residual → RMSNorm → SwiGLU →
   /// down projection + residual — then the final norm and the LM head for logits_indices only.
-  /// Returns logits[num_logits, vocab] f32, valid until the next forward or destruction.
+  /// Returns logits[num_logits, vocab] f32, valid until the next forward, forward_early_exit or
+  /// destruction.
   const float* forward(const plinth_batch& b);
 
+  /// The model cut after its first `exit_layer` layers (extension plinth.early_exit/1): the same
+  /// validation, embedding and layers as forward for layers [0, exit_layer) only — K/V written
+  /// at slot_mapping in those layers, deeper layers' slots untouched — then the final norm and
+  /// the LM head on the hidden state after layer exit_layer - 1, for logits_indices only (that
+  /// layer runs its output projection and FFN for those rows only, as forward's last layer).
+  /// The K/V of those layers are bit-identical to what a forward of the same batch writes (and,
+  /// with a batch-invariant matmul path, the hidden states of the logits rows). Cost: exit_layer /
+  /// n_layers of a forward's layers plus the full LM head. Returns logits[num_logits, vocab] f32,
+  /// valid until the next forward or forward_early_exit. Throws std::invalid_argument naming
+  /// exit_layer and the valid range when exit_layer is outside [1, n_layers), and everything
+  /// forward throws.
+  const float* forward_early_exit(const plinth_batch& b, int64_t exit_layer);
+
  private:
+  // forward over layers [0, num_layers), num_layers in [1, n_layers]; the last of them keeps
+  // only the logits rows.
+  const float* run(const plinth_batch& b, int64_t num_layers);
   // Runs layer l over n tokens; the last layer keeps only the logits rows (compacted to the
   // front of x_) after attention, since no later layer reads the others.
   void run_layer(int64_t l, const plinth_batch& b, int64_t n, bool last);

@@ -76,12 +76,7 @@ class Backend {
     plinth_error e = make_error();
     plinth_forward_output out{};
     check(vt_.forward(inst_, &b, &out, &e), e);
-    std::vector<std::vector<float>> r(out.num_logits);
-    for (uint32_t i = 0; i < out.num_logits; ++i) {
-      r[i].assign(out.logits + static_cast<size_t>(i) * out.vocab_size,
-                  out.logits + static_cast<size_t>(i + 1) * out.vocab_size);
-    }
-    return r;
+    return rows(out);
   }
   /// Status and message of a forward expected to fail (status OK when it did not).
   std::pair<int32_t, std::string> forward_status(const plinth_batch& b) {
@@ -89,6 +84,40 @@ class Backend {
     plinth_forward_output out{};
     const int32_t st = vt_.forward(inst_, &b, &out, &e);
     return {st, st == PLINTH_OK ? "" : e.message};
+  }
+
+  /// The plinth.early_exit/1 table (lifecycle.get_extension); throws when absent.
+  const plinth_early_exit_ext& early_exit() const {
+    const void* ext = vt_.lifecycle.get_extension == nullptr
+                          ? nullptr
+                          : vt_.lifecycle.get_extension(inst_, PLINTH_EXT_EARLY_EXIT);
+    if (ext == nullptr) throw std::runtime_error("no " PLINTH_EXT_EARLY_EXIT " extension");
+    return *static_cast<const plinth_early_exit_ext*>(ext);
+  }
+  /// logits [num_logits][vocab] of the model cut after `exit_layer` layers.
+  std::vector<std::vector<float>> forward_early_exit(const plinth_batch& b, uint32_t exit_layer) {
+    plinth_error e = make_error();
+    plinth_forward_output out{};
+    out.struct_size = sizeof(out);
+    check(early_exit().forward_early_exit(inst_, &b, exit_layer, &out, &e), e);
+    return rows(out);
+  }
+  /// Status and message of a forward_early_exit expected to fail (status OK when it did not).
+  std::pair<int32_t, std::string> early_exit_status(const plinth_batch& b, uint32_t exit_layer) {
+    plinth_error e = make_error();
+    plinth_forward_output out{};
+    out.struct_size = sizeof(out);
+    const int32_t st = early_exit().forward_early_exit(inst_, &b, exit_layer, &out, &e);
+    return {st, st == PLINTH_OK ? "" : e.message};
+  }
+
+  static std::vector<std::vector<float>> rows(const plinth_forward_output& out) {
+    std::vector<std::vector<float>> r(out.num_logits);
+    for (uint32_t i = 0; i < out.num_logits; ++i) {
+      r[i].assign(out.logits + static_cast<size_t>(i) * out.vocab_size,
+                  out.logits + static_cast<size_t>(i + 1) * out.vocab_size);
+    }
+    return r;
   }
 
   static void check(int32_t st, const plinth_error& e) {

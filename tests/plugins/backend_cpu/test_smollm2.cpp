@@ -288,3 +288,55 @@ TEST_F(SmolLM2, Int8PathLogitsDoNotDependOnBatching) {
 }
 
 }  // namespace
+
+namespace {
+
+// plinth.early_exit/1 on the real model (30 layers): the logits of the model cut after 15 or 29
+// layers have the forward's shape, are finite, and differ from the whole model's; a full forward
+// after an early exit at the same slots is bit-identical to the full forward alone.
+TEST_F(SmolLM2, EarlyExitGivesFiniteLogitsOfTheCutModel) {
+  std::ifstream in(kGolden);
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  const auto prompt = golden.at("prompts").at(0).at("prompt_ids").get<std::vector<int32_t>>();
+  ASSERT_FALSE(prompt.empty());
+  ASSERT_LE(prompt.size(), 4 * kBlockSize);
+  LoadedModel model(kModel);
+  harness::Library lib;
+  harness::Backend be(lib, model.desc, R"({"threads": 2})");
+  be.allocate(8, kBlockSize);
+  const uint32_t n_layers = be.early_exit().num_layers(be.inst());
+  ASSERT_EQ(n_layers, model.config.n_layers);
+  ASSERT_EQ(n_layers, 30u);
+  BatchBuilder bb({{{6, 2, 5, 1}, 0, prompt, false}}, kBlockSize);
+  bb.logits_indices = {0, static_cast<int32_t>(prompt.size() / 2),
+                       static_cast<int32_t>(prompt.size()) - 1};
+  bb.batch.num_logits = 3;
+  bb.point();
+  const auto full = be.forward(bb.batch);
+  ASSERT_EQ(full.size(), 3u);
+  const auto finite = [](const std::vector<std::vector<float>>& rows) {
+    for (const auto& r : rows) {
+      if (!std::all_of(r.begin(), r.end(), [](float v) { return std::isfinite(v); })) return false;
+    }
+    return true;
+  };
+  for (uint32_t exit_layer : {15u, n_layers - 1}) {
+    SCOPED_TRACE("exit_layer " + std::to_string(exit_layer));
+    const auto cut = be.forward_early_exit(bb.batch, exit_layer);
+    ASSERT_EQ(cut.size(), 3u);
+    for (const auto& r : cut) ASSERT_EQ(r.size(), model.config.vocab_size);
+    EXPECT_TRUE(finite(cut));
+    if (exit_layer == 15u) {
+      for (size_t i = 0; i < cut.size(); ++i) {
+        float d = 0.0f;
+        for (size_t v = 0; v < cut[i].size(); ++v)
+          d = std::max(d, std::fabs(cut[i][v] - full[i][v]));
+        EXPECT_GT(d, 1e-2f) << "row " << i;
+      }
+    }
+  }
+  EXPECT_TRUE(finite(full));
+  EXPECT_EQ(be.forward(bb.batch), full) << "full forward after early exits at the same slots";
+}
+
+}  // namespace

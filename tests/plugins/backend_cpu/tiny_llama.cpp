@@ -1,5 +1,6 @@
 #include <array>
 #include <stdexcept>
+#include <string>
 
 #include "tiny_llama.hpp"
 
@@ -44,8 +45,13 @@ void rope(std::vector<float>& v, size_t heads, size_t hd, int pos, double theta,
 
 }  // namespace
 
-std::vector<std::vector<float>> Model::naive_logits(const std::vector<int32_t>& tokens) const {
+std::vector<std::vector<float>> Model::naive_logits(const std::vector<int32_t>& tokens,
+                                                    uint32_t num_layers) const {
   const Dims& d = d_;
+  if (num_layers < 1 || num_layers > d.n_layers) {
+    throw std::invalid_argument("naive_logits: num_layers = " + std::to_string(num_layers) +
+                                " must lie in [1, " + std::to_string(d.n_layers) + "]");
+  }
   const size_t hd = d.head_dim, group = d.n_heads / d.n_kv_heads;
   const size_t qd = d.n_heads * hd, kvd = d.n_kv_heads * hd;
   std::vector<std::vector<std::vector<float>>> kcache(d.n_layers), vcache(d.n_layers);
@@ -54,7 +60,7 @@ std::vector<std::vector<float>> Model::naive_logits(const std::vector<int32_t>& 
   for (size_t pos = 0; pos < tokens.size(); ++pos) {
     std::vector<float> x(embd.begin() + static_cast<long>(tokens[pos] * d.hidden),
                          embd.begin() + static_cast<long>((tokens[pos] + 1) * d.hidden));
-    for (uint32_t l = 0; l < d.n_layers; ++l) {
+    for (uint32_t l = 0; l < num_layers; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
       std::vector<float> xn = rmsnorm(x, w(p + "attn_norm.weight"), d.eps);
       std::vector<float> q = linear(w(p + "attn_q.weight"), xn, qd);

@@ -74,7 +74,14 @@ class Model {
   }
 
   /// Logits [tokens.size(), vocab] of every position of `tokens` processed from position 0.
-  std::vector<std::vector<float>> naive_logits(const std::vector<int32_t>& tokens) const;
+  std::vector<std::vector<float>> naive_logits(const std::vector<int32_t>& tokens) const {
+    return naive_logits(tokens, d_.n_layers);
+  }
+  /// The same for the model cut after its first `num_layers` layers (the final norm and the LM
+  /// head applied to the hidden state after layer num_layers - 1). Throws std::invalid_argument
+  /// for num_layers outside [1, n_layers].
+  std::vector<std::vector<float>> naive_logits(const std::vector<int32_t>& tokens,
+                                               uint32_t num_layers) const;
 
  private:
   void add(const std::string& name, std::vector<float> w, uint32_t d0, uint32_t d1) {
