@@ -7,15 +7,32 @@
 //                 std::span<int32_t> next_token);
 //     void release_seq(plinth_seq_id);
 //     plinth_spec_stats stats();
+//     // optional (ABI 1.2): a draft-length schedule, and proposals with per-sequence limits
+//     uint32_t num_lookahead_slots(uint32_t num_running);
+//     plinth_spec_proposal propose_batch(const plinth_spec_propose_args&);
 //   };
 #ifndef PLINTH_SPECULATOR_HPP
 #define PLINTH_SPECULATOR_HPP
 
 #include <span>
 
+#include <concepts>
+
 #include "plinth/plugin.hpp"
+#include "plinth/speculator.h"
 
 namespace plinth::sdk {
+
+namespace detail {
+template <class T>
+concept HasLookaheadSlots = requires(T& t, uint32_t n) {
+  { t.num_lookahead_slots(n) } -> std::convertible_to<uint32_t>;
+};
+template <class T>
+concept HasProposeBatch = requires(T& t, const plinth_spec_propose_args& a) {
+  { t.propose_batch(a) } -> std::convertible_to<plinth_spec_proposal>;
+};
+}  // namespace detail
 
 template <class T>
 constexpr plinth_speculator_vtable speculator_vtable() {
@@ -43,6 +60,21 @@ constexpr plinth_speculator_vtable speculator_vtable() {
   v.get_stats = [](plinth_instance* i, plinth_spec_stats* out, plinth_error* e) -> int32_t {
     return guard(e, [&] { write_out(out, self<T>(i).stats()); });
   };
+  if constexpr (detail::HasLookaheadSlots<T>) {
+    v.num_lookahead_slots = [](plinth_instance* i, uint32_t n) -> uint32_t {
+      try {
+        return self<T>(i).num_lookahead_slots(n);
+      } catch (...) {
+        return 0;  // no speculation this step rather than an exception across the ABI
+      }
+    };
+  }
+  if constexpr (detail::HasProposeBatch<T>) {
+    v.propose_batch = [](plinth_instance* i, const plinth_spec_propose_args* a,
+                         plinth_spec_proposal* out, plinth_error* e) -> int32_t {
+      return guard(e, [&] { write_out(out, self<T>(i).propose_batch(*a)); });
+    };
+  }
   return v;
 }
 
