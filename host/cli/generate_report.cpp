@@ -1,6 +1,7 @@
 #include "cli/generate_report.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace plinth::cli {
 
@@ -49,6 +50,22 @@ void print_summary(std::FILE* out, const Engine& engine, std::span<const uint64_
                median(tpot) * 1e3, secs > 0 ? generated / secs : 0.0,
                static_cast<unsigned long long>(s.num_steps),
                static_cast<unsigned long long>(s.num_preemptions));
+  if (s.has_speculator) {
+    // vLLM's speculative decoding metrics: acceptance rate = accepted / draft tokens, mean
+    // acceptance length = 1 + accepted / drafts.
+    std::string per_position;
+    for (uint64_t n : s.spec.accepted_per_position) {
+      if (!per_position.empty()) per_position += ' ';
+      per_position += std::to_string(n);
+    }
+    std::fprintf(out,
+                 "speculative: %llu drafts, %llu draft tokens, %llu accepted | acceptance rate "
+                 "%.3f | mean acceptance length %.2f | accepted per position [%s]\n",
+                 static_cast<unsigned long long>(s.spec.num_drafts),
+                 static_cast<unsigned long long>(s.spec.num_draft_tokens),
+                 static_cast<unsigned long long>(s.spec.num_accepted_tokens),
+                 s.spec.acceptance_rate(), s.spec.mean_acceptance_length(), per_position.c_str());
+  }
 }
 
 }  // namespace plinth::cli
