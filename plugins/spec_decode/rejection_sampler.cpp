@@ -1,6 +1,7 @@
 #include "rejection_sampler.hpp"
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace plinth::spec_decode {
@@ -34,6 +35,13 @@ Verdict verify_item(const plinth_spec_verify& v, const std::function<double()>& 
     return {a, v.target_tokens[a]};
   }
   const size_t vocab = v.vocab_size;
+  if (vocab == 0) throw std::invalid_argument("verify: target_probs given with vocab_size 0");
+  for (uint32_t j = 0; j < k; ++j) {  // a draft indexes the probability rows
+    if (v.draft_tokens[j] < 0 || static_cast<size_t>(v.draft_tokens[j]) >= vocab) {
+      throw std::invalid_argument("verify: draft token " + std::to_string(v.draft_tokens[j]) +
+                                  " is outside the vocabulary of " + std::to_string(vocab));
+    }
+  }
   auto u = [&](size_t i) { return v.uniforms != nullptr ? v.uniforms[i] : fallback(); };
   std::vector<double> w(vocab);
   for (uint32_t j = 0; j < k; ++j) {

@@ -25,7 +25,7 @@ struct Verdict {
 /// Verifies one item (plinth_spec_verify: target_probs [k + 1, vocab] in probability space after
 /// the request's sampling transforms, draft_probs [k, vocab] or NULL). Uses item.uniforms when
 /// given, else draws from `fallback` (a [0, 1) source). Throws std::invalid_argument for an item
-/// whose arrays are missing.
+/// whose arrays are missing, or (sampling) whose vocab_size is 0 or drafts lie outside it.
 Verdict verify_item(const plinth_spec_verify& item, const std::function<double()>& fallback);
 
 }  // namespace plinth::spec_decode
