@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
 
   register_plugins(app);
   register_manifest(app);
+  register_draft_model(app);
   if (register_generate != nullptr) register_generate(app);
   if (register_serve != nullptr) register_serve(app);
 

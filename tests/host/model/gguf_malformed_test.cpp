@@ -5,25 +5,24 @@
 #include <limits>
 #include <random>
 
-#include "gguf_writer.hpp"
+#include "gguf_test_files.hpp"
 #include "model/gguf.hpp"
 
 namespace plinth {
 namespace {
 
 using test::Bytes;
-using test::GgufWriter;
 using test::put;
 
-// A small valid file: three kv pairs (string, array, u32) and two tensors, the last one ending
-// exactly at the end of the file.
+// A small valid file: three kv pairs (string, array, u32) and two tensors; the data of the last
+// one is followed by zero padding to the alignment (as ggml writes it).
 GgufWriter base_writer() {
   GgufWriter w;
   w.add_string("general.architecture", "llama");
-  w.add("tok", GgufValueType::ARRAY, test::enc_string_array({"a", "bc", "def"}));
+  w.add("tok", gguf_string_array({"a", "bc", "def"}));
   w.add_u32("general.quantization_version", 2);
-  w.add_tensor("a.weight", {4, 2}, GgmlType::F32);
-  w.add_tensor("b.weight", {32, 2}, GgmlType::Q8_0);
+  test::add_pattern_tensor(w, "a.weight", {4, 2}, GgmlType::F32);
+  test::add_pattern_tensor(w, "b.weight", {32, 2}, GgmlType::Q8_0);
   return w;
 }
 
@@ -69,17 +68,17 @@ TEST_F(GgufMalformed, BadMagic) {
 }
 
 TEST_F(GgufMalformed, UnsupportedVersion) {
-  GgufWriter w = base_writer();
-  w.version = 1;
-  expect_error(w.build(), 4, "version", "unsupported GGUF version 1");
-  w.version = 4;
-  expect_error(w.build(), 4, "version", "supported: 2, 3");
+  Bytes b = base_writer().build();
+  put<uint32_t>(b, 4, 1);
+  expect_error(b, 4, "version", "unsupported GGUF version 1");
+  put<uint32_t>(b, 4, 4);
+  expect_error(b, 4, "version", "supported: 2, 3");
 }
 
 TEST_F(GgufMalformed, BigEndianFile) {
-  GgufWriter w = base_writer();
-  w.version = 0x03000000;  // what a big-endian v3 file reads as
-  expect_error(w.build(), 4, "version", "big-endian");
+  Bytes b = base_writer().build();
+  put<uint32_t>(b, 4, 0x03000000);  // what a big-endian v3 file reads as
+  expect_error(b, 4, "version", "big-endian");
 }
 
 TEST_F(GgufMalformed, TruncatedHeader) {
@@ -91,21 +90,24 @@ TEST_F(GgufMalformed, TruncatedHeader) {
 TEST_F(GgufMalformed, KvCountPastEnd) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["kv_count"], uint64_t{1} << 60);
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["kv_count"], uint64_t{1} << 60);
   expect_error(b, 16, "metadata_kv_count", "cannot fit");
 }
 
 TEST_F(GgufMalformed, TensorCountPastEnd) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["tensor_count"], std::numeric_limits<uint64_t>::max());
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["tensor_count"], std::numeric_limits<uint64_t>::max());
   expect_error(b, 8, "tensor_count", "cannot fit");
 }
 
 TEST_F(GgufMalformed, KeyLengthPastEnd) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  const uint64_t at = w.marks["kv:general.quantization_version"];
+  auto m = test::marks(w);
+  const uint64_t at = m["kv:general.quantization_version"];
   put<uint64_t>(b, at, uint64_t{1} << 62);
   expect_error(b, at, "metadata[2].key", "points past the end");
 }
@@ -113,7 +115,8 @@ TEST_F(GgufMalformed, KeyLengthPastEnd) {
 TEST_F(GgufMalformed, StringValueLengthPastEnd) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  const uint64_t at = w.marks["kv:general.architecture.value"];
+  auto m = test::marks(w);
+  const uint64_t at = m["kv:general.architecture.value"];
   put<uint64_t>(b, at, b.size());
   expect_error(b, at, "general.architecture", "string length");
 }
@@ -121,7 +124,8 @@ TEST_F(GgufMalformed, StringValueLengthPastEnd) {
 TEST_F(GgufMalformed, ArrayCountPastEnd) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  const uint64_t at = w.marks["kv:tok.value"] + 4;
+  auto m = test::marks(w);
+  const uint64_t at = m["kv:tok.value"] + 4;
   put<uint64_t>(b, at, uint64_t{1} << 58);
   expect_error(b, at, "tok.count", "points past the end");
 }
@@ -129,7 +133,8 @@ TEST_F(GgufMalformed, ArrayCountPastEnd) {
 TEST_F(GgufMalformed, ArrayElementStringPastEnd) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  const uint64_t at = w.marks["kv:tok.value"] + 12 + 9;  // second element, after "a"
+  auto m = test::marks(w);
+  const uint64_t at = m["kv:tok.value"] + 12 + 9;  // second element, after "a"
   put<uint64_t>(b, at, uint64_t{1} << 40);
   expect_error(b, at, "tok[1]", "string length");
 }
@@ -137,7 +142,8 @@ TEST_F(GgufMalformed, ArrayElementStringPastEnd) {
 TEST_F(GgufMalformed, UnknownValueType) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  const uint64_t at = w.marks["kv:general.quantization_version.type"];
+  auto m = test::marks(w);
+  const uint64_t at = m["kv:general.quantization_version.type"];
   put<uint32_t>(b, at, 13);
   expect_error(b, at, "general.quantization_version.type", "unknown value type 13");
 }
@@ -145,84 +151,98 @@ TEST_F(GgufMalformed, UnknownValueType) {
 TEST_F(GgufMalformed, UnknownArrayElementType) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  const uint64_t at = w.marks["kv:tok.value"];
+  auto m = test::marks(w);
+  const uint64_t at = m["kv:tok.value"];
   put<uint32_t>(b, at, 77);
   expect_error(b, at, "tok.element_type", "unknown value type 77");
 }
 
 TEST_F(GgufMalformed, BoolNeitherZeroNorOne) {
   GgufWriter w = base_writer();
-  w.add("flag", GgufValueType::BOOL, test::enc<uint8_t>(2));
+  w.add_bool("flag", true);
   Bytes b = w.build();
-  expect_error(b, w.marks["kv:flag.value"], "flag", "bool value 2");
+  auto m = test::marks(w);
+  put<uint8_t>(b, m["kv:flag.value"], 2);
+  expect_error(b, m["kv:flag.value"], "flag", "bool value 2");
 }
 
 TEST_F(GgufMalformed, ArraysNestedTooDeep) {
   GgufWriter w = base_writer();
-  Bytes v = test::enc_array_of<int32_t>(GgufValueType::INT32, {1});
-  for (int i = 0; i < 9; ++i) v = test::enc_array(GgufValueType::ARRAY, 1, v);
-  w.add("deep", GgufValueType::ARRAY, v);
+  GgufValue v = gguf_array(GgufValueType::INT32, {gguf_int(GgufValueType::INT32, 1)});
+  for (int i = 0; i < 9; ++i) v = gguf_array(GgufValueType::ARRAY, {v});
+  w.add("deep", v);
   Bytes b = w.build();
+  auto m = test::marks(w);
   // Depth 0 is the value itself; the 9th nested array header (8 levels of 12 bytes in) fails.
-  expect_error(b, w.marks["kv:deep.value"] + uint64_t{8 * 12}, "deep[0][0]",
-               "nested deeper than 8");
+  expect_error(b, m["kv:deep.value"] + uint64_t{8 * 12}, "deep[0][0]", "nested deeper than 8");
 }
 
 TEST_F(GgufMalformed, EmptyKey) {
-  GgufWriter w;
-  w.add_u32("", 1);
-  expect_error(w.build(), 24, "metadata[0].key", "empty key");
+  GgufWriter w;  // refuses an empty key: write "k", then set its length to 0
+  w.add_u32("k", 1);
+  Bytes b = w.build();
+  put<uint64_t>(b, 24, 0);
+  expect_error(b, 24, "metadata[0].key", "empty key");
 }
 
 TEST_F(GgufMalformed, DuplicateKey) {
   GgufWriter w = base_writer();
-  w.add_u32("general.quantization_version", 3);
+  w.add_u32("general.quantization_versioX", 3);  // the writer refuses a repeated key
   Bytes b = w.build();
-  expect_error(b, w.marks["kv:general.quantization_version#2"], "general.quantization_version",
+  auto m = test::marks(w);
+  test::rename_key(b, m["kv:general.quantization_versioX"], "general.quantization_version");
+  expect_error(b, m["kv:general.quantization_versioX"], "general.quantization_version",
                "duplicate metadata key");
 }
 
 TEST_F(GgufMalformed, DuplicateTensorName) {
   GgufWriter w = base_writer();
-  w.add_tensor("a.weight", {4}, GgmlType::F32);
+  test::add_pattern_tensor(w, "a.weighX", {4}, GgmlType::F32);  // the writer refuses repeats
   Bytes b = w.build();
-  expect_error(b, w.marks["tensor:a.weight#2"], "tensor[2].name", "duplicate tensor name");
+  auto m = test::marks(w);
+  test::rename_key(b, m["tensor:a.weighX"], "a.weight");  // a tensor info starts with its name
+  expect_error(b, m["tensor:a.weighX"], "tensor[2].name", "duplicate tensor name");
 }
 
 TEST_F(GgufMalformed, TooManyDims) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint32_t>(b, w.marks["a.weight.n_dims"], 5);
-  expect_error(b, w.marks["a.weight.n_dims"], "a.weight.n_dims", "n_dims 5 outside 1..4");
+  auto m = test::marks(w);
+  put<uint32_t>(b, m["a.weight.n_dims"], 5);
+  expect_error(b, m["a.weight.n_dims"], "a.weight.n_dims", "n_dims 5 outside 1..4");
 }
 
 TEST_F(GgufMalformed, ZeroDims) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint32_t>(b, w.marks["b.weight.n_dims"], 0);
-  expect_error(b, w.marks["b.weight.n_dims"], "b.weight.n_dims", "n_dims 0");
+  auto m = test::marks(w);
+  put<uint32_t>(b, m["b.weight.n_dims"], 0);
+  expect_error(b, m["b.weight.n_dims"], "b.weight.n_dims", "n_dims 0");
 }
 
 TEST_F(GgufMalformed, DimensionZero) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["a.weight.dims"] + 8, 0);
-  expect_error(b, w.marks["a.weight.dims"] + 8, "a.weight.dims[1]", "dimension is 0");
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["a.weight.dims"] + 8, 0);
+  expect_error(b, m["a.weight.dims"] + 8, "a.weight.dims[1]", "dimension is 0");
 }
 
 TEST_F(GgufMalformed, ElementCountOverflow) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["a.weight.dims"], uint64_t{1} << 40);
-  put<uint64_t>(b, w.marks["a.weight.dims"] + 8, uint64_t{1} << 40);
-  expect_error(b, w.marks["a.weight.dims"] + 8, "a.weight.dims[1]", "overflows");
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["a.weight.dims"], uint64_t{1} << 40);
+  put<uint64_t>(b, m["a.weight.dims"] + 8, uint64_t{1} << 40);
+  expect_error(b, m["a.weight.dims"] + 8, "a.weight.dims[1]", "overflows");
 }
 
 TEST_F(GgufMalformed, UnknownTensorType) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint32_t>(b, w.marks["a.weight.type"], 99);
-  expect_error(b, w.marks["a.weight.type"], "a.weight.type",
+  auto m = test::marks(w);
+  put<uint32_t>(b, m["a.weight.type"], 99);
+  expect_error(b, m["a.weight.type"], "a.weight.type",
                "tensor type 99 (unknown to ggml) is not supported; supported: F32, F16, BF16, "
                "Q4_0, Q4_1, Q8_0");
 }
@@ -230,51 +250,59 @@ TEST_F(GgufMalformed, UnknownTensorType) {
 TEST_F(GgufMalformed, UnsupportedKnownTensorType) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint32_t>(b, w.marks["b.weight.type"], 12);
-  expect_error(b, w.marks["b.weight.type"], "b.weight.type", "tensor type 12 (Q4_K)");
+  auto m = test::marks(w);
+  put<uint32_t>(b, m["b.weight.type"], 12);
+  expect_error(b, m["b.weight.type"], "b.weight.type", "tensor type 12 (Q4_K)");
 }
 
 TEST_F(GgufMalformed, RowNotMultipleOfBlock) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["b.weight.dims"], 16);
-  expect_error(b, w.marks["b.weight.dims"], "b.weight.dims[0]", "Q8_0 block size 32");
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["b.weight.dims"], 16);
+  expect_error(b, m["b.weight.dims"], "b.weight.dims[0]", "Q8_0 block size 32");
 }
 
 TEST_F(GgufMalformed, MisalignedTensorOffset) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["b.weight.offset"], 40);
-  expect_error(b, w.marks["b.weight.offset"], "b.weight.offset",
-               "not a multiple of the alignment 32");
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["b.weight.offset"], 40);
+  expect_error(b, m["b.weight.offset"], "b.weight.offset", "not a multiple of the alignment 32");
 }
 
 TEST_F(GgufMalformed, TensorDataPastEndOfFile) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  b.pop_back();
-  expect_error(b, w.marks["b.weight.offset"], "b.weight.offset", "past the end of the file");
+  auto m = test::marks(w);
+  b.resize(m["end:b.weight"] - 1);  // the last data byte and the padding after it cut off
+  expect_error(b, m["b.weight.offset"], "b.weight.offset", "past the end of the file");
 }
 
 TEST_F(GgufMalformed, TensorOffsetHuge) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
-  put<uint64_t>(b, w.marks["a.weight.offset"], std::numeric_limits<uint64_t>::max() - 31);
-  expect_error(b, w.marks["a.weight.offset"], "a.weight.offset", "past the end of the file");
+  auto m = test::marks(w);
+  put<uint64_t>(b, m["a.weight.offset"], std::numeric_limits<uint64_t>::max() - 31);
+  expect_error(b, m["a.weight.offset"], "a.weight.offset", "past the end of the file");
 }
 
 TEST_F(GgufMalformed, BadAlignment) {
   GgufWriter w = base_writer();
-  w.add_u32("general.alignment", 24);
+  w.add_u32("general.alignment", 32);  // the writer refuses 24: patch it in
   Bytes b = w.build();
-  expect_error(b, w.marks["kv:general.alignment"], "general.alignment", "not a power of two");
+  auto m = test::marks(w);
+  put<uint32_t>(b, m["kv:general.alignment.value"], 24);
+  expect_error(b, m["kv:general.alignment"], "general.alignment", "not a power of two");
 }
 
 TEST_F(GgufMalformed, AlignmentOfWrongType) {
   GgufWriter w = base_writer();
-  w.add_string("general.alignment", "32");
+  w.add_string("general.alignmenX", "32");  // the writer refuses a string alignment
   Bytes b = w.build();
-  expect_error(b, w.marks["kv:general.alignment"], "general.alignment", "must be an integer");
+  auto m = test::marks(w);
+  test::rename_key(b, m["kv:general.alignmenX"], "general.alignment");
+  expect_error(b, m["kv:general.alignmenX"], "general.alignment", "must be an integer");
 }
 
 TEST_F(GgufMalformed, MissingFile) {
@@ -291,10 +319,20 @@ TEST_F(GgufMalformed, DirectoryIsNotAFile) {
   EXPECT_THROW(GgufFile::open(dir_.path().string()), GgufError);
 }
 
-// Every proper prefix of a valid file is an error (the last tensor ends at the end of the file).
+// Every prefix of a valid file that cuts into the last tensor's data is an error (the zero
+// padding after it is not data: a file without it is valid).
 TEST_F(GgufMalformed, EveryTruncationIsAnError) {
-  const Bytes full = base_writer().build();
-  for (size_t n = 0; n < full.size(); ++n) {
+  const GgufWriter w = base_writer();
+  const Bytes full = w.build();
+  const uint64_t data_end = test::marks(w)["end:b.weight"];
+  ASSERT_LT(data_end, full.size());  // padded
+  EXPECT_EQ(GgufFile::open(dir_.write("unpadded.gguf",
+                                      Bytes(full.begin(),
+                                            full.begin() + static_cast<std::ptrdiff_t>(data_end))))
+                ->tensors()
+                .size(),
+            2u);
+  for (size_t n = 0; n < data_end; ++n) {
     const Bytes b(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
     const std::string path = dir_.write("cut.gguf", b);
     EXPECT_THROW(GgufFile::open(path), GgufError) << "prefix of " << n << " bytes";

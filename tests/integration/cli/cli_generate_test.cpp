@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gguf_writer.hpp"
+#include "gguf_test_files.hpp"
 
 namespace {
 
@@ -73,7 +73,7 @@ TEST_F(CliGenerate, PromptsFileRunsAsOneBatchAndWritesJsonLines) {
       << R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3})"
          "\n";
   CliRun r = run("--prompts-file " + quote((dir / "in.jsonl").string()) + " --output " +
-              quote((dir / "out.jsonl").string()));
+                 quote((dir / "out.jsonl").string()));
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(dir / "out.jsonl");
   std::string line;
@@ -98,7 +98,7 @@ struct BadInput {
 
 TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
   plinth::test::TempDir tmp;
-  plinth::test::GgufWriter w;  // a valid GGUF of another architecture
+  plinth::GgufWriter w;  // a valid GGUF of another architecture
   w.add_string("general.architecture", "gpt2");
   std::string gpt2 = tmp.write("gpt2.gguf", w.build());
   std::string long_prompt;
