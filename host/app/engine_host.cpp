@@ -45,7 +45,8 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   std::sort(h->stop_ids_.begin(), h->stop_ids_.end());
   h->stop_ids_.erase(std::unique(h->stop_ids_.begin(), h->stop_ids_.end()), h->stop_ids_.end());
 
-  h->pipeline_ = Pipeline::create(manifest, h->model_.desc->get(), host);
+  // Over the opened file: a draft backend's vocabulary is compared with it (runtime/draft_model).
+  h->pipeline_ = Pipeline::create(manifest, h->model_, host);
   KvCacheRef kv = h->pipeline_->kv_cache();
   BackendRef backend = h->pipeline_->backend();
   plinth_kv_info info{};

@@ -29,7 +29,8 @@ class EngineHost {
 
   /// Loads the manifest, maps the model, builds tokenizer and chat template, creates the pipeline,
   /// allocates the backend's KV cache and the engine. `host` must outlive the result.
-  /// Throws ManifestError (manifest mistakes, no model given), GgufError (missing or malformed
+  /// Throws ManifestError (manifest mistakes, no model given, a draft backend's model missing,
+  /// unusable or of another vocabulary than the target's), GgufError (missing or malformed
   /// model file, a non-LLaMA architecture), PluginError / PluginCallError (a plugin refused).
   static std::unique_ptr<EngineHost> load(const Options& options, HostContext& host);
   ~EngineHost();

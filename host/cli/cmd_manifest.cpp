@@ -1,6 +1,7 @@
 // plinth manifest check FILE [--model PATH]: validates a manifest (every library loaded and its
 // config checked against the plugin's schema), prints the pipeline in step order and, with a
-// model, the KV memory plan (backend + kv_cache created, nothing allocated).
+// model, the KV memory plan (backend, draft backend + kv_cache created, nothing allocated; a draft
+// model of another vocabulary than the target's is refused).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "runtime/call.hpp"
+#include "runtime/draft_model.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/manifest.hpp"
 #include "runtime/model_desc.hpp"
@@ -87,6 +89,18 @@ void print_memory_plan(const Pipeline& p) {
         pc->entry.name.c_str(), static_cast<unsigned long long>(cap),
         gib(cap * info.bytes_per_block).c_str());
   }
+  BackendRef draft = p.draft_backend();
+  if (draft) {
+    plinth_kv_layout dl{};
+    dl.struct_size = sizeof(dl);
+    call(p.draft_plugin()->entry.name + ".get_kv_layout",
+         [&](plinth_error* e) { return draft.vtable->get_kv_layout(draft.instance, &dl, e); });
+    std::printf(
+        "  draft backend:    \"%s\": %llu bytes of KV per token (%u layers x %u KV heads x %u "
+        "head_dim x K,V, %s), allocated by the speculator, not part of the plan above\n",
+        p.draft_plugin()->entry.name.c_str(), static_cast<unsigned long long>(dl.bytes_per_token),
+        dl.n_layers, dl.n_kv_heads, dl.head_dim, dtype_name(dl.dtype).c_str());
+  }
   if (info.bytes_per_block != layout.bytes_per_token * info.block_size) {
     std::printf("  warning: bytes per block != block size x KV bytes per token (%llu)\n",
                 static_cast<unsigned long long>(layout.bytes_per_token * info.block_size));
@@ -99,12 +113,16 @@ void check_manifest(const CheckOptions& o) {
   Manifest manifest = load_manifest(o.file, mo);
   HostContext host(make_logger());
   std::unique_ptr<Pipeline> pipeline = Pipeline::load(manifest, host);
+  std::error_code ec;
+  const PluginEntry* draft = manifest.draft_backend();
+  if (draft != nullptr && !std::filesystem::is_regular_file(*draft->model, ec)) {
+    load_draft_model(manifest, *draft);  // throws: names plugins[i].model and the fix
+  }
   std::printf("manifest %s: OK\n%s", o.file.c_str(), pipeline->describe().c_str());
   if (!manifest.model) {
     std::printf("memory plan: needs a model (set `model` in the manifest or pass --model)\n");
     return;
   }
-  std::error_code ec;
   if (!std::filesystem::is_regular_file(*manifest.model, ec)) {
     throw ManifestError(manifest.file, o.model.empty() ? "model" : "--model",
                         "no model file " + manifest.model->string() +
@@ -116,7 +134,16 @@ void check_manifest(const CheckOptions& o) {
               model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
               model.config.vocab_size);
   // Up to the prefix cache: it checks the kv_cache it is wired to (block size, calls) at create.
-  pipeline->instantiate(model.desc->get(), PLINTH_KIND_PREFIX_CACHE);
+  // The draft backend comes right after the backend; its model's vocabulary is checked first.
+  pipeline->instantiate(model, PLINTH_KIND_PREFIX_CACHE);
+  if (const LoadedModel* dm = pipeline->draft_model()) {
+    std::printf(
+        "draft model %s (%s): %s, %u layers, hidden %u, %u heads (%u KV), vocab %u, the same "
+        "tokens as the target\n",
+        dm->file->path().c_str(), pipeline->draft_plugin()->entry.json_path.c_str(),
+        dm->config.architecture.c_str(), dm->config.n_layers, dm->config.hidden_size,
+        dm->config.n_heads, dm->config.n_kv_heads, dm->config.vocab_size);
+  }
   print_memory_plan(*pipeline);
   pipeline.reset();  // instances go before the model they point into
 }

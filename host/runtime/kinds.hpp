@@ -11,6 +11,8 @@
 namespace plinth {
 
 /// Creation order of the ABI (sdk/include/plinth/plugin.h): each kind may use those before it.
+/// A draft backend (`"role": "draft"`) is created right after the target backend, before the
+/// kv_cache, and destroyed right before the target backend (Pipeline::instantiate).
 inline constexpr std::array<plinth_plugin_kind, 6> kCreationOrder = {
     PLINTH_KIND_BACKEND,   PLINTH_KIND_KV_CACHE,   PLINTH_KIND_PREFIX_CACHE,
     PLINTH_KIND_SCHEDULER, PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER};
@@ -23,9 +25,10 @@ std::optional<plinth_plugin_kind> kind_from_name(std::string_view name);
 bool is_valid_kind(int32_t kind);
 /// Kinds a pipeline must have exactly one of: backend, kv_cache, scheduler.
 bool kind_is_required(plinth_plugin_kind kind);
-/// Every kind is single-instance in a manifest (the host may add a draft backend itself).
-inline constexpr bool kind_is_single_instance(plinth_plugin_kind) {
-  return true;
+/// Kinds a manifest holds at most one of: all but the backend, of which there may be one target
+/// and one draft (`"role": "draft"`, the speculator's draft model).
+inline constexpr bool kind_is_single_instance(plinth_plugin_kind kind) {
+  return kind != PLINTH_KIND_BACKEND;
 }
 /// The step of DESIGN §2 where the kind acts, for `manifest check` ("3. kv_cache.allocate").
 std::string_view kind_step(plinth_plugin_kind kind);

@@ -21,7 +21,14 @@ ManifestError::ManifestError(fs::path file, std::string json_path, std::string m
 
 const PluginEntry* Manifest::find(plinth_plugin_kind kind) const {
   for (const PluginEntry& e : plugins) {
-    if (e.kind == kind) return &e;
+    if (e.kind == kind && !e.is_draft_backend()) return &e;
+  }
+  return nullptr;
+}
+
+const PluginEntry* Manifest::draft_backend() const {
+  for (const PluginEntry& e : plugins) {
+    if (e.is_draft_backend()) return &e;
   }
   return nullptr;
 }
@@ -181,7 +188,7 @@ class Parser {
       fail(path, "must be an object {\"kind\": ..., \"library\": ..., \"config\": {...}}, got " +
                      std::string(p.type_name()));
     }
-    only_keys(p, path, {"kind", "library", "name", "config"});
+    only_keys(p, path, {"kind", "library", "name", "config", "role", "model"});
     std::string kind = string_field(p, path, "kind", true);
     auto k = kind_from_name(kind);
     if (!k) {
@@ -211,7 +218,54 @@ class Parser {
       }
       e.config = p["config"];
     }
+    role_and_model(p, e);
+    // Target and draft often share a library: the draft's default name tells them apart.
+    if (!p.contains("name") && e.is_draft_backend()) e.name += "_draft";
     return e;
+  }
+
+  // `role` (backends only: "target", the default, or "draft") and `model` (draft backends only).
+  void role_and_model(const json& p, PluginEntry& e) {
+    const std::string& path = e.json_path;
+    if (p.contains("role")) {
+      const json& role = p["role"];
+      if (e.kind != PLINTH_KIND_BACKEND) {
+        fail(path + ".role", "only a backend has a role (\"target\" or \"draft\"); a " +
+                                 std::string(kind_name(e.kind)) + " has none: remove it");
+      }
+      if (role == "target") {
+        e.role = BackendRole::target;
+      } else if (role == "draft") {
+        e.role = BackendRole::draft;
+      } else {
+        fail(path + ".role",
+             "must be \"target\" (the default: runs the top-level `model`) or \"draft\" (runs "
+             "its own `model` for the speculator), got " +
+                 role.dump());
+      }
+    }
+    if (p.contains("model")) {
+      if (!e.is_draft_backend()) {
+        fail(path + ".model",
+             e.kind == PLINTH_KIND_BACKEND
+                 ? "only a draft backend (\"role\": \"draft\") has its own model; the target "
+                   "backend runs the top-level `model`: move the path there, or add \"role\": "
+                   "\"draft\""
+                 : "only a draft backend (\"kind\": \"backend\", \"role\": \"draft\") has its "
+                   "own model; the pipeline's model is the top-level `model`: remove it");
+      }
+      const json& model = p["model"];
+      if (!model.is_string() || model.get<std::string>().empty()) {
+        fail(path + ".model",
+             "must be a non-empty string (path of the draft model's GGUF file), got " +
+                 model.dump());
+      }
+      e.model = (m_.dir / model.get<std::string>()).lexically_normal();
+    } else if (e.is_draft_backend()) {
+      fail(path + ".model",
+           "required on a draft backend: the draft model's GGUF file, e.g. \"model\": "
+           "\"../models/draft.gguf\" (relative to the manifest's folder)");
+    }
   }
 
   std::string not_found(const std::string& library) const {
@@ -237,17 +291,34 @@ class Parser {
     for (const PluginEntry& e : m_.plugins) {
       for (const PluginEntry& f : m_.plugins) {
         if (f.index >= e.index) break;
+        const std::string which =
+            " (\"" + e.library + "\"; the first is " + f.json_path + ", \"" + f.library + "\"): ";
         if (f.kind == e.kind && kind_is_single_instance(e.kind)) {
-          fail(e.json_path + ".kind", "a second " + std::string(kind_name(e.kind)) + " (\"" +
-                                          e.library + "\"; the first is " + f.json_path + ", \"" +
-                                          f.library + "\"): a pipeline has at most one " +
+          fail(e.json_path + ".kind", "a second " + std::string(kind_name(e.kind)) + which +
+                                          "a pipeline has at most one " +
                                           std::string(kind_name(e.kind)) + ", remove one");
+        }
+        if (f.kind == e.kind && f.role == e.role && e.is_draft_backend()) {
+          fail(e.json_path + ".role", "a second draft backend" + which +
+                                          "a pipeline has at most one draft backend, remove one");
+        }
+        if (f.kind == e.kind && f.role == e.role) {  // two target backends
+          fail(e.json_path + ".kind", "a second backend" + which +
+                                          "a pipeline has at most one backend (and one draft "
+                                          "backend, \"role\": \"draft\"), remove one");
         }
       }
       if (!names.insert(e.name).second) {
         fail(e.json_path + ".name",
              "duplicate plugin name \"" + e.name + "\"; give each a distinct `name`");
       }
+    }
+    const PluginEntry* draft = m_.draft_backend();
+    if (draft != nullptr && m_.find(PLINTH_KIND_BACKEND) == nullptr) {
+      fail("plugins", "no target backend: " + draft->json_path +
+                          " is the draft backend (\"role\": \"draft\"), which runs only the "
+                          "speculator's draft model; add the backend of the served model, e.g. "
+                          "{\"kind\": \"backend\", \"library\": \"backend_cpu\"}");
     }
     for (plinth_plugin_kind k : kCreationOrder) {
       if (kind_is_required(k) && m_.find(k) == nullptr) {
@@ -256,6 +327,13 @@ class Parser {
                  "backend, kv_cache and scheduler; add e.g. {\"kind\": \"" +
                  std::string(kind_name(k)) + "\", \"library\": \"" + example_library(k) + "\"}");
       }
+    }
+    if (draft != nullptr && m_.find(PLINTH_KIND_SPECULATOR) == nullptr) {
+      fail(draft->json_path,
+           "a draft backend is only used by a speculator: add one (e.g. spec_decode with method "
+           "draft: {\"kind\": \"speculator\", \"library\": \"spec_decode\", \"config\": "
+           "{\"method\": \"draft\"}}) or remove " +
+               draft->json_path);
     }
   }
 

@@ -1,9 +1,11 @@
 #pragma once
 // The manifest (docs/manifest.md): which model and which plugin libraries, with their configs,
 // make up a pipeline. Parsing validates everything that can be known before a library is loaded:
-// JSON syntax, duplicate and unknown keys, types, kinds, one of each kind, the required kinds, and
-// that every library resolves to a file. Each plugin's `config` is validated later, against the
-// schema its library publishes (runtime/plugin_set.hpp).
+// JSON syntax, duplicate and unknown keys, types, kinds, one of each kind (a backend: one target
+// and at most one draft), the required kinds, the draft backend's `model` and speculator, and that
+// every library resolves to a file. Each plugin's `config` is validated later, against the schema
+// its library publishes (Pipeline::load), and a draft model's vocabulary when the pipeline loads it
+// (runtime/draft_model.hpp).
 
 #include <cstddef>
 #include <filesystem>
@@ -36,6 +38,10 @@ class ManifestError : public std::runtime_error {
   std::string message_;
 };
 
+/// What a backend instance runs: the target model (the top-level `model`, the one that is served)
+/// or, for a speculator, a draft model of the same vocabulary (`"role": "draft"`).
+enum class BackendRole { target, draft };
+
 /// One entry of `plugins`.
 struct PluginEntry {
   size_t index = 0;                    // position in `plugins`
@@ -44,7 +50,16 @@ struct PluginEntry {
   std::string library;                 // as written: a short name or a path
   std::filesystem::path library_path;  // the resolved file
   std::string name;                    // `name`, or the library's short name when absent
+                                       // (+ "_draft" for a draft backend)
   nlohmann::json config = nlohmann::json::object();  // as written ({} when absent)
+  BackendRole role = BackendRole::target;            // `role` of a backend ("target" default)
+  /// A draft backend's `model`, resolved against the manifest's folder; nullopt for every other
+  /// entry (a target backend runs the top-level `model`).
+  std::optional<std::filesystem::path> model;
+
+  bool is_draft_backend() const {
+    return kind == PLINTH_KIND_BACKEND && role == BackendRole::draft;
+  }
 };
 
 struct Manifest {
@@ -53,8 +68,11 @@ struct Manifest {
   std::optional<std::filesystem::path> model;  // resolved against dir; --model overrides
   std::vector<PluginEntry> plugins;            // in manifest order
 
-  /// The entry of `kind`, or nullptr.
+  /// The entry of `kind`, or nullptr. For PLINTH_KIND_BACKEND the target backend (never the
+  /// draft one).
   const PluginEntry* find(plinth_plugin_kind kind) const;
+  /// The backend with `"role": "draft"`, or nullptr.
+  const PluginEntry* draft_backend() const;
 };
 
 struct ManifestOptions {

@@ -1,8 +1,10 @@
 #include "runtime/pipeline.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "runtime/call.hpp"
+#include "runtime/draft_model.hpp"
 #include "runtime/json_schema.hpp"
 #include "runtime/kinds.hpp"
 
@@ -15,6 +17,10 @@ std::string fix_for(int32_t status, const PipelinePlugin& p, const Manifest& m) 
     case PLINTH_ERR_INVALID_ARGUMENT:
       return "fix its config at " + m.file.string() + ": " + p.entry.json_path + ".config";
     case PLINTH_ERR_UNSUPPORTED:
+      if (p.entry.is_draft_backend()) {
+        return "this backend cannot run the draft model or device: choose another draft model (" +
+               p.entry.json_path + ".model) or library (" + p.entry.json_path + ".library)";
+      }
       return "this plugin cannot serve this model or device: choose another " +
              std::string(kind_name(p.entry.kind)) + " in the manifest";
     case PLINTH_ERR_OUT_OF_MEMORY:
@@ -69,9 +75,28 @@ void Pipeline::check_wiring() const {
             ": use scheduler_continuous, rebuild the scheduler against this SDK, or remove the "
             "prefix_cache");
   }
+  // The draft backend reaches the speculator only through create_args.draft_backend (ABI 1.2).
+  const PipelinePlugin* draft = draft_plugin();
+  const PipelinePlugin* spec = plugin(PLINTH_KIND_SPECULATOR);
+  if (draft != nullptr && spec != nullptr && spec->library->descriptor().abi_minor < 2) {
+    throw ManifestError(
+        manifest_.file, draft->entry.json_path,
+        "a draft backend needs a speculator that receives it (ABI >= 1.2), but speculator \"" +
+            spec->entry.name + "\" was built against ABI 1." +
+            std::to_string(spec->library->descriptor().abi_minor) +
+            ": use spec_decode, rebuild the speculator against this SDK, or remove the draft "
+            "backend");
+  }
 }
 
 std::unique_ptr<Pipeline> Pipeline::create(const Manifest& manifest, const plinth_model_desc* model,
+                                           HostContext& host) {
+  std::unique_ptr<Pipeline> p = load(manifest, host);
+  p->instantiate(model);
+  return p;
+}
+
+std::unique_ptr<Pipeline> Pipeline::create(const Manifest& manifest, const LoadedModel& model,
                                            HostContext& host) {
   std::unique_ptr<Pipeline> p = load(manifest, host);
   p->instantiate(model);
@@ -89,13 +114,24 @@ Pipeline::~Pipeline() {
 
 PipelinePlugin* Pipeline::find(plinth_plugin_kind kind) {
   for (PipelinePlugin& p : plugins_) {
-    if (p.entry.kind == kind) return &p;
+    if (p.entry.kind == kind && !p.entry.is_draft_backend()) return &p;
+  }
+  return nullptr;
+}
+
+PipelinePlugin* Pipeline::find_draft() {
+  for (PipelinePlugin& p : plugins_) {
+    if (p.entry.is_draft_backend()) return &p;
   }
   return nullptr;
 }
 
 const PipelinePlugin* Pipeline::plugin(plinth_plugin_kind kind) const {
   return const_cast<Pipeline*>(this)->find(kind);
+}
+
+const PipelinePlugin* Pipeline::draft_plugin() const {
+  return const_cast<Pipeline*>(this)->find_draft();
 }
 
 template <class VTable>
@@ -107,6 +143,11 @@ PluginRef<VTable> Pipeline::ref(plinth_plugin_kind kind) const {
 
 BackendRef Pipeline::backend() const {
   return ref<plinth_backend_vtable>(PLINTH_KIND_BACKEND);
+}
+BackendRef Pipeline::draft_backend() const {
+  const PipelinePlugin* p = draft_plugin();
+  if (p == nullptr || p->instance == nullptr) return {};
+  return {static_cast<const plinth_backend_vtable*>(p->library->descriptor().vtable), p->instance};
 }
 KvCacheRef Pipeline::kv_cache() const {
   return ref<plinth_kv_cache_vtable>(PLINTH_KIND_KV_CACHE);
@@ -139,13 +180,52 @@ void Pipeline::instantiate(const plinth_model_desc* model, plinth_plugin_kind la
   for (plinth_plugin_kind kind : kCreationOrder) {
     PipelinePlugin* p = find(kind);
     if (p != nullptr && p->instance == nullptr) create_instance(*p, model);
+    if (kind == PLINTH_KIND_BACKEND) {
+      PipelinePlugin* draft = find_draft();
+      if (draft != nullptr && draft->instance == nullptr) create_draft(*draft, model);
+    }
     if (kind == last) break;
   }
 }
 
+void Pipeline::instantiate(const LoadedModel& model, plinth_plugin_kind last) {
+  target_file_ = model.file.get();
+  instantiate(model.desc->get(), last);
+}
+
+void Pipeline::create_draft(PipelinePlugin& draft, const plinth_model_desc* target) {
+  if (target == nullptr) return;  // create_instance refused the target backend already
+  if (!draft_model_) {
+    auto m = std::make_unique<LoadedModel>(load_draft_model(manifest_, draft.entry));
+    // The target's token strings: from the file the caller opened, else from its path.
+    std::unique_ptr<GgufFile> opened;
+    const GgufFile* tf = target_file_;
+    if (tf == nullptr) {
+      try {
+        if (target->path == nullptr) throw std::runtime_error("the model descriptor has no path");
+        opened = GgufFile::open(target->path);
+        tf = opened.get();
+      } catch (const std::exception& e) {
+        throw ManifestError(manifest_.file, "model",
+                            "cannot read the target model's vocabulary to compare it with the "
+                            "draft model of " +
+                                draft.entry.json_path + ": " + e.what() +
+                                ": the target model must be a readable GGUF file");
+      }
+    }
+    check_same_vocabulary(manifest_, draft.entry, *tf, target->config.vocab_size, *m->file,
+                          m->config.vocab_size);
+    draft_model_ = std::move(m);
+  }
+  create_instance(draft, draft_model_->desc->get());
+  host_.logger().info("draft backend \"{}\" runs the draft model {}", draft.entry.name,
+                      draft_model_->file->path());
+}
+
 void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model) {
   const PluginLibrary& lib = *p.library;
-  const std::string who = std::string(kind_name(p.entry.kind)) + " plugin \"" + p.entry.name +
+  const std::string who = std::string(p.entry.is_draft_backend() ? "draft " : "") +
+                          std::string(kind_name(p.entry.kind)) + " plugin \"" + p.entry.name +
                           "\" (" + p.entry.json_path + ", " + lib.file().string() + ")";
   const bool needs_model =
       p.entry.kind == PLINTH_KIND_BACKEND || p.entry.kind == PLINTH_KIND_SPECULATOR;
@@ -191,6 +271,9 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
     case PLINTH_KIND_SPECULATOR:
       args.model = model;
       args.backend = {backend().vtable, backend().instance};
+      args.kv_cache = {kv_cache().vtable, kv_cache().instance};  // ABI 1.2
+      args.draft_backend = {draft_backend().vtable, draft_backend().instance};
+      args.draft_model = draft_model_ ? draft_model_->desc->get() : nullptr;
       break;
     case PLINTH_KIND_GRAPH_RUNNER:
       args.backend = {backend().vtable, backend().instance};
@@ -238,6 +321,16 @@ std::string Pipeline::describe() const {
            std::to_string(d.abi_major) + "." + std::to_string(d.abi_minor) + ", " +
            p->library->file().string() + "\n";
     out += "      config " + p->config.dump() + "\n";
+    const PipelinePlugin* draft = draft_plugin();
+    if (kind == PLINTH_KIND_SPECULATOR && draft != nullptr) {
+      const plinth_plugin_descriptor& dd = draft->library->descriptor();
+      out += "      draft backend " + draft->entry.name + " (" + draft->entry.json_path +
+             ", driven by the speculator): " + dd.name + " " + dd.version + ", ABI " +
+             std::to_string(dd.abi_major) + "." + std::to_string(dd.abi_minor) + ", " +
+             draft->library->file().string() + "\n";
+      out += "        draft model " + draft->entry.model->string() + "\n";
+      out += "        config " + draft->config.dump() + "\n";
+    }
   }
   out += "  6. sampler (host): next tokens; 7. update sequences; 8. kv_cache.free_seq\n";
   return out;

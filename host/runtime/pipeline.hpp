@@ -1,9 +1,12 @@
 #pragma once
 // A pipeline: the plugin libraries a manifest names, loaded and checked, and their instances
 // created in the ABI's order with the ABI's wiring (sdk/include/plinth/plugin.h):
-//   backend(model) -> kv_cache(backend) -> prefix_cache(kv_cache) -> scheduler(kv_cache,
-//   prefix_cache) -> speculator(backend, model) -> graph_runner(backend with plinth.cuda_stream/1)
-// and destroyed in reverse. Libraries stay loaded until every instance is destroyed.
+//   backend(model) -> draft backend(draft model) -> kv_cache(backend) -> prefix_cache(kv_cache)
+//   -> scheduler(kv_cache, prefix_cache) -> speculator(backend, model, kv_cache, draft backend,
+//   draft model) -> graph_runner(backend with plinth.cuda_stream/1)
+// and destroyed in reverse. Libraries stay loaded until every instance is destroyed. The draft
+// backend (`"role": "draft"`, at most one) is a second backend instance over its own model file,
+// which the pipeline opens and owns; its KV is the speculator's to allocate.
 
 #include <memory>
 #include <string>
@@ -15,6 +18,7 @@
 #include "plinth/plinth.h"
 #include "runtime/host_context.hpp"
 #include "runtime/manifest.hpp"
+#include "runtime/model_desc.hpp"
 #include "runtime/plugin_host_api.hpp"
 #include "runtime/plugin_library.hpp"
 
@@ -53,6 +57,10 @@ class Pipeline {
   /// no plugin needs it... in practice the backend does) and `host` must outlive the pipeline.
   static std::unique_ptr<Pipeline> create(const Manifest& manifest, const plinth_model_desc* model,
                                           HostContext& host);
+  /// create() over an opened model file (`model` must outlive the pipeline): the draft model's
+  /// vocabulary is compared with this file's without opening it again.
+  static std::unique_ptr<Pipeline> create(const Manifest& manifest, const LoadedModel& model,
+                                          HostContext& host);
 
   /// Destroys the instances in reverse creation order, then unloads the libraries.
   ~Pipeline();
@@ -60,22 +68,38 @@ class Pipeline {
   Pipeline& operator=(const Pipeline&) = delete;
 
   /// Creates the instances not created yet, in creation order, up to and including kind `last`
-  /// (`manifest check` stops after the kv_cache). Throws PluginError when a create fails (status
-  /// and the plugin's message, and what to do), throws, or when a graph_runner's backend lacks
-  /// the "plinth.cuda_stream/1" extension. Instances created before a failure are kept (and
-  /// destroyed with the pipeline).
+  /// (`manifest check` stops after the prefix_cache). A draft backend is created right after the
+  /// target backend: first its model is opened (owned by the pipeline, see draft_model()) and its
+  /// vocabulary compared with the target's, read from `model->path` (or from the file given to
+  /// the LoadedModel overload). Throws PluginError when a create fails (status and the plugin's
+  /// message, and what to do), throws, or when a graph_runner's backend lacks the
+  /// "plinth.cuda_stream/1" extension; ManifestError at "plugins[i].model" for a draft model that
+  /// is missing, unusable or of another vocabulary, at "model" when the target's file cannot be
+  /// read to compare. Instances created before a failure are kept (and destroyed with the
+  /// pipeline).
   void instantiate(const plinth_model_desc* model,
                    plinth_plugin_kind last = PLINTH_KIND_GRAPH_RUNNER);
+  /// instantiate() over an opened model file, which must outlive the pipeline.
+  void instantiate(const LoadedModel& model, plinth_plugin_kind last = PLINTH_KIND_GRAPH_RUNNER);
 
-  BackendRef backend() const;
+  BackendRef backend() const;  // the target backend (the served model)
+  /// The draft backend (`"role": "draft"`); null when the manifest has none or before it is
+  /// created. Its instance runs draft_model(); the speculator owns its KV allocation.
+  BackendRef draft_backend() const;
   KvCacheRef kv_cache() const;
   PrefixCacheRef prefix_cache() const;  // null when absent
   SchedulerRef scheduler() const;
   SpeculatorRef speculator() const;     // null when absent
   GraphRunnerRef graph_runner() const;  // null when absent
 
-  /// The plugin of `kind`, or nullptr when the manifest has none.
+  /// The plugin of `kind`, or nullptr when the manifest has none. For PLINTH_KIND_BACKEND the
+  /// target backend.
   const PipelinePlugin* plugin(plinth_plugin_kind kind) const;
+  /// The draft backend's plugin, or nullptr when the manifest has none.
+  const PipelinePlugin* draft_plugin() const;
+  /// The draft backend's model, owned by the pipeline (valid while it lives); nullptr before the
+  /// draft backend is instantiated or when there is none.
+  const LoadedModel* draft_model() const { return draft_model_.get(); }
   /// The ABI minor the library of `kind` declares (0 when the kind is absent).
   uint32_t abi_minor(plinth_plugin_kind kind) const;
   /// All plugins in manifest order.
@@ -95,8 +119,12 @@ class Pipeline {
   Pipeline(const Manifest& manifest, HostContext& host)
       : manifest_(manifest), host_(host), plugin_api_(std::make_unique<PluginHostApi>(host)) {}
   PipelinePlugin* find(plinth_plugin_kind kind);
-  /// Refuses plugins the others cannot drive (a prefix cache with a 1.0 scheduler).
+  PipelinePlugin* find_draft();
+  /// Refuses plugins the others cannot drive (a prefix cache with a 1.0 scheduler, a draft
+  /// backend with a speculator older than ABI 1.2).
   void check_wiring() const;
+  /// Opens the draft model, checks its vocabulary against `target`'s and creates the draft backend.
+  void create_draft(PipelinePlugin& draft, const plinth_model_desc* target);
   template <class VTable>
   PluginRef<VTable> ref(plinth_plugin_kind kind) const;
   void create_instance(PipelinePlugin& p, const plinth_model_desc* model);
@@ -106,6 +134,8 @@ class Pipeline {
   std::unique_ptr<PluginHostApi> plugin_api_;  // outlives every instance (destroyed after them)
   std::vector<PipelinePlugin> plugins_;        // manifest order
   std::vector<PipelinePlugin*> created_;       // creation order
+  const GgufFile* target_file_ = nullptr;      // the LoadedModel overloads' file, not owned
+  std::unique_ptr<LoadedModel> draft_model_;   // outlives the instances (destroyed after them)
 };
 
 }  // namespace plinth

@@ -1,5 +1,6 @@
 // The `plinth` executable: --version, plugins list, and manifest check on good and malformed
-// manifests (tests/fixtures/manifests/), asserting exit codes and the JSON path in the message.
+// manifests (tests/fixtures/manifests/), asserting exit codes and the JSON path in the message;
+// manifest check with a draft backend over tiny GGUF files (tiny_gguf.hpp).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "plinth/abi.h"
 #include "run_plinth.hpp"
+#include "tiny_gguf.hpp"
 
 namespace {
 
@@ -61,6 +63,16 @@ const Malformed kMalformed[] = {
     {"memory_fraction_zero", "plugins[1].config.memory_fraction", "must be > 0 and <= 1, got 0"},
     {"kind_mismatch", "plugins[0].kind", "is a graph_runner plugin, not a backend"},
     {"graph_runner_bad_config", "plugins[3].config.capture_sizes", "unknown option; allowed: none"},
+    {"draft_role_not_in_enum", "plugins[3].role",
+     "must be \"target\" (the default: runs the top-level `model`) or \"draft\" (runs its own "
+     "`model` for the speculator), got \"drafts\""},
+    {"draft_without_speculator", "plugins[3]",
+     "a draft backend is only used by a speculator: add one (e.g. spec_decode with method draft"},
+    {"draft_without_model", "plugins[3].model", "required on a draft backend"},
+    {"draft_model_on_target", "plugins[0].model",
+     "only a draft backend (\"role\": \"draft\") has its own model"},
+    {"draft_second", "plugins[4].role", "a second draft backend"},
+    {"draft_model_missing", "plugins[3].model", "no draft model file "},
 };
 
 void PrintTo(const Malformed& m, std::ostream* os) {
@@ -160,6 +172,73 @@ TEST(Cli, LoaderRefusalExitsThreeNamingTheLibrary) {
       << r.err;
   EXPECT_NE(r.err.find("rebuild it against this host's SDK"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// A target and a 1-layer draft model of the same vocabulary (or `draft_tokens`), and a manifest
+// with a draft backend, in a scratch folder.
+struct DraftCheck {
+  plinth_test::ScratchDir dir{"plinth_cli_draft"};
+  std::string manifest;
+  explicit DraftCheck(
+      std::vector<std::string> draft_tokens = plinth_test::TinyGguf::default_tokens(32)) {
+    plinth_test::TinyGguf target, draft;
+    draft.layers = 1;
+    draft.tokens = std::move(draft_tokens);
+    target.write(dir.path() / "target.gguf");
+    draft.write(dir.path() / "draft.gguf");
+    manifest = (dir.path() / "m.json").string();
+    std::ofstream(manifest) << R"({"model": "target.gguf", "plugins": [
+      {"kind": "backend", "library": "test_backend"},
+      {"kind": "backend", "library": "test_backend", "role": "draft", "model": "draft.gguf"},
+      {"kind": "kv_cache", "library": "test_kv"}, {"kind": "scheduler", "library": "test_scheduler"},
+      {"kind": "speculator", "library": "test_spec_probe"}]})";
+  }
+};
+
+TEST(Cli, ManifestCheckListsTheDraftBackendWithItsModel) {
+  DraftCheck d;
+  auto r = run_plinth("manifest check '" + d.manifest + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string draft = (d.dir.path() / "draft.gguf").string();
+  EXPECT_NE(r.out.find("draft backend test_backend_draft (plugins[1], driven by the speculator): "
+                       "test_backend 0.1.0"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("        draft model " + draft + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("draft model " + draft +
+                       " (plugins[1]): llama, 1 layers, hidden 8, 2 heads (1 KV), vocab 32, the "
+                       "same tokens as the target"),
+            std::string::npos)
+      << r.out;
+  // The draft's KV per token (1 layer x 1 KV head x head_dim 4 x K,V x f16 = 16 bytes) is shown
+  // apart from the plan of the target's kv_cache (2 layers: 32 bytes per token).
+  EXPECT_NE(r.out.find("KV per token:     32 bytes (2 layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("draft backend:    \"test_backend_draft\": 16 bytes of KV per token (1 "
+                       "layers x 1 KV heads x 4 head_dim x K,V, f16), allocated by the speculator"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, ManifestCheckRefusesADraftOfAnotherVocabulary) {
+  std::vector<std::string> tokens = plinth_test::TinyGguf::default_tokens(32);
+  tokens[3] = "three";
+  DraftCheck d(tokens);
+  auto r = run_plinth("manifest check '" + d.manifest + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: " + d.manifest + ": plugins[1].model: the draft model " +
+                       (d.dir.path() / "draft.gguf").string() + " and the target model " +
+                       (d.dir.path() / "target.gguf").string() +
+                       " have different vocabularies: token id 3 is \"three\" in the draft and "
+                       "\"t3\" in the target (the first id that differs); use a draft model "
+                       "trained with the same tokenizer"),
+            std::string::npos)
+      << r.err;
+
+  DraftCheck sized(plinth_test::TinyGguf::default_tokens(40));
+  r = run_plinth("manifest check '" + sized.manifest + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(": plugins[1].model: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("40 tokens in the draft, 32 in the target"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Manifest parsing: paths, model resolution, library search order, names.
+// Manifest parsing: paths, model resolution, library search order, names, the draft backend
+// (`"role": "draft"` with its own `model`).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -82,6 +83,162 @@ TEST(Manifest, ErrorCarriesFilePathAndMessage) {
     EXPECT_EQ(e.json_path(), "plugins[0].config");
     EXPECT_EQ(std::string(e.what()), "/w/m.json: plugins[0].config: " + e.message());
   }
+}
+
+// --- the draft backend ---------------------------------------------------------------------------
+
+// A manifest of backend, kv_cache and scheduler plus `extra` (JSON objects separated by commas).
+std::string with(const std::string& extra) {
+  return R"({"model": "../models/target.gguf", "plugins": [
+  {"kind": "backend", "library": "test_backend"},
+  {"kind": "kv_cache", "library": "test_kv"},
+  {"kind": "scheduler", "library": "test_scheduler"})" +
+         (extra.empty() ? "" : ",\n  " + extra) + "]}";
+}
+const std::string kSpec = R"({"kind": "speculator", "library": "test_spec_probe"})";
+const std::string kDraft =
+    R"({"kind": "backend", "library": "test_backend", "role": "draft", "model": "draft.gguf"})";
+
+// parse_manifest must throw at `path` with a message containing each of `parts`.
+void expect_refused(const std::string& text, const std::string& path,
+                    const std::vector<std::string>& parts) {
+  setenv("PLINTH_PLUGIN_PATH", kDir.c_str(), 1);
+  try {
+    parse_manifest(text, "/w/manifests/m.json");
+    ADD_FAILURE() << "accepted:\n" << text;
+  } catch (const ManifestError& e) {
+    EXPECT_EQ(e.json_path(), path) << e.what();
+    for (const std::string& p : parts)
+      EXPECT_NE(e.message().find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(ManifestDraft, ParsesRoleAndModelRelativeToTheManifest) {
+  setenv("PLINTH_PLUGIN_PATH", kDir.c_str(), 1);
+  auto m = parse_manifest(with(kDraft + ", " + kSpec), "/w/manifests/m.json");
+  ASSERT_EQ(m.plugins.size(), 5u);
+  const plinth::PluginEntry& d = m.plugins[3];
+  EXPECT_EQ(d.kind, PLINTH_KIND_BACKEND);
+  EXPECT_EQ(d.role, plinth::BackendRole::draft);
+  EXPECT_TRUE(d.is_draft_backend());
+  EXPECT_EQ(*d.model, fs::path("/w/manifests/draft.gguf"));
+  EXPECT_EQ(d.name, "test_backend_draft");  // the default name of a draft: library + "_draft"
+  EXPECT_EQ(m.draft_backend(), &d);
+  // find(BACKEND) is the target, whatever the order.
+  EXPECT_EQ(m.find(PLINTH_KIND_BACKEND), &m.plugins[0]);
+  EXPECT_EQ(m.plugins[0].role, plinth::BackendRole::target);
+  EXPECT_FALSE(m.plugins[0].model.has_value());
+  EXPECT_FALSE(m.plugins[0].is_draft_backend());
+
+  // The draft first, an explicit "target", a name of its own, a path above the manifest.
+  auto m2 = parse_manifest(
+      R"({"plugins": [
+    {"kind": "backend", "library": "test_backend", "role": "draft", "name": "small",
+     "model": "../models/d.gguf"},
+    {"kind": "backend", "library": "test_backend", "role": "target"},
+    {"kind": "kv_cache", "library": "test_kv"}, {"kind": "scheduler", "library": "test_scheduler"},
+    {"kind": "speculator", "library": "test_spec_probe"}]})",
+      "/w/manifests/m.json");
+  EXPECT_EQ(m2.draft_backend(), &m2.plugins[0]);
+  EXPECT_EQ(m2.plugins[0].name, "small");
+  EXPECT_EQ(*m2.plugins[0].model, fs::path("/w/models/d.gguf"));
+  EXPECT_EQ(m2.find(PLINTH_KIND_BACKEND), &m2.plugins[1]);
+  // --model replaces the target's model only.
+  plinth::ManifestOptions o;
+  o.model_override = "/abs/other.gguf";
+  auto m3 = parse_manifest(with(kDraft + ", " + kSpec), "/w/manifests/m.json", o);
+  EXPECT_EQ(*m3.model, fs::path("/abs/other.gguf"));
+  EXPECT_EQ(*m3.draft_backend()->model, fs::path("/w/manifests/draft.gguf"));
+  // Without a draft there is none.
+  EXPECT_EQ(parse_manifest(with(kSpec), "/w/m.json").draft_backend(), nullptr);
+}
+
+TEST(ManifestDraft, RefusesAnUnknownRoleNamingTheKeyAndTheValues) {
+  for (const char* role : {R"("drafts")", "3", R"("")"}) {
+    expect_refused(with(R"({"kind": "backend", "library": "test_backend", "role": )" +
+                        std::string(role) + R"(, "model": "d.gguf"}, )" + kSpec),
+                   "plugins[3].role",
+                   {"must be \"target\" (the default", "or \"draft\"", std::string("got ") + role});
+  }
+}
+
+TEST(ManifestDraft, RefusesARoleOnAnotherKind) {
+  expect_refused(with(R"({"kind": "speculator", "library": "test_spec_probe", "role": "draft"})"),
+                 "plugins[3].role", {"only a backend has a role", "a speculator has none"});
+}
+
+TEST(ManifestDraft, RefusesAModelOnTheTargetBackend) {
+  expect_refused(R"({"plugins": [
+    {"kind": "backend", "library": "test_backend", "model": "m.gguf"},
+    {"kind": "kv_cache", "library": "test_kv"}, {"kind": "scheduler", "library": "test_scheduler"}]})",
+                 "plugins[0].model",
+                 {"only a draft backend (\"role\": \"draft\") has its own model",
+                  "move the path there, or add \"role\": \"draft\""});
+  expect_refused(with(R"({"kind": "backend", "library": "test_backend", "role": "target",
+                          "model": "m.gguf"})"),
+                 "plugins[3].model", {"only a draft backend"});
+}
+
+TEST(ManifestDraft, RefusesAModelOnAnotherKind) {
+  expect_refused(with(R"({"kind": "speculator", "library": "test_spec_probe", "model": "m.gguf"})"),
+                 "plugins[3].model", {"only a draft backend", "remove it"});
+}
+
+TEST(ManifestDraft, RefusesADraftWithoutAModel) {
+  expect_refused(
+      with(R"({"kind": "backend", "library": "test_backend", "role": "draft"}, )" + kSpec),
+      "plugins[3].model", {"required on a draft backend", "GGUF file"});
+  expect_refused(
+      with(R"({"kind": "backend", "library": "test_backend", "role": "draft", "model": ""}, )" +
+           kSpec),
+      "plugins[3].model", {"must be a non-empty string", "got \"\""});
+  expect_refused(
+      with(R"({"kind": "backend", "library": "test_backend", "role": "draft", "model": 7}, )" +
+           kSpec),
+      "plugins[3].model", {"must be a non-empty string", "got 7"});
+}
+
+TEST(ManifestDraft, RefusesASecondDraft) {
+  expect_refused(with(kDraft + R"(, {"kind": "backend", "library": "test_backend", "role": "draft",
+                          "name": "d2", "model": "d2.gguf"}, )" +
+                      kSpec),
+                 "plugins[4].role",
+                 {"a second draft backend (\"test_backend\"; the first is plugins[3], "
+                  "\"test_backend\")",
+                  "at most one draft backend, remove one"});
+}
+
+TEST(ManifestDraft, RefusesASecondTarget) {
+  expect_refused(with(R"({"kind": "backend", "library": "test_backend", "name": "b2"})"),
+                 "plugins[3].kind",
+                 {"a second backend (\"test_backend\"; the first is plugins[0]",
+                  "at most one backend (and one draft backend, \"role\": \"draft\"), remove one"});
+  expect_refused(with(R"({"kind": "backend", "library": "test_backend", "name": "b2",
+                          "role": "target"})"),
+                 "plugins[3].kind", {"a second backend"});
+}
+
+TEST(ManifestDraft, RefusesADraftWithoutATarget) {
+  expect_refused(R"({"plugins": [
+    {"kind": "backend", "library": "test_backend", "role": "draft", "model": "d.gguf"},
+    {"kind": "kv_cache", "library": "test_kv"}, {"kind": "scheduler", "library": "test_scheduler"},
+    {"kind": "speculator", "library": "test_spec_probe"}]})",
+                 "plugins",
+                 {"no target backend: plugins[0] is the draft backend",
+                  "add the backend of the served model"});
+}
+
+TEST(ManifestDraft, RefusesADraftWithoutASpeculator) {
+  expect_refused(with(kDraft), "plugins[3]",
+                 {"a draft backend is only used by a speculator: add one (e.g. spec_decode with "
+                  "method draft",
+                  "or remove plugins[3]"});
+}
+
+TEST(ManifestDraft, AnUnknownKeyListsRoleAndModel) {
+  expect_refused(with(R"({"kind": "backend", "library": "test_backend", "rol": "draft"})"),
+                 "plugins[3].rol",
+                 {"unknown key; allowed here: kind, library, name, config, role, model"});
 }
 
 }  // namespace
