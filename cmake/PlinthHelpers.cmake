@@ -112,10 +112,12 @@ static_assert(PLINTH_ABI_MAJOR == @major@ && PLINTH_ABI_MINOR == @minor@,
   plinth_warnings(${target})
 endfunction()
 
-# plinth_add_test(NAME SOURCES... [LIBS ...] [LABELS ...]): a GoogleTest executable registered with
-# ctest. Label `unit` runs under the sanitizer build; `integration` needs the real model.
+# plinth_add_test(NAME SOURCES... [LIBS ...] [LABELS ...] [PROPERTIES key value...]): a GoogleTest
+# executable registered with ctest (PROPERTIES go to every discovered test, e.g.
+# FIXTURES_REQUIRED). Label `unit` runs under the sanitizer build; `integration` needs the real
+# model.
 function(plinth_add_test name)
-  cmake_parse_arguments(A "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(A "" "" "SOURCES;LIBS;LABELS;PROPERTIES" ${ARGN})
   add_executable(${name} ${A_SOURCES})
   target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${A_LIBS})
   target_compile_definitions(${name} PRIVATE
@@ -125,5 +127,6 @@ function(plinth_add_test name)
   if(NOT A_LABELS)
     set(A_LABELS unit)
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS "${A_LABELS}" DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} PROPERTIES LABELS "${A_LABELS}" ${A_PROPERTIES}
+                       DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -41,6 +41,7 @@ struct PromptSpec {
   std::vector<ChatMessage> messages;
   bool chat = false;
   SamplingParams params;
+  bool speculative = true;  // the line's "speculative" (false: no drafts for it)
 };
 
 SamplingParams params_from(const GenerateOptions& o, const EngineHost& host) {
@@ -61,7 +62,8 @@ SamplingParams params_from(const GenerateOptions& o, const EngineHost& host) {
 }
 
 // One JSON line of --prompts-file: {"prompt": "..."} or {"messages": [...]}, optional
-// "max_tokens", "temperature", "top_p", "top_k", "seed", "stop".
+// "max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "speculative" (false opts the
+// prompt out of speculative decoding).
 PromptSpec parse_prompt_line(const std::string& line, size_t lineno, const GenerateOptions& o,
                              const SamplingParams& defaults) {
   auto where = o.prompts_file + ":" + std::to_string(lineno) + ": ";
@@ -98,10 +100,12 @@ PromptSpec parse_prompt_line(const std::string& line, size_t lineno, const Gener
       } else if (key == "stop") {
         spec.params.stop = value.is_string() ? std::vector<std::string>{value.get<std::string>()}
                                              : value.get<std::vector<std::string>>();
+      } else if (key == "speculative") {
+        spec.speculative = value.get<bool>();
       } else {
         throw std::invalid_argument("unknown key \"" + key +
                                     "\" (allowed: prompt, messages, max_tokens, temperature, "
-                                    "top_p, top_k, seed, stop)");
+                                    "top_p, top_k, seed, stop, speculative)");
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -163,6 +167,7 @@ void run(const GenerateOptions& o) {
     GenerationRequest r;
     r.prompt = encode(*host, s, o.system);
     r.params = s.params;
+    r.speculative = s.speculative;
     ids.push_back(engine.add_request(std::move(r)));
   }
   const bool stream = specs.size() == 1 && o.output.empty();

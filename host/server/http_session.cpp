@@ -175,6 +175,7 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
       if (api.params.seed) g.params.seed = *api.params.seed + static_cast<uint64_t>(i);
       g.priority = api.priority;
       g.cache_salt = api.cache_salt;
+      g.speculative = api.speculative;
       g.share_prompt_with_previous = i > 0;
       requests.push_back(std::move(g));
     }

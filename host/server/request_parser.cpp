@@ -283,6 +283,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
   }
   read_string(body, "user", r.user);
   read_string(body, "cache_salt", r.cache_salt);
+  read_bool(body, "speculative", r.speculative);
 
   // logprobs: completions take an integer (alternatives per token, OpenAI max 5, we allow 20);
   // chat takes a boolean plus top_logprobs.

@@ -38,6 +38,9 @@ struct ApiRequest {
   int32_t priority = 0;        ///< lower runs first under the scheduler's priority policy
   std::string user;
   std::string cache_salt;  ///< prefix-cache namespace (vLLM's `cache_salt`); "" = shared
+  /// plinth extension: false opts this request out of speculative decoding (default true; the
+  /// output at temperature 0 is the same either way)
+  bool speculative = true;
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }

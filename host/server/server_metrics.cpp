@@ -1,5 +1,7 @@
 #include "server/server_metrics.hpp"
 
+#include <string>
+
 #include "runtime/metrics.hpp"
 
 namespace plinth::server {
@@ -41,6 +43,45 @@ void ServerMetrics::update(const EngineStats& s) {
     registry_.add(preemptions_, static_cast<double>(s.num_preemptions - last_preemptions_));
     last_preemptions_ = s.num_preemptions;
   }
+  if (s.has_speculator) update_spec(s.spec);
+}
+
+void ServerMetrics::update_spec(const SpecStats& s) {
+  if (drafts_ < 0) {
+    drafts_ = registry_.register_metric("plinth_spec_decode_num_drafts_total",
+                                        "verified proposals of at least one draft token",
+                                        PLINTH_METRIC_COUNTER);
+    draft_tokens_ = registry_.register_metric("plinth_spec_decode_num_draft_tokens_total",
+                                              "draft tokens verified", PLINTH_METRIC_COUNTER);
+    accepted_ = registry_.register_metric("plinth_spec_decode_num_accepted_tokens_total",
+                                          "draft tokens accepted", PLINTH_METRIC_COUNTER);
+    acceptance_rate_ =
+        registry_.register_metric("plinth_spec_decode_acceptance_rate",
+                                  "accepted / draft tokens since start", PLINTH_METRIC_GAUGE);
+    acceptance_length_ = registry_.register_metric(
+        "plinth_spec_decode_mean_acceptance_length",
+        "1 + accepted / drafts: tokens per verified proposal", PLINTH_METRIC_GAUGE);
+  }
+  auto bump = [&](int64_t id, uint64_t now, uint64_t before) {
+    if (now > before) registry_.add(id, static_cast<double>(now - before));
+  };
+  bump(drafts_, s.num_drafts, last_spec_.num_drafts);
+  bump(draft_tokens_, s.num_draft_tokens, last_spec_.num_draft_tokens);
+  bump(accepted_, s.num_accepted_tokens, last_spec_.num_accepted_tokens);
+  for (size_t j = 0; j < s.accepted_per_position.size(); ++j) {
+    if (j == accepted_pos_.size()) {
+      const std::string name =
+          "plinth_spec_decode_num_accepted_tokens_pos" + std::to_string(j) + "_total";
+      accepted_pos_.push_back(registry_.register_metric(
+          name, "proposals whose draft at this position was accepted", PLINTH_METRIC_COUNTER));
+    }
+    const uint64_t before =
+        j < last_spec_.accepted_per_position.size() ? last_spec_.accepted_per_position[j] : 0;
+    bump(accepted_pos_[j], s.accepted_per_position[j], before);
+  }
+  registry_.set(acceptance_rate_, s.acceptance_rate());
+  registry_.set(acceptance_length_, s.mean_acceptance_length());
+  last_spec_ = s;
 }
 
 void ServerMetrics::on_finished(const SequenceTimings& t, const std::string& reason) {

@@ -10,9 +10,16 @@
 //   plinth_prompt_tokens_total, plinth_generation_tokens_total   counters, finished requests
 //   plinth_num_preemptions_total                 counter
 //   plinth_request_success_total, plinth_request_aborted_total   counters
+// and, with a speculator (vLLM's spec_decode metrics):
+//   plinth_spec_decode_num_drafts_total, _num_draft_tokens_total, _num_accepted_tokens_total
+//                                                counters
+//   plinth_spec_decode_num_accepted_tokens_pos<j>_total   counter per draft position j
+//   plinth_spec_decode_acceptance_rate           gauge, accepted / draft tokens
+//   plinth_spec_decode_mean_acceptance_length    gauge, 1 + accepted / drafts
 // Updated on the engine thread; rendered by the HTTP side (the registry is thread-safe).
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "engine/sequence.hpp"
@@ -36,6 +43,11 @@ class ServerMetrics {
   int64_t running_, waiting_, kv_usage_, kv_used_, ttft_, tpot_, e2e_, prompt_tokens_,
       generation_tokens_, preemptions_, success_, aborted_;
   uint64_t last_preemptions_ = 0;
+  void update_spec(const SpecStats& s);
+  int64_t drafts_ = -1, draft_tokens_ = -1, accepted_ = -1, acceptance_rate_ = -1,
+          acceptance_length_ = -1;
+  std::vector<int64_t> accepted_pos_;  // registered as positions appear
+  SpecStats last_spec_;
 };
 
 }  // namespace plinth::server

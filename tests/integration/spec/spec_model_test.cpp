@@ -27,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kModel = fs::path(PLINTH_SOURCE_DIR) / "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+// Written by the ctest fixture draft_model_l8 (tests/CMakeLists.txt: `plinth draft-model`).
 const fs::path kDraft = fs::path(PLINTH_BUILD_DIR) / "models/SmolLM2-135M-Instruct.Q4_1.L8.gguf";
 
 const char* const kBackend =
@@ -274,6 +275,34 @@ TEST_P(SpecModel, SampledTokenFrequenciesAgreeWithPlainSampling) {
   }
   const int dof = static_cast<int>(table.size()) - 1;
   EXPECT_LT(stat, chi2_critical_001(dof)) << table.size() << " categories";
+}
+
+// Two independent paths to the same draft model: the GGUF cut to its first 8 layers by
+// `plinth draft-model` on a second backend instance, and the target's early exit after layer 8.
+// Their greedy drafts, hence every acceptance count, must be identical.
+TEST(SpecModelCrossCheck, DraftModelOfEightLayersDraftsLikeLayerSkipAtEight) {
+  if (!fs::exists(kModel)) GTEST_SKIP() << "model missing: run tools/fetch_model";
+  ASSERT_TRUE(fs::exists(kDraft)) << kDraft << " is made by the ctest fixture draft_model_l8";
+  HostContext host{make_stderr_logger(spdlog::level::warn)};
+  auto stats = [&](const std::string& name, const std::string& spec, bool draft) {
+    std::unique_ptr<EngineHost> h = load(host, write_manifest(name, spec, draft, 0));
+    std::vector<std::vector<int32_t>> encoded;
+    const std::vector<std::string> all = prompts();
+    for (size_t i = 0; i < all.size(); i += 8)
+      encoded.push_back(h->encode_chat({{"user", all[i]}}));
+    return run(*h, encoded, true).stats.spec;
+  };
+  const SpecStats skip = stats("ls8", R"({"method": "layer_skip", "exit_layer": 8,
+      "num_speculative_tokens": 3, "adaptive": false})",
+                               false);
+  const SpecStats draft = stats("draft8", R"({"method": "draft", "num_speculative_tokens": 3,
+      "adaptive": false})",
+                                true);
+  EXPECT_GT(skip.num_draft_tokens, 0u);
+  EXPECT_EQ(draft.num_drafts, skip.num_drafts);
+  EXPECT_EQ(draft.num_draft_tokens, skip.num_draft_tokens);
+  EXPECT_EQ(draft.num_accepted_tokens, skip.num_accepted_tokens);
+  EXPECT_EQ(draft.accepted_per_position, skip.accepted_per_position);
 }
 
 INSTANTIATE_TEST_SUITE_P(
