@@ -1,4 +1,5 @@
-// Bad kv_cache / scheduler options, as a user meets them: `plinth manifest check` and startup
+// Bad kv_cache / scheduler / speculator options, as a user meets them: `plinth manifest check` and
+// startup
 // (`plinth generate`) refuse each with a message naming the option and the smallest value that
 // works. Config mistakes exit with 2.
 #include <gtest/gtest.h>
@@ -120,6 +121,52 @@ TEST_F(BadConfig, RequestLargerThanThePoolNamesNumBlocks) {
   EXPECT_EQ(r.code, 2) << r.out;
   for (const std::string& e : c.expect) {
     EXPECT_NE(r.out.find(e), std::string::npos) << "no '" << e << "' in:\n" << r.out;
+  }
+}
+
+// cpu.json plus a spec_decode speculator with `spec` as its config; `backend` replaces the
+// backend entry (e.g. a backend without the early-exit extension).
+fs::path spec_manifest(const std::string& name, const std::string& spec,
+                       const std::string& backend = R"({"kind": "backend", "library": "backend_cpu",
+                                                       "config": {"threads": 2}})") {
+  fs::path dir = fs::temp_directory_path() / "plinth_continuous_bad_config";
+  fs::create_directories(dir);
+  fs::path file = dir / (name + ".json");
+  std::ofstream(file) << R"({"model": ")" << kModel.string() << R"(", "plugins": [)" << backend
+                      << R"(, {"kind": "kv_cache", "library": "kv_paged"},
+    {"kind": "scheduler", "library": "scheduler_continuous"},
+    {"kind": "speculator", "library": "spec_decode", "config": )"
+                      << spec << "}]}";
+  return file;
+}
+
+TEST_F(BadConfig, SpeculatorOptionsThatCannotWorkExit2FromCheckAndStartup) {
+  const std::string fake =
+      R"({"kind": "backend", "library": ")" +
+      (fs::path(PLINTH_BUILD_DIR) / "test_plugins/libplinth_fake_kv_backend.so").string() + R"("})";
+  const Case cases[] = {
+      {"k = 0",
+       spec_manifest("k0", R"({"num_speculative_tokens": 0})"),
+       {"plugins[3].config.num_speculative_tokens", "between 1 and 16", "got 0"}},
+      {"k above the limit",
+       spec_manifest("k17", R"({"num_speculative_tokens": 17})"),
+       {"plugins[3].config.num_speculative_tokens", "got 17"}},
+      {"min_n > max_n",
+       spec_manifest("minmax", R"({"min_n": 5, "max_n": 3})"),
+       {"config.min_n = 5", "config.max_n = 3", "lower min_n or raise max_n"}},
+      {"exit_layer not below the layer count",
+       spec_manifest("exit30", R"({"method": "layer_skip", "exit_layer": 30})"),
+       {"config.exit_layer = 30", "[1, 30)", "the model has 30 layers"}},
+      {"layer_skip with a backend lacking the extension",
+       spec_manifest("noext", R"({"method": "layer_skip"})", fake),
+       {"plinth.early_exit/1", "use backend_cpu, or method \"ngram\" or \"draft\""}},
+      {"draft without a draft backend",
+       spec_manifest("nodraft", R"({"method": "draft"})"),
+       {"needs a draft backend", "\"role\": \"draft\"", "plinth draft-model"}},
+  };
+  for (const Case& c : cases) {
+    expect_refused(c, kCheck, "", 2);
+    expect_refused(c, kGenerate, kGenerateArgs, 2);
   }
 }
 
