@@ -4,6 +4,9 @@
 // wrong_every == 0, so engine tests see long accepted runs, rejections at every draft position,
 // stops inside accepted runs and drafts clamped at max_tokens and the context end.
 // Config: {"k": 4, "wrong_every": 3} (wrong_every 0 = never wrong).
+// Also built against the frozen ABI 1.0 headers (abi_1_0_plugins/): then it has no 1.2 entries
+// (the host calls the plain propose and passes verify items at the 1.0 stride) and verifies
+// greedily on its own.
 #include <nlohmann/json.hpp>
 #include <plinth/speculator.hpp>
 
@@ -12,7 +15,9 @@
 #include <vector>
 
 #include "history_model.hpp"
+#if PLINTH_ABI_MINOR >= 2
 #include "rejection_sampler.hpp"
+#endif
 
 namespace {
 
@@ -28,28 +33,44 @@ class OracleSpeculator {
     wrong_every_ = c.value("wrong_every", 3u);
     stats_.struct_size = sizeof(stats_);
   }
-  uint32_t num_lookahead_slots(uint32_t) { return k_; }
   plinth_spec_proposal propose(std::span<const plinth_spec_seq> seqs, uint32_t max_draft) {
     std::vector<uint32_t> limits(seqs.size(), max_draft);
     return run(seqs, limits);
   }
+#if PLINTH_ABI_MINOR >= 2
+  uint32_t num_lookahead_slots(uint32_t) {
+    return k_;
+  }
   plinth_spec_proposal propose_batch(const plinth_spec_propose_args& a) {
     return run({a.seqs, a.num_seqs}, {a.max_draft, a.num_seqs});
   }
+#endif
   void verify(std::span<const plinth_spec_verify> items, std::span<uint32_t> accepted,
               std::span<int32_t> next) {
-    auto fallback = [this] { return std::uniform_real_distribution<double>(0, 1)(rng_); };
     for (size_t i = 0; i < items.size(); ++i) {
+#if PLINTH_ABI_MINOR >= 2
+      auto fallback = [this] { return std::uniform_real_distribution<double>(0, 1)(rng_); };
       const auto v = plinth::spec_decode::verify_item(items[i], fallback);
       accepted[i] = v.accepted;
       next[i] = v.next_token;
       stats_.num_drafts++;
+#else
+      if (items[i].target_probs != nullptr) throw Error(PLINTH_ERR_UNSUPPORTED, "greedy only");
+      uint32_t a = 0;
+      while (a < items[i].num_draft && items[i].draft_tokens[a] == items[i].target_tokens[a]) ++a;
+      accepted[i] = a;
+      next[i] = items[i].target_tokens[a];
+#endif
       stats_.num_draft_tokens += items[i].num_draft;
-      stats_.num_accepted_tokens += v.accepted;
+      stats_.num_accepted_tokens += accepted[i];
     }
   }
-  void release_seq(plinth_seq_id seq) { released_.push_back(seq); }
-  plinth_spec_stats stats() { return stats_; }
+  void release_seq(plinth_seq_id seq) {
+    released_.push_back(seq);
+  }
+  plinth_spec_stats stats() {
+    return stats_;
+  }
 
  private:
   plinth_spec_proposal run(std::span<const plinth_spec_seq> seqs,

@@ -35,6 +35,7 @@ using fake_model::kVocab;
 
 struct SpecSetup {
   bool speculator = true;
+  bool abi10 = false;  // the oracle built against the frozen ABI 1.0 headers
   bool prefix_cache = false;
   uint32_t k = 4, wrong_every = 3;
   uint32_t num_blocks = 256, max_num_seqs = 16;
@@ -55,8 +56,11 @@ class SpecEngine {
         std::to_string(c.max_num_seqs) + R"(, "max_num_batched_tokens": 128}})";
     if (c.speculator) {
       text += R"(, {"kind": "speculator", "library": ")" +
-              (dir / "libplinth_oracle_speculator.so").string() + R"(", "config": {"k": )" +
-              std::to_string(c.k) + R"(, "wrong_every": )" + std::to_string(c.wrong_every) + "}}";
+              ((c.abi10 ? fs::path(PLINTH_BUILD_DIR) / "abi_1_0_plugins" : dir) /
+               "libplinth_oracle_speculator.so")
+                  .string() +
+              R"(", "config": {"k": )" + std::to_string(c.k) + R"(, "wrong_every": )" +
+              std::to_string(c.wrong_every) + "}}";
     }
     text += "]}";
     manifest_ = parse_manifest(text, fs::temp_directory_path() / "spec_engine.json");
@@ -189,6 +193,23 @@ TEST(SpecEngine, RandomWorkloadMatchesPlainDecodingAndLeaksNothing) {
       EXPECT_EQ(s.kv.num_free_blocks, s.kv.num_blocks);
     }
   }
+}
+
+// A speculator built against ABI 1.0 is driven through the plain propose (4 slots, drafts clamped
+// by the host) and gets its verify items at the 1.0 stride (56 bytes, not 1.2's 64): read at the
+// wrong stride, every item after the first would be garbage. Greedy only.
+TEST(SpecEngine, AnAbi10SpeculatorStillSpeculatesExactly) {
+  SpecEngine plain(SpecSetup{.speculator = false, .num_blocks = 96});
+  SpecEngine old(SpecSetup{.abi10 = true, .k = 6, .num_blocks = 96});
+  const std::vector<Outcome> want = run_workload(plain, 300, 11);
+  const std::vector<Outcome> got = run_workload(old, 300, 11);
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].finish == "abort" || got[i].finish == "abort") continue;
+    ASSERT_EQ(got[i], want[i]) << "request " << i;
+  }
+  const EngineStats s = old.engine().stats();
+  EXPECT_GT(s.spec.num_accepted_tokens, 300u);
+  EXPECT_LE(s.spec.accepted_per_position.size(), 4u) << "1.0 plugins get 4 draft slots";
 }
 
 // The prompt's continuation has no repeats among its first five tokens (so a stop on the third
