@@ -9,6 +9,15 @@ namespace {
 constexpr double kDefaultVerifyTokenCost = 0.25;  // see README: measured on backend_cpu
 constexpr double kInitialAlpha = 0.7;             // optimistic: a new sequence gets to try
 constexpr double kEmaWeight = 0.3;                // weight of the newest verification
+constexpr double kPriorTrials = 3.0;  // kInitialAlpha counts as this many trials of evidence
+
+DraftPolicy::SeqState fresh() {
+  DraftPolicy::SeqState s{};
+  s.alpha = kInitialAlpha;
+  s.successes = kInitialAlpha * kPriorTrials;  // so that one rejection does not pause at once
+  s.trials = kPriorTrials;
+  return s;
+}
 }  // namespace
 
 DraftPolicy::DraftPolicy(const SpecConfig& c, double draft_token_cost)
@@ -48,7 +57,7 @@ uint32_t DraftPolicy::best_k(double alpha, uint32_t limit) const {
 
 uint32_t DraftPolicy::k_for_seq(uint64_t seq, uint32_t limit) {
   if (!adaptive_ || limit == 0) return limit;
-  SeqState& s = seqs_.try_emplace(seq, SeqState{kInitialAlpha}).first->second;
+  SeqState& s = seqs_.try_emplace(seq, fresh()).first->second;
   const uint32_t k = best_k(s.alpha, limit);
   if (k > 0) return k;
   if (++s.paused_steps < probe_interval_) return 0;
@@ -58,7 +67,7 @@ uint32_t DraftPolicy::k_for_seq(uint64_t seq, uint32_t limit) {
 
 void DraftPolicy::observe(uint64_t seq, uint32_t drafted, uint32_t accepted) {
   if (drafted == 0) return;
-  SeqState& s = seqs_.try_emplace(seq, SeqState{kInitialAlpha}).first->second;
+  SeqState& s = seqs_.try_emplace(seq, fresh()).first->second;
   // Each draft position up to the first rejection is one Bernoulli trial of the per-token
   // acceptance α: `accepted` successes, plus one failure unless all were kept. α is the
   // decayed successes over the decayed trials (the maximum-likelihood estimate, forgetting).

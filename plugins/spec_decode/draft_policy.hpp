@@ -3,8 +3,8 @@
 //    draft_len_schedule): large batches are compute-bound, where verifying drafts costs as much
 //    as it saves, so they draft less or not at all.
 //  - Per sequence (adaptive): α, the sequence's per-token acceptance probability estimated from
-//    its recent verifications (decayed counts), picks the k that maximizes the expected tokens per
-//    step per unit of cost,
+//    its recent verifications (decayed counts, from a prior of 0.7 worth 3 trials), picks the k
+//    that maximizes the expected tokens per step per unit of cost,
 //      E(k) / C(k),  E(k) = (1 - α^(k+1)) / (1 - α)  (Leviathan et al. 2023, §3.1),
 //      C(k) = 1 + k · (draft_token_cost + verify_token_cost)  (in decode steps);
 //    a sequence whose best ratio is <= 1 drafts nothing, and probes with one draft every
@@ -40,12 +40,14 @@ class DraftPolicy {
   /// decoding). Exposed for tests.
   uint32_t best_k(double alpha, uint32_t limit) const;
 
- private:
+ public:
   struct SeqState {
     double alpha;
     double successes = 0, trials = 0;  // decayed counts behind alpha
     uint32_t paused_steps = 0;
   };
+
+ private:
   std::vector<ScheduleRow> schedule_;
   bool adaptive_;
   double cost_per_token_;

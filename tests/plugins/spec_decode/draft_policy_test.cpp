@@ -100,14 +100,25 @@ TEST(DraftPolicy, RejectedSequencePausesAndProbes) {
   EXPECT_EQ(fresh, p.best_k(0.7, 4));  // a new sequence starts optimistic
   EXPECT_GT(fresh, 0u);
   p.observe(7, fresh, 0);  // every draft rejected
-  // Paused: nothing for probe_interval - 1 steps, then one probe draft, again and again.
+  // The optimistic start counts as 3 trials: a few more rejections, each drafting less, and the
+  // sequence pauses.
+  uint32_t last = fresh;
+  int rejections = 1;
+  for (uint32_t k; (k = p.k_for_seq(7, 4)) > 0; ++rejections) {
+    ASSERT_LT(rejections, 6) << "rejections must pause the sequence";
+    EXPECT_LE(k, last);
+    last = k;
+    p.observe(7, k, 0);
+  }
+  EXPECT_GE(rejections, 2) << "one rejection alone does not pause a new sequence";
+  // Paused (that 0 was the pause's first step): then one probe every probe_interval steps.
   std::vector<uint32_t> ks;
-  for (int step = 0; step < 12; ++step) {
+  for (int step = 0; step < 11; ++step) {
     const uint32_t k = p.k_for_seq(7, 4);
     ks.push_back(k);
     if (k > 0) p.observe(7, k, 0);  // the probe is rejected too
   }
-  EXPECT_EQ(ks, (std::vector<uint32_t>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(ks, (std::vector<uint32_t>{0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}));
   // Other sequences are not affected.
   EXPECT_EQ(p.k_for_seq(8, 4), fresh);
   // A probe that is accepted resumes drafting.

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <plinth/abi_versions.h>
 #include <plinth/ext_early_exit.h>
 #include <plinth/plinth.h>
@@ -208,12 +210,25 @@ TEST_F(SpecDecodeAbi, AdaptivePolicyPausesARejectedSequence) {
   ASSERT_EQ(vt_->verify(inst, &v, 1, &accepted, &next, &err_), PLINTH_OK) << err_.message;
   EXPECT_EQ(accepted, 0u);
   EXPECT_EQ(next, 99);
+  // Every later proposal rejected too: the sequence pauses within a few steps, then probes with
+  // one draft every 3rd step.
   std::vector<uint32_t> ks;
-  for (int step = 0; step < 6; ++step) {
+  for (int step = 0; step < 12; ++step) {
     ASSERT_EQ(vt_->propose_batch(inst, &a, &p, &err_), PLINTH_OK);
-    ks.push_back(p.num_draft[0]);
+    const uint32_t n = p.num_draft[0];
+    ks.push_back(n);
+    if (n == 0) continue;
+    const Tokens d = row(p, 0);
+    Tokens t(n + 1, 99);
+    v.num_draft = n;
+    v.draft_tokens = d.data();
+    v.target_tokens = t.data();
+    ASSERT_EQ(vt_->verify(inst, &v, 1, &accepted, &next, &err_), PLINTH_OK) << err_.message;
   }
-  EXPECT_EQ(ks, (std::vector<uint32_t>{0, 0, 1, 0, 0, 1}));  // paused, probing every 3rd step
+  const auto first_pause = std::find(ks.begin(), ks.end(), 0u);
+  ASSERT_LT(first_pause - ks.begin(), 5) << "rejections must pause the sequence";
+  EXPECT_EQ(std::vector<uint32_t>(first_pause, first_pause + 6),
+            (std::vector<uint32_t>{0, 0, 1, 0, 0, 1}));  // paused, probing every 3rd step
   // release_seq forgets it: drafting resumes.
   vt_->release_seq(inst, 1);
   ASSERT_EQ(vt_->propose_batch(inst, &a, &p, &err_), PLINTH_OK);
