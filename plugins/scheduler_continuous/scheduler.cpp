@@ -178,8 +178,13 @@ plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
       ++i;  // nothing to compute until the host reports a new token
       continue;
     }
-    if (remaining == 1 && s.num_computed >= s.num_prompt_tokens) {
-      n = std::min(1 + step.num_lookahead_tokens, budget);  // decode (+ draft slots)
+    const bool decode = remaining == 1 && s.num_computed >= s.num_prompt_tokens;
+    if (decode) {
+      // 1 decode token + draft slots, never past the request's own end (prompt + max_tokens,
+      // which add() checked fits the pool): draft slots never make a sequence unschedulable.
+      const uint32_t end = s.num_prompt_tokens + s.max_tokens;
+      const uint32_t cap = end > s.num_computed ? end - s.num_computed : 1;
+      n = std::min({1 + step.num_lookahead_tokens, budget, std::max(cap, 1u)});
     } else {
       n = chunk(s, budget);
       if (n == 0) {
@@ -192,6 +197,10 @@ plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
     while (!allocated && !self_preempted) {
       allocated = kv_.allocate(running_[i].seq, running_[i].num_computed + n, out_copies_);
       if (allocated) break;
+      if (decode && n > 1) {
+        n = 1;  // draft slots are optional: drop them before evicting or preempting anyone
+        continue;
+      }
       // Cached blocks nobody holds go before any running sequence is preempted.
       const uint32_t need = kv_.blocks_needed(running_[i].seq, running_[i].num_computed + n);
       if (prefix_.evict(need) > 0) continue;

@@ -246,3 +246,27 @@ TEST(Scheduler, DraftSlotsAreAllocatedAndRejectedOnesTruncated) {
   EXPECT_EQ(h.requests[1].num_tokens, 40u);
   EXPECT_EQ(h.kv().num_free_blocks(), 64u);
 }
+
+TEST(Scheduler, DraftSlotsNeverPassTheRequestsEnd) {
+  // Prompt 8, max_tokens 4 (12 tokens at most): after the prefill (9 tokens), a decode gets at
+  // most 12 - 8 = 4 tokens however many draft slots are asked for.
+  Harness h(4, 64, 0.0, config(4, 64));
+  h.add(1, 8, 12);
+  h.step();
+  auto out = h.step(/*lookahead=*/10, /*accept_drafts=*/0);
+  EXPECT_EQ(new_tokens_of(out, 1), 4u);
+}
+
+TEST(Scheduler, DraftSlotsAreDroppedBeforeAnyoneIsPreempted) {
+  // 4 blocks of 4 tokens: two sequences of 8 tokens each fill the pool exactly (their decode at
+  // position 7 fits); draft slots for either would need a fifth block. They are dropped (plain
+  // decodes) instead of preempting.
+  Harness h(4, 4, 0.0, config(4, 64));
+  h.add(1, 7, 12);
+  h.add(2, 7, 12);
+  h.step();  // both prefill (7 tokens + 1 sampled = 8 each)
+  auto out = h.step(/*lookahead=*/4, /*accept_drafts=*/0);
+  EXPECT_EQ(out.num_preempted, 0u);
+  EXPECT_EQ(new_tokens_of(out, 1), 1u);
+  EXPECT_EQ(new_tokens_of(out, 2), 1u);
+}
