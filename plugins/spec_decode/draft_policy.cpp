@@ -11,10 +11,14 @@ constexpr double kInitialAlpha = 0.7;             // optimistic: a new sequence 
 constexpr double kEmaWeight = 0.3;                // weight of the newest verification
 constexpr double kPriorTrials = 3.0;  // kInitialAlpha counts as this many trials of evidence
 
-DraftPolicy::SeqState fresh() {
+constexpr double kGlobalDecay = 0.05;    // weight of the newest verification in the method's α
+constexpr double kGlobalEvidence = 3.0;  // trials before the method's α replaces the prior
+constexpr uint32_t kBadMethodProbeFactor = 8;  // probes this much rarer when the method fails
+
+DraftPolicy::SeqState fresh(double alpha) {
   DraftPolicy::SeqState s{};
-  s.alpha = kInitialAlpha;
-  s.successes = kInitialAlpha * kPriorTrials;  // so that one rejection does not pause at once
+  s.alpha = alpha;
+  s.successes = alpha * kPriorTrials;  // so that one rejection does not pause at once
   s.trials = kPriorTrials;
   return s;
 }
@@ -55,25 +59,37 @@ uint32_t DraftPolicy::best_k(double alpha, uint32_t limit) const {
   return best;
 }
 
+double DraftPolicy::method_alpha() const {
+  return global_trials_ >= kGlobalEvidence ? global_successes_ / global_trials_ : kInitialAlpha;
+}
+
 uint32_t DraftPolicy::k_for_seq(uint64_t seq, uint32_t limit) {
   if (!adaptive_ || limit == 0) return limit;
-  SeqState& s = seqs_.try_emplace(seq, fresh()).first->second;
+  SeqState& s = seqs_.try_emplace(seq, fresh(method_alpha())).first->second;
   const uint32_t k = best_k(s.alpha, limit);
   if (k > 0) return k;
-  if (++s.paused_steps < probe_interval_) return 0;
+  // Paused. A probe costs little when the method works for other sequences; when it fails for
+  // all (its α does not pay either), probes are rarer: a draft model must catch up on every
+  // token since the sequence last drafted.
+  const uint32_t interval =
+      best_k(method_alpha(), limit) > 0 ? probe_interval_ : probe_interval_ * kBadMethodProbeFactor;
+  if (++s.paused_steps < interval) return 0;
   s.paused_steps = 0;
   return 1;  // probe
 }
 
 void DraftPolicy::observe(uint64_t seq, uint32_t drafted, uint32_t accepted) {
   if (drafted == 0) return;
-  SeqState& s = seqs_.try_emplace(seq, fresh()).first->second;
+  SeqState& s = seqs_.try_emplace(seq, fresh(method_alpha())).first->second;
   // Each draft position up to the first rejection is one Bernoulli trial of the per-token
   // acceptance α: `accepted` successes, plus one failure unless all were kept. α is the
   // decayed successes over the decayed trials (the maximum-likelihood estimate, forgetting).
   s.successes = (1.0 - kEmaWeight) * s.successes + accepted;
   s.trials = (1.0 - kEmaWeight) * s.trials + accepted + (accepted < drafted ? 1 : 0);
   s.alpha = s.trials > 0 ? s.successes / s.trials : s.alpha;
+  // The method's α over all sequences: the prior of the next new sequence.
+  global_successes_ = (1.0 - kGlobalDecay) * global_successes_ + accepted;
+  global_trials_ = (1.0 - kGlobalDecay) * global_trials_ + accepted + (accepted < drafted ? 1 : 0);
 }
 
 }  // namespace plinth::spec_decode

@@ -9,6 +9,9 @@
 //      C(k) = 1 + k · (draft_token_cost + verify_token_cost)  (in decode steps);
 //    a sequence whose best ratio is <= 1 drafts nothing, and probes with one draft every
 //    probe_interval steps so that a later stretch of copyable text is found again.
+//  - Per method: α over all sequences' recent verifications is a new sequence's prior (0.7
+//    until there is evidence), so a method that fails everywhere (a poor draft model) stops
+//    drafting for new sequences too, and its paused sequences probe 8 times more rarely.
 #ifndef PLINTH_SPEC_DECODE_DRAFT_POLICY_HPP
 #define PLINTH_SPEC_DECODE_DRAFT_POLICY_HPP
 
@@ -39,6 +42,9 @@ class DraftPolicy {
   /// The k maximizing E(k)/C(k) over 0..limit at acceptance `alpha` (0 when none beats plain
   /// decoding). Exposed for tests.
   uint32_t best_k(double alpha, uint32_t limit) const;
+  /// The method's acceptance over all sequences (decayed), or the optimistic prior 0.7 before
+  /// three trials of evidence.
+  double method_alpha() const;
 
  public:
   struct SeqState {
@@ -53,6 +59,7 @@ class DraftPolicy {
   double cost_per_token_;
   uint32_t probe_interval_;
   std::unordered_map<uint64_t, SeqState> seqs_;
+  double global_successes_ = 0, global_trials_ = 0;
 };
 
 }  // namespace plinth::spec_decode
