@@ -30,7 +30,7 @@ const char* const kConfigSchema = R"schema({
         "properties": {
           "max_batch_size": {"type": "integer", "minimum": 1, "maximum": 65536},
           "num_speculative_tokens": {"type": "integer", "minimum": 0, "maximum": 16}}},
-      "description": "batch size -> k, ascending by max_batch_size; larger batches do not speculate; [] = k up to 4 sequences, k/2 up to 16, none above"},
+      "description": "batch size -> k, ascending by max_batch_size; larger batches do not speculate; [] = k up to 4 sequences, then (ngram only) k/2 up to 16, none above"},
     "adaptive": {"type": "boolean", "default": true,
       "description": "per sequence, draft only as many tokens as its measured acceptance pays for"},
     "verify_token_cost": {"type": "number", "minimum": 0, "maximum": 10, "default": 0,

@@ -31,7 +31,7 @@ struct SpecConfig {
   uint32_t exit_layer = 0;              ///< layer_skip: layers the draft runs; 0 = half
   uint32_t draft_kv_tokens = 16384;     ///< draft: KV the draft model keeps, tokens
   /// Ascending by max_batch_size; batches above the last row do not speculate. Empty = the
-  /// default: k up to 4 sequences, k / 2 up to 16, none above.
+  /// default: k up to 4 sequences, then (ngram only) k / 2 up to 16, none above.
   std::vector<ScheduleRow> draft_len_schedule;
   bool adaptive = true;          ///< per-sequence policy from measured acceptance
   double verify_token_cost = 0;  ///< extra verified token's cost, in decode steps (0 = default)

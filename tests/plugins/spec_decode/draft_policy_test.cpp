@@ -70,6 +70,11 @@ TEST(DraftPolicy, DefaultSchedule) {
   EXPECT_EQ(p.k_for_batch(1000), 0u);
   EXPECT_EQ(DraftPolicy(config(5), 0.0).k_for_batch(16), 2u);
   EXPECT_EQ(DraftPolicy(config(1), 0.0).k_for_batch(16), 1u);  // k / 2 rounds up to 1 draft
+  // Model-drafted methods stop after 4 sequences.
+  SpecConfig model_drafted = config(4);
+  model_drafted.method = plinth::spec_decode::Method::kLayerSkip;
+  EXPECT_EQ(DraftPolicy(model_drafted, 0.4).k_for_batch(4), 4u);
+  EXPECT_EQ(DraftPolicy(model_drafted, 0.4).k_for_batch(5), 0u);
 }
 
 TEST(DraftPolicy, BestKIsZeroWithoutAcceptanceAndGrowsWithIt) {
