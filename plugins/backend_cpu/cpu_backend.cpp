@@ -9,6 +9,12 @@
 
 #include "isa.hpp"
 
+// The early-exit extension is ABI 1.2; a build against older headers (tests/plugins/abi_compat
+// rebuilds this plugin against the frozen 1.0 ones) offers no extension.
+#if __has_include(<plinth/ext_early_exit.h>)
+#include <plinth/ext_early_exit.h>
+#endif
+
 namespace plinth::cpu {
 namespace {
 
@@ -34,6 +40,7 @@ plinth_forward_output host_logits(const float* logits, uint32_t num_logits, int6
   return out;
 }
 
+#ifdef PLINTH_EXT_EARLY_EXIT
 // The plinth.early_exit/1 table; the instance handle is the CpuBackend (sdk::lifecycle).
 const plinth_early_exit_ext kEarlyExit = {
     sizeof(plinth_early_exit_ext),
@@ -48,6 +55,7 @@ const plinth_early_exit_ext kEarlyExit = {
         sdk::write_out(out, sdk::self<CpuBackend>(inst).forward_early_exit(*batch, exit_layer));
       });
     }};
+#endif
 
 }  // namespace
 
@@ -197,7 +205,9 @@ plinth_forward_output CpuBackend::forward_early_exit(const plinth_batch& batch,
 }
 
 const void* CpuBackend::extension(const char* name) const {
+#ifdef PLINTH_EXT_EARLY_EXIT
   if (name != nullptr && std::strcmp(name, PLINTH_EXT_EARLY_EXIT) == 0) return &kEarlyExit;
+#endif
   return nullptr;
 }
 

@@ -265,7 +265,7 @@ TEST(Abi10Plugins, SpeculatorBehavesAsIts11Build) {
     o.num_draft.assign(prop.num_draft, prop.num_draft + prop.num_seqs);
     o.draft.assign(prop.draft_tokens, prop.draft_tokens + prop.num_seqs * prop.max_draft);
     const int32_t target[] = {7, 9};
-    plinth_spec_verify v{1, 1, prop.draft_tokens, target, nullptr, nullptr, 49152};
+    plinth_spec_verify v{1, 1, prop.draft_tokens, target, nullptr, nullptr, 49152, nullptr};
     call("test_speculator.verify", [&](plinth_error* e) {
       return sp.vtable->verify(sp.instance, &v, 1, &o.accepted, &o.next, e);
     });
