@@ -159,7 +159,8 @@ TEST_P(SpecModel, GreedyIdsEqualPlainDecoding) {
   const RunResult want = run(*plain, encoded, false);
   plain.reset();
 
-  // adaptive off: every decode speculates, so every verification path is exercised.
+  // adaptive off and a schedule up to 64 sequences: every decode speculates (as far as the KV
+  // pool leaves slots), so every verification path is exercised.
   const std::string spec = m.config;
   for (const char* mode : {"one at a time", "16 at once", "16 at once, preempting"}) {
     SCOPED_TRACE(std::string(m.name) + ", " + mode);
@@ -314,9 +315,12 @@ INSTANTIATE_TEST_SUITE_P(
                false},
         Method{"layer_skip",
                R"({"method": "layer_skip", "num_speculative_tokens": 4, "exit_layer": 12,
-                   "adaptive": false})",
+                   "adaptive": false, "draft_len_schedule": [{"max_batch_size": 64,
+                   "num_speculative_tokens": 4}]})",
                false},
-        Method{"draft", R"({"method": "draft", "num_speculative_tokens": 4, "adaptive": false})",
+        Method{"draft",
+               R"({"method": "draft", "num_speculative_tokens": 4, "adaptive": false,
+                   "draft_len_schedule": [{"max_batch_size": 64, "num_speculative_tokens": 4}]})",
                true}),
     [](const ::testing::TestParamInfo<Method>& i) { return std::string(i.param.name); });
 

@@ -270,6 +270,7 @@ TEST(Abi10Plugins, SpeculatorBehavesAsIts11Build) {
       return sp.vtable->verify(sp.instance, &v, 1, &o.accepted, &o.next, e);
     });
     plinth_spec_stats st{};
+    st.struct_size = PLINTH_ABI_1_0_SIZEOF_SPEC_STATS;  // a caller that knows the 1.0 fields
     call("test_speculator.get_stats",
          [&](plinth_error* e) { return sp.vtable->get_stats(sp.instance, &st, e); });
     EXPECT_EQ(st.struct_size, PLINTH_ABI_1_0_SIZEOF_SPEC_STATS);
