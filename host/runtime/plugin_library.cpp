@@ -17,9 +17,9 @@ std::string version_text(uint32_t major, uint32_t minor) {
 // The frozen size of each kind's table in the ABI minor a plugin declares (abi_versions.h): a
 // table must be at least that large; entries past its struct_size are read as absent.
 size_t table_size(plinth_plugin_kind kind, uint32_t minor) {
-#define PLINTH_TABLE_SIZE(NAME)                                \
-  (minor == 0   ? PLINTH_ABI_1_0_SIZEOF_##NAME##_VTABLE        \
-   : minor == 1 ? PLINTH_ABI_1_1_SIZEOF_##NAME##_VTABLE        \
+#define PLINTH_TABLE_SIZE(NAME)                         \
+  (minor == 0   ? PLINTH_ABI_1_0_SIZEOF_##NAME##_VTABLE \
+   : minor == 1 ? PLINTH_ABI_1_1_SIZEOF_##NAME##_VTABLE \
                 : PLINTH_ABI_1_2_SIZEOF_##NAME##_VTABLE)
   switch (kind) {
     case PLINTH_KIND_BACKEND:

@@ -16,8 +16,8 @@
  *    caller newer than the callee finds the newer fields absent.
  *  - History: 1.0 first release; 1.1 adds plinth_host_api.get_seq, plinth_sched_request.parent,
  *    and plinth_prefix_cache_vtable.match_key / insert_key (salted keys) with more stats; 1.2
- *    adds speculative decoding's needs: plinth_spec_verify.uniforms, plinth_spec_proposal.draft_probs,
- *    plinth_spec_stats.num_drafts,
+ *    adds speculative decoding's needs: plinth_spec_verify.uniforms,
+ *    plinth_spec_proposal.draft_probs, plinth_spec_stats.num_drafts,
  *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
  *    the draft backend and model in plinth_create_args.
  *  - Array structs (items of an array, no struct_size: plinth_spec_verify) also grow only at the

@@ -77,9 +77,9 @@
 #define PLINTH_ABI_1_1_SIZEOF_PREFIX_KEY 32u
 #define PLINTH_ABI_1_1_SIZEOF_SPEC_VERIFY 56u
 
-/* ABI 1.2: speculative decoding — spec_verify.uniforms, spec_proposal.draft_probs, spec_stats.num_drafts, speculator
- * num_lookahead_slots / propose_batch, create_args draft_backend / draft_model; new struct
- * spec_propose_args. */
+/* ABI 1.2: speculative decoding — spec_verify.uniforms, spec_proposal.draft_probs,
+ * spec_stats.num_drafts, speculator num_lookahead_slots / propose_batch, create_args draft_backend
+ * / draft_model; new struct spec_propose_args. */
 #define PLINTH_ABI_1_2_SIZEOF_ERROR 1032u
 #define PLINTH_ABI_1_2_SIZEOF_PLUGIN_DESCRIPTOR 56u
 #define PLINTH_ABI_1_2_SIZEOF_LIFECYCLE 32u

@@ -27,8 +27,7 @@ typedef struct plinth_early_exit_ext {
    * Errors: INVALID_ARGUMENT for exit_layer outside [1, num_layers) and everything forward
    * refuses. */
   int32_t (*forward_early_exit)(plinth_instance* inst, const plinth_batch* batch,
-                                uint32_t exit_layer, plinth_forward_output* out,
-                                plinth_error* err);
+                                uint32_t exit_layer, plinth_forward_output* out, plinth_error* err);
 } plinth_early_exit_ext;
 
 #ifdef __cplusplus

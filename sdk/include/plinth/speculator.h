@@ -21,9 +21,9 @@ typedef struct plinth_spec_seq {
 typedef struct plinth_spec_proposal {
   uint32_t struct_size;
   uint32_t num_seqs;
-  uint32_t max_draft;           /* row stride of draft_tokens */
-  const uint32_t* num_draft;    /* [num_seqs] draft tokens proposed for each (0..max_draft) */
-  const int32_t* draft_tokens;  /* [num_seqs, max_draft] */
+  uint32_t max_draft;          /* row stride of draft_tokens */
+  const uint32_t* num_draft;   /* [num_seqs] draft tokens proposed for each (0..max_draft) */
+  const int32_t* draft_tokens; /* [num_seqs, max_draft] */
   /* ---- ABI 1.2 ---- */
   const float* draft_probs; /* [num_seqs, max_draft, vocab_size]: the distribution each draft token
                                was drawn from, or NULL when the drafts were chosen
@@ -37,10 +37,10 @@ typedef struct plinth_spec_proposal {
 typedef struct plinth_spec_verify {
   plinth_seq_id seq;
   uint32_t num_draft;
-  const int32_t* draft_tokens;   /* [num_draft] */
-  const int32_t* target_tokens;  /* [num_draft + 1] */
-  const float* target_probs;     /* [num_draft + 1, vocab] or NULL */
-  const float* draft_probs;      /* [num_draft, vocab] or NULL */
+  const int32_t* draft_tokens;  /* [num_draft] */
+  const int32_t* target_tokens; /* [num_draft + 1] */
+  const float* target_probs;    /* [num_draft + 1, vocab] or NULL */
+  const float* draft_probs;     /* [num_draft, vocab] or NULL */
   uint32_t vocab_size;
   /* ---- ABI 1.2 ---- (an array struct without struct_size: the host passes items at the stride
      of the minor the plugin declares, PLINTH_ABI_1_<m>_SIZEOF_SPEC_VERIFY) */
