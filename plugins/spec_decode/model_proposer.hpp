@@ -32,10 +32,13 @@ struct DraftJob {
 /// Builds plinth_batch arrays of single-sequence rows. Reused across calls.
 class FlatBatch {
  public:
+  /// Starts an empty batch over KV blocks of `block_size` tokens.
   void clear(uint32_t block_size);
   /// Adds a sequence computing `tokens` at positions start.. with `block_table`; logits for its
   /// last token.
   void add(std::span<const int32_t> tokens, uint32_t start, std::span<const int32_t> block_table);
+  /// The batch over the rows added since clear(); valid until the next clear/add/view.
+  /// `block_table` entries must cover every added position (the callers reserve them).
   const plinth_batch& view();
 
  private:
