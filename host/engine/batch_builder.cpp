@@ -20,6 +20,8 @@ const plinth_batch& BatchBuilder::build(std::span<const Entry> entries, uint32_t
   size_t max_blocks = 0;
   for (const Entry& e : entries) max_blocks = std::max(max_blocks, e.block_table.size());
   block_tables_.assign(entries.size() * max_blocks, -1);
+  // ABI 1.3: argmax ids suffice when every logits row is a plain greedy pick (no drafts to verify).
+  bool argmax_only = true;
 
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
@@ -42,6 +44,7 @@ const plinth_batch& BatchBuilder::build(std::span<const Entry> entries, uint32_t
     query_start_.push_back(static_cast<int32_t>(token_ids_.size()));
     seq_lens_.push_back(static_cast<int32_t>(end));
     if (end == known) {  // the last token and each draft: 1 + drafts.size() rows
+      argmax_only = argmax_only && e.drafts.empty() && e.seq->argmax_suffices();
       for (size_t r = e.drafts.size() + 1; r > 0; --r) {
         logits_indices_.push_back(static_cast<int32_t>(token_ids_.size() - r));
         logits_owner_.push_back(static_cast<uint32_t>(i));
@@ -63,6 +66,7 @@ const plinth_batch& BatchBuilder::build(std::span<const Entry> entries, uint32_t
   batch_.slot_mapping = slots_.data();
   batch_.num_logits = static_cast<uint32_t>(logits_indices_.size());
   batch_.logits_indices = logits_indices_.data();
+  batch_.argmax_only = argmax_only && !logits_indices_.empty() ? 1u : 0u;
   return batch_;
 }
 

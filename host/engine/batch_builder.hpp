@@ -33,6 +33,8 @@ class BatchBuilder {
 
   /// Rebuilds the batch. A sequence wants logits when its chunk reaches its last token; one with
   /// drafts wants them at its last token and at every draft (the verification rows, in order).
+  /// argmax_only is set when every logits row belongs to a sequence without drafts whose
+  /// Sequence::argmax_suffices().
   /// Throws std::logic_error when a block table is too short for the scheduled tokens (a
   /// kv_cache/scheduler bug, not user input).
   const plinth_batch& build(std::span<const Entry> entries, uint32_t block_size);

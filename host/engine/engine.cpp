@@ -84,6 +84,7 @@ uint64_t Engine::add_request(GenerationRequest request) {
   seq->set_cache_key_salt(request.cache_salt);
   seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
   seq->set_speculative(request.speculative);
+  seq->set_needs_logprobs(request.logprobs);
   plinth_sched_request req{};
   req.struct_size = sizeof(req);
   req.seq = id;
@@ -211,13 +212,41 @@ plinth_forward_output Engine::forward(const plinth_batch& batch) {
   plinth_error err = make_error();
   plinth_forward_output fwd{};
   fwd.struct_size = sizeof(fwd);
-  check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
-        "backend.forward");
-  if (fwd.num_logits != batch.num_logits || (batch.num_logits > 0 && fwd.logits == nullptr)) {
+  // Decode-only batches the graph runner can replay go through it; the rest run eagerly.
+  const plinth_graph_runner_vtable* graph = plugins_.graph_runner_vtable;
+  if (graph != nullptr && graph->can_run(plugins_.graph_runner, &batch) != 0) {
+    num_graph_steps_++;
+    check(graph->run(plugins_.graph_runner, &batch, &fwd, &err), err, "graph_runner.run");
+  } else {
+    check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
+          "backend.forward");
+  }
+  if (fwd.num_logits != batch.num_logits) {
     throw std::logic_error("backend.forward returned " + std::to_string(fwd.num_logits) +
                            " logits rows, expected " + std::to_string(batch.num_logits));
   }
+  // Logits may be left out only when the host asked for argmax ids alone and got them.
+  if (batch.num_logits > 0 && fwd.logits == nullptr &&
+      (batch.argmax_only == 0 || fwd.argmax_ids == nullptr)) {
+    throw std::logic_error(std::string("backend.forward returned no logits") +
+                           (batch.argmax_only != 0 ? " and no argmax_ids" : "") + " for " +
+                           std::to_string(batch.num_logits) + " rows");
+  }
   return fwd;
+}
+
+int32_t Engine::argmax_id(const plinth_forward_output& fwd, size_t row) const {
+  const int32_t id = fwd.argmax_ids[row];
+  if (id == -1) {  // backend.h: the row holds NaN or +inf, which the host sampler refuses too
+    throw std::invalid_argument("logits row " + std::to_string(row) +
+                                " holds NaN or +inf; the model produced a non-finite value");
+  }
+  if (id < 0 || static_cast<uint32_t>(id) >= options_.vocab_size) {
+    throw std::logic_error("backend.forward returned argmax id " + std::to_string(id) +
+                           " outside the vocabulary [0, " + std::to_string(options_.vocab_size) +
+                           ") in row " + std::to_string(row));
+  }
+  return id;
 }
 
 void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
@@ -243,7 +272,9 @@ void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
     // bonus token, each through the stop rules (a stop inside the run ends it there).
     const size_t num_tokens = e.drafts.empty() ? 1 : verdicts[owners[r]].accepted + 1;
     for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
-      if (e.drafts.empty()) {
+      if (e.drafts.empty() && fwd.argmax_ids != nullptr && seq.argmax_suffices()) {
+        o.text_delta += seq.append_argmax(argmax_id(fwd, r), t);
+      } else if (e.drafts.empty()) {
         o.text_delta += seq.sample_and_append(row(0), t);
       } else {
         const Speculation::Verdict& v = verdicts[owners[r]];
@@ -308,6 +339,7 @@ EngineStats Engine::stats() const {
         "kv_cache.get_stats");
   s.num_steps = num_steps_;
   s.num_computed_tokens = num_computed_tokens_;
+  s.num_graph_steps = num_graph_steps_;
   if (speculation_) {
     s.has_speculator = true;
     s.spec = speculation_->stats();

@@ -44,6 +44,10 @@ struct GenerationRequest {
   /// Allow speculative decoding for this request (when the pipeline has a speculator). The output
   /// never depends on it at temperature 0; false only saves the draft work.
   bool speculative = true;
+  /// The caller reads the sampled tokens' logprobs (Sequence::samples()). False lets a greedy
+  /// request without penalties take the backend's argmax id (plinth_forward_output.argmax_ids)
+  /// without scoring the logits; its samples then carry a NaN logprob.
+  bool logprobs = false;
 };
 
 /// What one step produced for one request.
@@ -62,6 +66,7 @@ struct EngineStats {
   plinth_kv_stats kv{};
   uint64_t num_steps = 0;
   uint64_t num_computed_tokens = 0;  ///< tokens the backend computed (prefill + decode), total
+  uint64_t num_graph_steps = 0;      ///< steps whose forward the graph runner replayed
   bool has_speculator = false;
   SpecStats spec;  ///< speculative decoding's counters (zero without a speculator)
 };
@@ -107,6 +112,10 @@ class Engine {
   std::vector<BatchBuilder::Entry> prepare_batch(const plinth_sched_output& sched);
   void propose_drafts(std::vector<BatchBuilder::Entry>& entries);
   plinth_forward_output forward(const plinth_batch& batch);
+  /// The backend's argmax id of logits row `row` (ABI 1.3), checked: -1 (a non-finite row) is
+  /// std::invalid_argument like the sampler's refusal; an id outside the vocabulary is a plugin
+  /// bug.
+  int32_t argmax_id(const plinth_forward_output& fwd, size_t row) const;
   void sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                          const plinth_forward_output& fwd, std::vector<RequestOutput>& outputs);
   void update_scheduler(const std::vector<BatchBuilder::Entry>& entries);
@@ -124,6 +133,7 @@ class Engine {
   uint64_t last_parent_ = 0;  // the id a share_prompt_with_previous request forks from
   uint64_t num_steps_ = 0;
   uint64_t num_computed_tokens_ = 0;
+  uint64_t num_graph_steps_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // live and finished
   std::unordered_map<uint64_t, Sequence*> live_;                       // waiting or running
   std::vector<uint64_t> aborted_;  // reported as finished by the next step

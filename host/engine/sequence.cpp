@@ -1,5 +1,6 @@
 #include "engine/sequence.hpp"
 
+#include <limits>
 #include <utility>
 
 namespace plinth {
@@ -30,6 +31,19 @@ std::vector<float> Sequence::distribution(std::span<const float> logits,
 
 std::string Sequence::append_scored(std::span<const float> logits, int32_t token, double now) {
   return append(sampler_.score(logits, prompt(), output(), token), now);
+}
+
+bool Sequence::argmax_suffices() const {
+  const SamplingParams& p = sampler_.params();
+  return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
+         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f;
+}
+
+std::string Sequence::append_argmax(int32_t token, double now) {
+  Sampler::Result r;
+  r.token = token;
+  r.logprob = std::numeric_limits<float>::quiet_NaN();
+  return append(std::move(r), now);
 }
 
 uint32_t Sequence::tokens_left() const {

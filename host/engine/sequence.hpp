@@ -59,6 +59,14 @@ class Sequence {
   /// A draw in [0, 1) from the sequence's own RNG (seeded requests stay reproducible).
   double uniform() { return sampler_.uniform(); }
   bool greedy() const { return sampler_.greedy(); }
+  /// True when the next token is the plain argmax of the logits (greedy, no penalties) and nobody
+  /// reads its logprobs: the backend's argmax id is then enough (ABI 1.3 argmax_only).
+  bool argmax_suffices() const;
+  /// Whether the caller reads logprobs (GenerationRequest::logprobs).
+  void set_needs_logprobs(bool on) { needs_logprobs_ = on; }
+  /// Appends `token`, the argmax the backend computed (argmax_suffices() must hold), with a NaN
+  /// logprob, and applies the stop conditions like sample_and_append.
+  std::string append_argmax(int32_t token, double now);
   /// Tokens the request may still generate (max_tokens minus those generated).
   uint32_t tokens_left() const;
   /// Whether the request allows speculative decoding (the API's per-request opt-out).
@@ -98,6 +106,7 @@ class Sequence {
   std::string cache_key_salt_;
   bool bypass_prefix_cache_ = false;
   bool speculative_ = true;
+  bool needs_logprobs_ = false;
 
   std::string append(Sampler::Result r, double now);
 };

@@ -20,7 +20,8 @@ size_t table_size(plinth_plugin_kind kind, uint32_t minor) {
 #define PLINTH_TABLE_SIZE(NAME)                         \
   (minor == 0   ? PLINTH_ABI_1_0_SIZEOF_##NAME##_VTABLE \
    : minor == 1 ? PLINTH_ABI_1_1_SIZEOF_##NAME##_VTABLE \
-                : PLINTH_ABI_1_2_SIZEOF_##NAME##_VTABLE)
+   : minor == 2 ? PLINTH_ABI_1_2_SIZEOF_##NAME##_VTABLE \
+                : PLINTH_ABI_1_3_SIZEOF_##NAME##_VTABLE)
   switch (kind) {
     case PLINTH_KIND_BACKEND:
       return PLINTH_TABLE_SIZE(BACKEND);

@@ -176,6 +176,7 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
       g.priority = api.priority;
       g.cache_salt = api.cache_salt;
       g.speculative = api.speculative;
+      g.logprobs = api.logprobs;
       g.share_prompt_with_previous = i > 0;
       requests.push_back(std::move(g));
     }

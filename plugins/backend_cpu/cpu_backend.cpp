@@ -1,7 +1,9 @@
 #include "cpu_backend.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -29,6 +31,21 @@ const plinth_model_desc& require_model(const plinth_create_args& args) {
 const char* kv_dtype_name(KvDtype d) {
   return d == KvDtype::F32 ? "f32" : "f16";
 }
+
+#if PLINTH_ABI_MINOR >= 3
+// The argmax of one logits row, the lowest id on ties; -1 when the row holds NaN or +inf
+// (backend.h, plinth_forward_output.argmax_ids).
+int32_t argmax_row(std::span<const float> row) {
+  size_t best = 0;
+  bool finite = true;
+  for (size_t i = 0; i < row.size(); ++i) {
+    const float v = row[i];
+    finite = finite && !std::isnan(v) && v != std::numeric_limits<float>::infinity();
+    if (v > row[best]) best = i;  // strict: the lowest id wins ties
+  }
+  return finite ? static_cast<int32_t>(best) : -1;
+}
+#endif
 
 plinth_forward_output host_logits(const float* logits, uint32_t num_logits, int64_t vocab) {
   plinth_forward_output out{};
@@ -195,7 +212,21 @@ void CpuBackend::allocate_kv(uint32_t num_blocks, uint32_t block_size) {
 }
 
 plinth_forward_output CpuBackend::forward(const plinth_batch& batch) {
-  return host_logits(forward_.forward(batch), batch.num_logits, forward_.shape().vocab);
+  plinth_forward_output out =
+      host_logits(forward_.forward(batch), batch.num_logits, forward_.shape().vocab);
+#if PLINTH_ABI_MINOR >= 3
+  // ABI 1.3: a greedy-only batch also gets the argmax ids (one pass per row, cheaper than the
+  // host sampler's copy of the row); the logits stay available.
+  if (PLINTH_HAS_FIELD(&batch, plinth_batch, argmax_only) && batch.argmax_only != 0) {
+    argmax_.resize(batch.num_logits);
+    for (uint32_t r = 0; r < batch.num_logits; ++r) {
+      argmax_[r] = argmax_row(
+          std::span<const float>(out.logits + size_t{r} * out.vocab_size, out.vocab_size));
+    }
+    out.argmax_ids = argmax_.data();
+  }
+#endif
+  return out;
 }
 
 plinth_forward_output CpuBackend::forward_early_exit(const plinth_batch& batch,

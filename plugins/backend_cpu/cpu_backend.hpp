@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "llama_forward.hpp"
 #include "plinth/backend.h"
@@ -52,6 +53,7 @@ class CpuBackend {
   LlamaForward& model() { return forward_; }
 
  private:
+  std::vector<int32_t> argmax_;  // [num_logits] ids of the last argmax_only forward (ABI 1.3)
   sdk::Host host_;
   LlamaForward forward_;
 };

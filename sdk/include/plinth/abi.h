@@ -43,7 +43,7 @@ extern "C" {
 /* ABI version of these headers. Major: incompatible change. Minor: additions at the end of structs
  * and tables, new kinds of extension. */
 #define PLINTH_ABI_MAJOR 1
-#define PLINTH_ABI_MINOR 2
+#define PLINTH_ABI_MINOR 3
 
 #if defined(_WIN32)
 #define PLINTH_EXPORT __declspec(dllexport)
