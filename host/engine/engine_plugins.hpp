@@ -20,6 +20,10 @@ struct EnginePlugins {
   const plinth_speculator_vtable* speculator_vtable = nullptr;
   plinth_instance* speculator = nullptr;
   uint32_t speculator_abi_minor = 0;
+  /// The graph runner (NULL vtable: none): forward() replays the decode-only batches its can_run
+  /// accepts, and the backend runs the rest.
+  const plinth_graph_runner_vtable* graph_runner_vtable = nullptr;
+  plinth_instance* graph_runner = nullptr;
   /// The host API table the plugins received; the engine answers its get_seq. NULL (tests with
   /// hand-wired plugins) = plugins cannot look sequences up.
   PluginHostApi* host_api = nullptr;
