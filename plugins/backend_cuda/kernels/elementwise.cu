@@ -1,0 +1,179 @@
+// Row-wise kernels of backend_cuda: embedding gather, RMSNorm, RoPE + KV store, SwiGLU, argmax.
+// The per-element arithmetic is device_math.cuh's (unit-tested on the CPU against backend_cpu).
+#include <cmath>
+
+#include "device_math.cuh"
+#include "kernels.hpp"
+
+namespace plinth::cuda::kernels {
+namespace {
+
+namespace m = plinth::cuda::math;
+
+constexpr int kRowThreads = 256;  // threads of the row kernels (8 warps)
+constexpr int kWarpSize = 32;
+constexpr int kMaxHalf = 128;  // head_dim / 2 bound of the RoPE table in shared memory
+
+__global__ void embed_kernel(const uint16_t* table, const int32_t* tokens, int hidden, float* x) {
+  const int64_t t = blockIdx.x;
+  const uint16_t* src = table + static_cast<int64_t>(tokens[t]) * hidden;
+  float* dst = x + t * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) dst[i] = m::bf16_to_f32(src[i]);
+}
+
+// Sum of `v` over the block in a fixed order: a xor butterfly inside each warp, then warp sums
+// added in warp order by thread 0; every thread gets the result.
+__device__ float block_sum(float v) {
+  __shared__ float warp_sums[kRowThreads / kWarpSize];
+  __shared__ float total;
+  for (int off = kWarpSize / 2; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  const int warp = threadIdx.x / kWarpSize;
+  if (threadIdx.x % kWarpSize == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (int w = 0; w < static_cast<int>(blockDim.x) / kWarpSize; ++w)
+      s = m::add_rn(s, warp_sums[w]);
+    total = s;
+  }
+  __syncthreads();
+  return total;
+}
+
+__global__ void rmsnorm_kernel(const float* x, const int32_t* rows, const float* w, int d,
+                               float eps, uint16_t* out) {
+  const int64_t r = blockIdx.x;
+  const int64_t src = rows != nullptr ? rows[r] : r;
+  const float* xr = x + src * d;
+  float sq = 0.0f;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) sq = m::add_rn(sq, m::mul_rn(xr[i], xr[i]));
+  const float inv = m::rms_inv(block_sum(sq), d, eps);
+  uint16_t* o = out + r * d;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) {
+    o[i] = m::f32_to_bf16(m::rms_apply(xr[i], inv, w[i]));
+  }
+}
+
+__global__ void rope_store_kernel(float* qkv, QkvShape s, const int32_t* positions,
+                                  const int32_t* slots, double theta, bool neox, uint16_t* kc,
+                                  uint16_t* vc) {
+  __shared__ float cs[2 * kMaxHalf];
+  const int64_t t = blockIdx.x;
+  const int hd = s.head_dim, half = hd / 2;
+  const int32_t pos = positions[t];
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    m::rope_cos_sin(pos, i, hd, theta, &cs[2 * i], &cs[2 * i + 1]);
+  }
+  __syncthreads();
+  float* row = qkv + t * s.row_stride;
+  // The k heads follow the q heads in the fused row, so head index h < n_heads + n_kv_heads
+  // starts at h * head_dim for both.
+  const int pairs = (s.n_heads + s.n_kv_heads) * half;
+  for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+    const int h = p / half, i = p % half;
+    int ia = 0, ib = 0;
+    m::rope_pair(i, hd, neox, &ia, &ib);
+    m::rope_rotate(&row[h * hd + ia], &row[h * hd + ib], cs[2 * i], cs[2 * i + 1]);
+  }
+  __syncthreads();
+  const int32_t slot = slots[t];
+  if (slot < 0) return;  // a padding row of a captured batch
+  const int kv_dim = s.n_kv_heads * hd;
+  const int q_dim = s.n_heads * hd;
+  uint16_t* kd = kc + static_cast<int64_t>(slot) * kv_dim;
+  uint16_t* vd = vc + static_cast<int64_t>(slot) * kv_dim;
+  for (int e = threadIdx.x; e < kv_dim; e += blockDim.x) {
+    kd[e] = m::f32_to_bf16(row[q_dim + e]);
+    vd[e] = m::f32_to_bf16(row[q_dim + kv_dim + e]);
+  }
+}
+
+__global__ void swiglu_kernel(const float* gu, int64_t total, int ffn, uint16_t* out) {
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = idx / ffn, c = idx % ffn;
+    const float* g = gu + r * 2 * ffn;
+    out[idx] = m::f32_to_bf16(m::silu_mul(g[c], g[ffn + c]));
+  }
+}
+
+__global__ void argmax_kernel(const float* logits, int vocab, int32_t* ids) {
+  __shared__ float best_v[kRowThreads];
+  __shared__ int32_t best_i[kRowThreads];
+  __shared__ int bad;
+  if (threadIdx.x == 0) bad = 0;
+  __syncthreads();
+  const float* row = logits + static_cast<int64_t>(blockIdx.x) * vocab;
+  float bv = -INFINITY;
+  int32_t bi = INT32_MAX;
+  bool my_bad = false;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+    const float v = row[i];
+    if (isnan(v) || v == INFINITY) my_bad = true;
+    if (m::argmax_better(v, i, bv, bi)) {
+      bv = v;
+      bi = i;
+    }
+  }
+  if (my_bad) atomicOr(&bad, 1);
+  best_v[threadIdx.x] = bv;
+  best_i[threadIdx.x] = bi;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (static_cast<int>(threadIdx.x) < stride) {
+      const int o = threadIdx.x + stride;
+      if (m::argmax_better(best_v[o], best_i[o], best_v[threadIdx.x], best_i[threadIdx.x])) {
+        best_v[threadIdx.x] = best_v[o];
+        best_i[threadIdx.x] = best_i[o];
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    // Every entry -inf: (-inf, 0) wins by the lower id, as the host's argmax starts at id 0.
+    ids[blockIdx.x] = bad != 0 ? -1 : (best_i[0] == INT32_MAX ? 0 : best_i[0]);
+  }
+}
+
+}  // namespace
+
+cudaError_t embed(const uint16_t* table, const int32_t* tokens, int n, int hidden, float* x,
+                  cudaStream_t stream) {
+  if (n > 0) embed_kernel<<<n, kRowThreads, 0, stream>>>(table, tokens, hidden, x);
+  return cudaGetLastError();
+}
+
+cudaError_t rmsnorm(const float* x, const int32_t* rows, const float* w, int n, int d, float eps,
+                    uint16_t* out, cudaStream_t stream) {
+  if (n > 0) rmsnorm_kernel<<<n, kRowThreads, 0, stream>>>(x, rows, w, d, eps, out);
+  return cudaGetLastError();
+}
+
+cudaError_t rope_store_kv(float* qkv, int n, const QkvShape& shape, const int32_t* positions,
+                          const int32_t* slots, double theta, bool neox, uint16_t* k_cache,
+                          uint16_t* v_cache, cudaStream_t stream) {
+  if (shape.head_dim / 2 > kMaxHalf || shape.head_dim % 2 != 0) return cudaErrorInvalidValue;
+  if (n > 0) {
+    rope_store_kernel<<<n, 128, 0, stream>>>(qkv, shape, positions, slots, theta, neox, k_cache,
+                                             v_cache);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t swiglu(const float* gu, int n, int ffn, uint16_t* out, cudaStream_t stream) {
+  const int64_t total = static_cast<int64_t>(n) * ffn;
+  if (total > 0) {
+    const int64_t blocks = (total + kRowThreads - 1) / kRowThreads;
+    const int grid = static_cast<int>(blocks < 65535 ? blocks : 65535);
+    swiglu_kernel<<<grid, kRowThreads, 0, stream>>>(gu, total, ffn, out);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t argmax_rows(const float* logits, int m_rows, int vocab, int32_t* ids,
+                        cudaStream_t stream) {
+  if (m_rows > 0) argmax_kernel<<<m_rows, kRowThreads, 0, stream>>>(logits, vocab, ids);
+  return cudaGetLastError();
+}
+
+}  // namespace plinth::cuda::kernels
