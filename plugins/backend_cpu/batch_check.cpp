@@ -21,9 +21,11 @@ std::string at2(const char* field, int64_t i, int64_t j) {
 }  // namespace
 
 void validate_batch(const plinth_batch& b, const BatchLimits& lim) {
-  if (b.struct_size < sizeof(plinth_batch)) {
+  // Every 1.0 field is needed; later ones (argmax_only) are read with PLINTH_HAS_FIELD.
+  constexpr size_t kNeeded = offsetof(plinth_batch, logits_indices) + sizeof(const int32_t*);
+  if (b.struct_size < kNeeded) {
     fail("struct_size", "= " + std::to_string(b.struct_size) + " is smaller than " +
-                            std::to_string(sizeof(plinth_batch)) + " (every field is needed)");
+                            std::to_string(kNeeded) + " (every ABI 1.0 field is needed)");
   }
   const int64_t nt = b.num_tokens;
   const int64_t ns = b.num_seqs;

@@ -38,6 +38,8 @@ struct Config {
   bool chunked;
   const char* policy;
   uint32_t max_len;  // prompt + max_tokens of a random request, at most
+  /// The fake backend's "argmax" option: "require" = argmax ids only, logits NULL (ABI 1.3).
+  const char* argmax = "none";
 };
 
 std::ostream& operator<<(std::ostream& o, const Config& c) {
@@ -54,7 +56,7 @@ class EngineInvariants : public ::testing::TestWithParam<Config> {
       {"kind": "backend", "library": ")" +
         lib.string() + R"(", "config": {"max_batch_tokens": )" +
         std::to_string(c.max_num_batched_tokens) + R"(, "max_batch_seqs": )" +
-        std::to_string(c.max_num_seqs) + R"(}},
+        std::to_string(c.max_num_seqs) + R"(, "argmax": ")" + c.argmax + R"("}},
       {"kind": "kv_cache", "library": "kv_paged", "config": {"block_size": )" +
         std::to_string(c.block_size) + R"(, "num_blocks": )" + std::to_string(c.num_blocks) +
         R"(}},
@@ -220,7 +222,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Config{"fcfs_chunked", 4, 24, 4, 16, true, "fcfs", 80},
                       Config{"priority_chunked", 4, 24, 4, 16, true, "priority", 80},
                       Config{"fcfs_whole_prefill", 8, 12, 6, 96, false, "fcfs", 90},
-                      Config{"priority_block1", 1, 90, 5, 24, true, "priority", 60}),
+                      Config{"priority_block1", 1, 90, 5, 24, true, "priority", 60},
+                      Config{"fcfs_argmax_ids_only", 4, 24, 4, 16, true, "fcfs", 80, "require"}),
     [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace

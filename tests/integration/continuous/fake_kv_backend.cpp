@@ -25,7 +25,9 @@ const char* const kSchema = R"json({
     "max_batch_tokens": {"type": "integer", "minimum": 1, "default": 1048576,
                          "description": "refuse a batch of more new tokens (the token budget)"},
     "max_batch_seqs": {"type": "integer", "minimum": 1, "default": 65536,
-                       "description": "refuse a batch of more sequences (max_num_seqs)"}
+                       "description": "refuse a batch of more sequences (max_num_seqs)"},
+    "argmax": {"type": "string", "enum": ["none", "require"], "default": "none",
+               "description": "require: demand argmax_only on every batch with logits rows and answer with argmax ids and no logits (ABI 1.3)"}
   }})json";
 
 [[noreturn]] void fail(const std::string& what) {
@@ -40,6 +42,9 @@ class FakeKvBackend {
     auto c = nlohmann::json::parse(a.config_json != nullptr ? a.config_json : "{}");
     max_tokens_ = c.value("max_batch_tokens", 1u << 20);
     max_seqs_ = c.value("max_batch_seqs", 65536u);
+    // "require": every batch with logits rows must say argmax_only (the test sends greedy
+    // requests only), and gets argmax ids with logits = NULL, as a GPU backend answers (ABI 1.3).
+    argmax_required_ = c.value("argmax", std::string("none")) == "require";
   }
   plinth_kv_layout kv_layout() {
     plinth_kv_layout l{};
@@ -120,6 +125,16 @@ class FakeKvBackend {
     o.num_logits = b.num_logits;
     o.vocab_size = model_.vocab_size;
     o.logits = logits_.data();
+    if (argmax_required_ && b.num_logits > 0) {
+      if (b.argmax_only == 0) fail("a batch of greedy requests came without argmax_only");
+      argmax_.resize(b.num_logits);
+      for (uint32_t k = 0; k < b.num_logits; ++k) {
+        const float* row = logits_.data() + size_t(k) * model_.vocab_size;
+        argmax_[k] = static_cast<int32_t>(std::max_element(row, row + model_.vocab_size) - row);
+      }
+      o.logits = nullptr;
+      o.argmax_ids = argmax_.data();
+    }
     return o;
   }
 
@@ -140,6 +155,8 @@ class FakeKvBackend {
   uint32_t max_tokens_ = 0, max_seqs_ = 0, block_size_ = 0;
   std::vector<int32_t> tokens_, positions_;
   std::vector<float> logits_;
+  std::vector<int32_t> argmax_;
+  bool argmax_required_ = false;
 };
 
 const plinth_backend_vtable kTable = plinth::sdk::backend_vtable<FakeKvBackend>();
