@@ -59,6 +59,13 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   host.logger().info("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", info.num_blocks,
                      info.block_size, uint64_t{info.num_blocks} * info.block_size,
                      double(info.bytes_per_block) * info.num_blocks / (1 << 20));
+  // Graphs are captured over the allocated KV cache (lazily: this only prepares their buffers,
+  // unless the runner's eager_capture asks for every size now).
+  GraphRunnerRef graph = h->pipeline_->graph_runner();
+  if (graph) {
+    call(h->pipeline_->function_name(PLINTH_KIND_GRAPH_RUNNER, "capture"),
+         [&](plinth_error* e) { return graph.vtable->capture(graph.instance, e); });
+  }
 
   EnginePlugins plugins;
   plugins.backend = {backend.vtable, backend.instance};
@@ -72,6 +79,8 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   plugins.speculator_vtable = spec.vtable;
   plugins.speculator = spec.instance;
   plugins.speculator_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
+  plugins.graph_runner_vtable = graph.vtable;
+  plugins.graph_runner = graph.instance;
   plugins.host_api = &h->pipeline_->plugin_host_api();
   EngineOptions eo;
   eo.context_length = h->model_.config.context_length;

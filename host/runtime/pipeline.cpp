@@ -276,7 +276,9 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
       args.draft_model = draft_model_ ? draft_model_->desc->get() : nullptr;
       break;
     case PLINTH_KIND_GRAPH_RUNNER:
+      args.model = model;  // context_length sizes the captured block tables
       args.backend = {backend().vtable, backend().instance};
+      args.kv_cache = {kv_cache().vtable, kv_cache().instance};  // the block size, for capture
       break;
   }
   plinth_error err = make_error();

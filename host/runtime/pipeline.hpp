@@ -3,7 +3,7 @@
 // created in the ABI's order with the ABI's wiring (sdk/include/plinth/plugin.h):
 //   backend(model) -> draft backend(draft model) -> kv_cache(backend) -> prefix_cache(kv_cache)
 //   -> scheduler(kv_cache, prefix_cache) -> speculator(backend, model, kv_cache, draft backend,
-//   draft model) -> graph_runner(backend with plinth.cuda_stream/1)
+//   draft model) -> graph_runner(model, backend with plinth.cuda_stream/1, kv_cache)
 // and destroyed in reverse. Libraries stay loaded until every instance is destroyed. The draft
 // backend (`"role": "draft"`, at most one) is a second backend instance over its own model file,
 // which the pipeline opens and owns; its KV is the speculator's to allocate.
