@@ -114,8 +114,10 @@ CudaBackend::CudaBackend(const plinth_create_args& args)
   (void)model_shape(model);  // config errors before any device work
   select_device(cfg_.device);
   gemm_mode_ = cfg_.invariant_gemm ? kernels::GemmMode::Invariant : kernels::GemmMode::Fast;
-  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  check_blas(cublasCreate(&blas_), "cublasCreate");
+  check(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream_ = ctx_.stream;
+  check_blas(cublasCreate(&ctx_.blas), "cublasCreate");
+  blas_ = ctx_.blas;
   check_blas(cublasSetStream(blas_, stream_), "cublasSetStream");
   blas_workspace_ = DeviceBuffer(kBlasWorkspace, "cuBLAS workspace");
   check_blas(cublasSetWorkspace(blas_, blas_workspace_.as<void>(), kBlasWorkspace),
@@ -154,8 +156,6 @@ CudaBackend::~CudaBackend() {
   }
   destroy_meta(eager_);
   destroy_meta(static_);
-  if (blas_ != nullptr) cublasDestroy(blas_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
 void CudaBackend::use_device() const {

@@ -38,6 +38,20 @@ struct MetaBuffers {
   cudaEvent_t uploaded = nullptr;
 };
 
+/// The stream and cuBLAS handle, destroyed last (also when the constructor throws later).
+struct StreamAndBlas {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  StreamAndBlas() = default;
+  StreamAndBlas(const StreamAndBlas&) = delete;
+  StreamAndBlas& operator=(const StreamAndBlas&) = delete;
+  ~StreamAndBlas() {
+    if (stream != nullptr) cudaStreamSynchronize(stream);
+    if (blas != nullptr) cublasDestroy(blas);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+};
+
 /// The plugin instance (one forward at a time: the host's engine thread). Every method may
 /// throw; the SDK adapter converts at the boundary. All device work runs on one stream.
 class CudaBackend {
@@ -75,7 +89,7 @@ class CudaBackend {
 
   // ---- plinth.cuda_stream/1 ----
   /// The cudaStream_t every call enqueues on.
-  void* stream() const { return stream_; }
+  void* stream() const { return ctx_.stream; }
   /// Static inputs for decode batches of up to max_seqs sequences and max_blocks_per_seq table
   /// entries. INVALID_ARGUMENT when max_seqs exceeds the logits rows (min(max_num_seqs,
   /// max_num_tokens)) or is 0, or allocate_kv was not called.
@@ -104,8 +118,9 @@ class CudaBackend {
 
   sdk::Host host_;
   CudaConfig cfg_;
-  cudaStream_t stream_ = nullptr;
-  cublasHandle_t blas_ = nullptr;
+  StreamAndBlas ctx_;
+  cudaStream_t stream_ = nullptr;  // ctx_.stream
+  cublasHandle_t blas_ = nullptr;  // ctx_.blas
   DeviceBuffer blas_workspace_;
   DeviceWeights w_;
   kernels::GemmMode gemm_mode_ = kernels::GemmMode::Invariant;
