@@ -36,6 +36,7 @@ std::shared_ptr<spdlog::logger> make_logger();
 void register_plugins(CLI::App& app);                 // cmd_plugins.cpp: plinth plugins list
 void register_manifest(CLI::App& app);                // cmd_manifest.cpp: plinth manifest check
 void register_draft_model(CLI::App& app);             // cmd_draft_model.cpp: plinth draft-model
+void register_synth_model(CLI::App& app);             // cmd_synth_model.cpp: plinth synth-model
 [[gnu::weak]] void register_generate(CLI::App& app);  // cmd_generate.cpp
 [[gnu::weak]] void register_serve(CLI::App& app);     // cmd_serve.cpp
 

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   register_plugins(app);
   register_manifest(app);
   register_draft_model(app);
+  register_synth_model(app);
   if (register_generate != nullptr) register_generate(app);
   if (register_serve != nullptr) register_serve(app);
 
