@@ -1,9 +1,9 @@
 #include "server/request_parser.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
-#include "app/engine_host.hpp"
 #include "server/api_error.hpp"
 
 namespace plinth::server {
@@ -81,7 +81,8 @@ std::vector<int32_t> token_array(const json& a, const char* key) {
   return ids;
 }
 
-std::vector<int32_t> encode_text(const EngineHost& host, const std::string& text, const char* key) {
+std::vector<int32_t> encode_text(const RequestModel& host, const std::string& text,
+                                 const char* key) {
   try {
     return host.encode(text);
   } catch (const std::invalid_argument& e) {
@@ -90,7 +91,7 @@ std::vector<int32_t> encode_text(const EngineHost& host, const std::string& text
 }
 
 // prompt: a string, an array of strings, an array of token ids, or an array of such arrays.
-std::vector<std::vector<int32_t>> parse_prompt(const json& body, const EngineHost& host,
+std::vector<std::vector<int32_t>> parse_prompt(const json& body, const RequestModel& host,
                                                const ParseLimits& limits) {
   auto it = body.find("prompt");
   if (it == body.end() || it->is_null()) {
@@ -122,7 +123,7 @@ std::vector<std::vector<int32_t>> parse_prompt(const json& body, const EngineHos
     throw ApiError::invalid(
         "prompt", "prompt: at most " + std::to_string(limits.max_prompts) + " prompts per request");
   }
-  const auto vocab = static_cast<int32_t>(host.config().vocab_size);
+  const auto vocab = static_cast<int32_t>(host.vocab_size());
   for (const auto& p : prompts) {
     if (p.empty()) throw ApiError::invalid("prompt", "prompt: must hold at least one token");
     for (int32_t id : p) {
@@ -137,7 +138,7 @@ std::vector<std::vector<int32_t>> parse_prompt(const json& body, const EngineHos
 }
 
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
-std::vector<int32_t> parse_messages(const json& body, const EngineHost& host) {
+std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null()) {
     throw ApiError::unprocessable("messages", "messages: required (an array of messages)");
@@ -211,7 +212,7 @@ std::vector<std::string> parse_stop(const json& body) {
 
 }  // namespace
 
-ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& host,
+ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel& host,
                          const ParseLimits& limits) {
   json body;
   try {
@@ -311,7 +312,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const EngineHost& 
     r.prompts.push_back(parse_messages(body, host));
   }
 
-  const int64_t context = host.config().context_length;
+  const int64_t context = host.context_length();
   int64_t max_tokens = 0;
   bool max_given = false;
   const char* max_key = "max_tokens";

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_template.hpp"
 #include "sampling/sampling_params.hpp"
 
 namespace plinth {
@@ -52,8 +53,33 @@ struct ParseLimits {
   std::string served_model_name;  ///< what `model` must name (the model's own name also matches)
 };
 
+/// What parsing a request needs of the served model. EngineHost provides it (the overload of
+/// parse_request below); the fuzz target and its replay test provide a tokenizer and a chat
+/// template without a pipeline (tests/fuzz/).
+class RequestModel {
+ public:
+  virtual ~RequestModel() = default;
+  /// Plain-text prompt → token ids; throws std::invalid_argument (invalid UTF-8).
+  virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+  /// Chat messages → token ids with the generation prompt; throws std::invalid_argument (no
+  /// template, unknown role).
+  virtual std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const = 0;
+  /// Token ids are valid in [0, vocab_size()).
+  virtual int64_t vocab_size() const = 0;
+  /// Prompt + completion tokens at most.
+  virtual int64_t context_length() const = 0;
+  /// The model's own name, accepted as `model` besides ParseLimits::served_model_name.
+  virtual const std::string& model_name() const = 0;
+  /// Token ids that end generation unless `ignore_eos`.
+  virtual const std::vector<int32_t>& stop_token_ids() const = 0;
+};
+
 /// Parses a request body. Throws ApiError (400 malformed JSON, 422 wrong type / missing field,
 /// 400 out of range or too long, 404 unknown model).
+ApiRequest parse_request(ApiKind kind, std::string_view body, const RequestModel& model,
+                         const ParseLimits& limits);
+
+/// The same over the model `host` serves (request_parser_host.cpp).
 ApiRequest parse_request(ApiKind kind, std::string_view body, const EngineHost& host,
                          const ParseLimits& limits);
 

@@ -1,0 +1,33 @@
+// parse_request over an EngineHost: the served model's tokenizer, chat template and config seen
+// through RequestModel. Kept apart from request_parser.cpp so that the parser itself links
+// without the engine (tests/fuzz/).
+#include "app/engine_host.hpp"
+#include "server/request_parser.hpp"
+
+namespace plinth::server {
+namespace {
+
+class EngineHostModel final : public RequestModel {
+ public:
+  explicit EngineHostModel(const EngineHost& host) : host_(host) {}
+  std::vector<int32_t> encode(std::string_view text) const override { return host_.encode(text); }
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const override {
+    return host_.encode_chat(messages);
+  }
+  int64_t vocab_size() const override { return host_.config().vocab_size; }
+  int64_t context_length() const override { return host_.config().context_length; }
+  const std::string& model_name() const override { return host_.model_name(); }
+  const std::vector<int32_t>& stop_token_ids() const override { return host_.stop_token_ids(); }
+
+ private:
+  const EngineHost& host_;
+};
+
+}  // namespace
+
+ApiRequest parse_request(ApiKind kind, std::string_view body, const EngineHost& host,
+                         const ParseLimits& limits) {
+  return parse_request(kind, body, EngineHostModel(host), limits);
+}
+
+}  // namespace plinth::server
