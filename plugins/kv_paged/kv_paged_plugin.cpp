@@ -47,8 +47,10 @@ KvPagedPlugin::KvPagedPlugin(const plinth_create_args& args, const KvPagedConfig
       config_(config),
       size_(size),
       manager_(config.block_size, size.num_blocks) {
+#ifdef PLINTH_KV_PAGED_WATERMARK_EXT
   watermark_ext_.struct_size = sizeof(watermark_ext_);
   watermark_ext_.watermark_blocks = size.watermark_blocks;
+#endif
   m_total_ =
       host_.metric("plinth_kv_blocks_total", "KV cache blocks in the pool", PLINTH_METRIC_GAUGE);
   m_used_ = host_.metric("plinth_kv_blocks_used", "KV cache blocks with a reference",
@@ -127,9 +129,11 @@ void KvPagedPlugin::unref_blocks(std::span<const int32_t> blocks) {
 }
 
 const void* KvPagedPlugin::extension(const char* name) const {
-  if (name != nullptr && std::strcmp(name, PLINTH_KV_WATERMARK_EXTENSION) == 0) {
-    return &watermark_ext_;
-  }
+#ifdef PLINTH_KV_PAGED_WATERMARK_EXT
+  if (name != nullptr && std::strcmp(name, PLINTH_EXT_KV_WATERMARK) == 0) return &watermark_ext_;
+#else
+  (void)name;
+#endif
   return nullptr;
 }
 

@@ -14,14 +14,13 @@
 #include "kv_cache_manager.hpp"
 #include "kv_paged_config.hpp"
 
-/// Extension "plinth.kv_watermark/1" (get_extension on a kv_paged instance): the number of
-/// blocks a scheduler should leave free when admitting new sequences. Valid while the instance
-/// lives. A scheduler that finds no such extension chooses its own watermark.
-#define PLINTH_KV_WATERMARK_EXTENSION "plinth.kv_watermark/1"
-typedef struct plinth_kv_watermark_ext {
-  uint32_t struct_size;
-  uint32_t watermark_blocks;
-} plinth_kv_watermark_ext;
+// The watermark extension lives in the SDK since ABI 1.3; a build against older headers
+// (tests/plugins/abi_compat rebuilds this plugin against the frozen 1.0 ones) offers none, and a
+// scheduler then keeps its own default free.
+#if __has_include(<plinth/ext_kv_watermark.h>)
+#include <plinth/ext_kv_watermark.h>
+#define PLINTH_KV_PAGED_WATERMARK_EXT 1
+#endif
 
 namespace plinth::kv_paged {
 
@@ -47,7 +46,8 @@ class KvPagedPlugin {
   void attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens);
   void ref_blocks(std::span<const int32_t> blocks);
   void unref_blocks(std::span<const int32_t> blocks);
-  /// Answers PLINTH_KV_WATERMARK_EXTENSION; NULL for anything else.
+  /// Answers PLINTH_EXT_KV_WATERMARK (plinth/ext_kv_watermark.h: floor(watermark x num_blocks),
+  /// valid while the instance lives); NULL for anything else.
   const void* extension(const char* name) const;
 
   const KvCacheManager& manager() const { return manager_; }
@@ -60,7 +60,9 @@ class KvPagedPlugin {
   KvPagedConfig config_;
   PoolSize size_;
   KvCacheManager manager_;
+#ifdef PLINTH_KV_PAGED_WATERMARK_EXT
   plinth_kv_watermark_ext watermark_ext_{};
+#endif
   int64_t m_total_ = -1, m_used_ = -1, m_free_ = -1, m_usage_ = -1, m_waste_ = -1;
 };
 

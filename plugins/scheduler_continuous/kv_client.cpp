@@ -1,5 +1,6 @@
 #include "kv_client.hpp"
 
+#include <plinth/ext_kv_watermark.h>
 #include <plinth/plugin.hpp>
 
 #include "abi_call.hpp"
@@ -86,9 +87,11 @@ std::vector<int32_t> KvClient::block_table(plinth_seq_id seq) const {
 
 uint32_t KvClient::watermark_blocks(double default_fraction) const {
   if (ref_.vtable->lifecycle.get_extension != nullptr) {
-    const auto* ext = static_cast<const KvWatermarkExt*>(
-        ref_.vtable->lifecycle.get_extension(ref_.instance, kKvWatermarkExtension));
-    if (ext != nullptr && ext->struct_size >= sizeof(KvWatermarkExt)) return ext->watermark_blocks;
+    const auto* ext = static_cast<const plinth_kv_watermark_ext*>(
+        ref_.vtable->lifecycle.get_extension(ref_.instance, PLINTH_EXT_KV_WATERMARK));
+    if (PLINTH_HAS_FIELD(ext, plinth_kv_watermark_ext, watermark_blocks)) {
+      return ext->watermark_blocks;
+    }
   }
   return static_cast<uint32_t>(std::floor(default_fraction * info().num_blocks));
 }

@@ -13,15 +13,6 @@
 
 namespace plinth::scheduler_continuous {
 
-/// Name and layout of the optional kv_cache extension that tells a scheduler how many blocks to
-/// keep free at admission (kv_paged's `watermark` option). Mirrors kv_paged's definition; a
-/// scheduler must not include another plugin's headers.
-inline constexpr const char* kKvWatermarkExtension = "plinth.kv_watermark/1";
-struct KvWatermarkExt {
-  uint32_t struct_size;
-  uint32_t watermark_blocks;
-};
-
 class KvClient {
  public:
   /// Throws std::invalid_argument when `ref` is not wired.
@@ -41,8 +32,8 @@ class KvClient {
   void attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens);
   /// The block table of `seq` (a copy).
   std::vector<int32_t> block_table(plinth_seq_id seq) const;
-  /// The kv_cache's watermark extension when it has one, else floor(default_fraction *
-  /// num_blocks).
+  /// The kv_cache's watermark when it offers plinth.kv_watermark/1 (plinth/ext_kv_watermark.h),
+  /// else floor(default_fraction * num_blocks).
   uint32_t watermark_blocks(double default_fraction) const;
 
  private:

@@ -5,6 +5,7 @@
 #include "plinth/backend.h"
 #include "plinth/ext_cuda.h"
 #include "plinth/ext_early_exit.h"
+#include "plinth/ext_kv_watermark.h"
 #include "plinth/graph_runner.h"
 #include "plinth/host_api.h"
 #include "plinth/kv_cache.h"

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <plinth/ext_kv_watermark.h>
 #include <plinth/kv_cache.h>
 
 #include <nlohmann/json.hpp>
@@ -66,7 +67,7 @@ TEST_F(KvPagedAbi, CreateAllocateForkFree) {
   EXPECT_EQ(info.num_blocks, 64u);
   EXPECT_EQ(info.bytes_per_block, 16u * 1024u);
   auto* wm = static_cast<const plinth_kv_watermark_ext*>(
-      vt_->lifecycle.get_extension(inst, PLINTH_KV_WATERMARK_EXTENSION));
+      vt_->lifecycle.get_extension(inst, PLINTH_EXT_KV_WATERMARK));
   ASSERT_NE(wm, nullptr);
   EXPECT_EQ(wm->watermark_blocks, 8u);
   EXPECT_EQ(vt_->lifecycle.get_extension(inst, "plinth.nothing/1"), nullptr);
