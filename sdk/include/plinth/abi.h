@@ -20,9 +20,9 @@
  *    plinth_spec_proposal.draft_probs, plinth_spec_stats.num_drafts,
  *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
  *    the draft backend and model in plinth_create_args.
- *  - Array structs (items of an array, no struct_size: plinth_spec_verify) also grow only at the
- *    end; the host passes such an array at the stride of the minor the plugin declares
- *    (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.
+ *  - Array structs (items of an array, no struct_size: plinth_spec_verify, plinth_sched_result)
+ *    also grow only at the end; the host passes such an array at the stride of the minor the
+ *    plugin declares (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.
  *  - Nothing throws across the boundary; fallible functions return a plinth_status (int32_t) and
  *    fill an optional caller-owned plinth_error.
  *  - Whoever allocates frees. Pointers handed to a callee are valid only for the call unless the

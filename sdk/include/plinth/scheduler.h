@@ -49,7 +49,15 @@ typedef struct plinth_sched_output {
   const plinth_block_copy* copies; /* [num_copies] copy-on-write the backend must apply first */
 } plinth_sched_output;
 
-/* What happened to one scheduled sequence, reported after sampling. */
+/* What happened to one scheduled sequence, reported after sampling.
+ *
+ * An array struct (abi.h): no struct_size; it grows only at the end. The host passes
+ * scheduler.update's array at the stride PLINTH_ABI_1_<m>_SIZEOF_SCHED_RESULT (abi_versions.h) of
+ * the minor m the scheduler declares in its descriptor, never at the host's own sizeof, so a
+ * plugin indexes results[i] with the plinth_sched_result of the headers it was built against
+ * (whose sizeof is that constant, abi_layout_check.h) and never sees fields added after its
+ * minor. The SDK adapter (scheduler.hpp) hands the array on as a std::span over that type, which
+ * is correct for the same reason. Unchanged in size since 1.0 (24 bytes). */
 typedef struct plinth_sched_result {
   plinth_seq_id seq;
   uint32_t num_computed; /* tokens whose KV is now valid (after rejecting drafts: fewer than
@@ -80,7 +88,9 @@ typedef struct plinth_scheduler_vtable {
   /* Required. Decides this step into *out. */
   int32_t (*schedule)(plinth_instance* inst, const plinth_sched_step* step,
                       plinth_sched_output* out, plinth_error* err);
-  /* Required. Reports the outcome of the last scheduled step, one result per scheduled sequence. */
+  /* Required. Reports the outcome of the last scheduled step, one result per scheduled sequence:
+   * `results` is [num_results] items at the stride of the scheduler's minor (see
+   * plinth_sched_result), owned by the host and valid for the call only. */
   int32_t (*update)(plinth_instance* inst, const plinth_sched_result* results, uint32_t num_results,
                     plinth_error* err);
   /* Required. */

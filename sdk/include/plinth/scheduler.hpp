@@ -3,7 +3,7 @@
 //     explicit MyScheduler(const plinth_create_args&);
 //     void add(const plinth_sched_request&);  void abort_seq(plinth_seq_id);
 //     plinth_sched_output schedule(const plinth_sched_step&);  // arrays owned by the object
-//     void update(std::span<const plinth_sched_result>);
+//     void update(std::span<const plinth_sched_result>);  // see below
 //     plinth_sched_stats stats();
 //   };
 #ifndef PLINTH_SCHEDULER_HPP
@@ -33,6 +33,9 @@ constexpr plinth_scheduler_vtable scheduler_vtable() {
                   plinth_error* e) -> int32_t {
     return guard(e, [&] { write_out(out, self<T>(i).schedule(*s)); });
   };
+  // The host passes results at the stride of the minor this plugin declares (scheduler.h,
+  // plinth_sched_result), which is sizeof(plinth_sched_result) of the headers it is built against,
+  // so a span over them indexes correctly.
   v.update = [](plinth_instance* i, const plinth_sched_result* r, uint32_t n,
                 plinth_error* e) -> int32_t {
     return guard(e, [&] { self<T>(i).update(std::span<const plinth_sched_result>(r, n)); });
