@@ -1,6 +1,7 @@
 #pragma once
-// Turns one scheduler decision into the flat variable-length batch a backend runs (DESIGN §2,
-// backend.h): tokens, positions, query_start, seq_lens, block tables, slot mapping, logits indices.
+// Turns one scheduler decision into the flat variable-length batch a backend runs
+// (docs/architecture.md, 'One engine step'; backend.h): tokens, positions, query_start, seq_lens,
+// block tables, slot mapping, logits indices.
 
 #include <cstdint>
 #include <span>

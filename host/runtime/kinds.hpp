@@ -1,6 +1,7 @@
 #pragma once
-// Plugin kinds as the manifest spells them, and the rules of DESIGN §3: how many of each a pipeline
-// may hold, and the order in which instances are created (and destroyed in reverse).
+// Plugin kinds as the manifest spells them, and their rules (docs/manifest.md, 'Kinds'): how many
+// of each a pipeline may hold, and the order in which instances are created (and destroyed in
+// reverse).
 
 #include <array>
 #include <optional>
@@ -30,9 +31,10 @@ bool kind_is_required(plinth_plugin_kind kind);
 inline constexpr bool kind_is_single_instance(plinth_plugin_kind kind) {
   return kind != PLINTH_KIND_BACKEND;
 }
-/// The step of DESIGN §2 where the kind acts, for `manifest check` ("3. kv_cache.allocate").
+/// The step where the kind acts (docs/architecture.md, 'One engine step'; numbered as in
+/// docs/manifest.md, 'Kinds'), for `manifest check` ("3. kv_cache.allocate").
 std::string_view kind_step(plinth_plugin_kind kind);
-/// The kinds in the order of one engine step (DESIGN §2).
+/// The kinds in the order of one engine step (docs/architecture.md, 'One engine step').
 inline constexpr std::array<plinth_plugin_kind, 6> kStepOrder = {
     PLINTH_KIND_SCHEDULER,  PLINTH_KIND_PREFIX_CACHE, PLINTH_KIND_KV_CACHE,
     PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER, PLINTH_KIND_BACKEND};

@@ -1,7 +1,7 @@
 #pragma once
-// One loaded plugin library (DESIGN §3 "Loading"): open with RTLD_LOCAL through Boost.DLL, find the
-// entry symbol, check the ABI version and the descriptor, parse the config schema. Every refusal
-// is a PluginError naming the library file and what to do.
+// One loaded plugin library (docs/architecture.md, 'Loading'): open with RTLD_LOCAL through
+// Boost.DLL, find the entry symbol, check the ABI version and the descriptor, parse the config
+// schema. Every refusal is a PluginError naming the library file and what to do.
 
 #include <cstdint>
 #include <filesystem>

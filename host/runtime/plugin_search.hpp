@@ -1,7 +1,7 @@
 #pragma once
-// Where plugin libraries are found (DESIGN §4): a manifest's `library` is either a short name,
-// resolved to libplinth_<name>.so in the folders below in order, or a path (it contains '/' or
-// ends in ".so"), relative to the manifest's folder.
+// Where plugin libraries are found (docs/manifest.md, 'Where libraries are found'): a manifest's
+// `library` is either a short name, resolved to libplinth_<name>.so in the folders below in order,
+// or a path (it contains '/' or ends in ".so"), relative to the manifest's folder.
 //   1. the manifest's folder
 //   2. each folder of PLINTH_PLUGIN_PATH (colon-separated)
 //   3. the build tree's plugin folder (<build>/plugins, fixed when the host is compiled)

@@ -1,4 +1,5 @@
-// The LLaMA forward pass of backend_cpu over a flat variable-length batch (DESIGN §2).
+// The LLaMA forward pass of backend_cpu over a flat variable-length batch (docs/architecture.md,
+// 'One engine step').
 #pragma once
 
 #include <cstdint>
@@ -20,10 +21,11 @@ struct ForwardOptions {
   int64_t max_batch_tokens = 2048;  // largest num_tokens of one forward (scratch rows)
   // How the kernels multiply. Float (the default) keeps activations in f32 and dequantizes
   // panel-packed weights in registers: batch-invariant (a row's result never depends on the other
-  // rows; DESIGN §2: temperature-0 output must not depend on batching) and f32-accurate. Simd
-  // quantizes activations to int8 per 32 elements (llama.cpp's scheme), also batch-invariant.
-  // Blas dequantizes weights to f32 and runs sgemm (f32-accurate; slow for few rows). Auto lets
-  // the kernels pick per row count (the logits then depend on how a prompt was chunked).
+  // rows; docs/architecture.md, 'Batch invariance': temperature-0 output must not depend on
+  // batching) and f32-accurate. Simd quantizes activations to int8 per 32 elements (llama.cpp's
+  // scheme), also batch-invariant. Blas dequantizes weights to f32 and runs sgemm (f32-accurate;
+  // slow for few rows). Auto lets the kernels pick per row count (the logits then depend on how a
+  // prompt was chunked).
   MatmulPath matmul = MatmulPath::Float;
 };
 

@@ -1,6 +1,6 @@
 // Internal: the Float path of matmul (MatmulPath::Float) for quantized weights — f32 activations,
 // weights dequantized in registers, a per-element reduction order fixed independently of n, of the
-// tiling and of the thread count (batch-invariant, DESIGN §2).
+// tiling and of the thread count (batch-invariant, docs/architecture.md, 'Batch invariance').
 //
 // The exact formula. For output y[i, r], weight row r of nb blocks, block b with f16 scale d_b
 // (Q4_1 also minimum m_b) and small integers q_{b,j} (Q8_0: int8; Q4_0: nibble − 8; Q4_1: nibble),
@@ -20,7 +20,8 @@
 //
 // Nothing in it depends on n, the other rows, the thread split, the kernels' tiling or the ISA:
 // a vector lane holds one output element and runs the sequence unchanged, so the scalar (std::fma),
-// AVX2 and AVX-512 kernels give the same bits, and the path is batch-invariant (DESIGN §2).
+// AVX2 and AVX-512 kernels give the same bits, and the path is batch-invariant
+// (docs/architecture.md, 'Batch invariance').
 // Error vs exact arithmetic, to first order, with u = 2⁻²⁴: S carries ≤ 32 roundings of partial
 // sums of its block, A ≤ 2 per block (≤ 2nb in all), sx ≤ 6, so
 //   |y − y_exact| ≤ (2·nb + 40)·u·(Σ_j |d_b q_j x_j| + Σ_b |m_b|·Σ_{j∈b} |x_j|),

@@ -2,7 +2,7 @@
 // quantized per 32 elements to int8 (llama.cpp's Q8 scheme, quantize_row_q8a), exact integer block
 // dot products over panel-packed weights (PanelOrder::Int8, panel_layout.hpp), and a per-element
 // float sequence fixed independently of n, of the tiling, of the thread count and of the ISA
-// (batch-invariant, DESIGN §2).
+// (batch-invariant, docs/architecture.md, 'Batch invariance').
 //
 // The exact formula. For output y[i, r], weight row r of nb blocks, block b with f16 scale d_b
 // (Q4_1 also minimum m_b) converted to f32, and the activation row's block b quantized to

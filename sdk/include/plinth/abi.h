@@ -2,8 +2,8 @@
  * descriptor and the one exported entry symbol.
  *
  * The ABI is C so that a plugin built with another compiler or C++ standard library still loads.
- * Rules (DESIGN.md §3), after Triton's backend API, ONNX Runtime's C API and ggml's loadable
- * backends:
+ * Rules (docs/architecture.md, 'The ABI and its versions'), after Triton's backend API, ONNX
+ * Runtime's C API and ggml's loadable backends:
  *  - Compatibility: a plugin loads when its ABI major equals the host's and its minor is <= the
  *    host's minor.
  *  - Structs and function tables only grow at the end. Every struct that crosses the boundary
@@ -87,8 +87,8 @@ typedef struct plinth_error {
   char message[PLINTH_ERROR_MESSAGE_CAPACITY];
 } plinth_error;
 
-/* Plugin kinds (DESIGN §3). A manifest has exactly one backend, kv_cache and scheduler, and at most
- * one of each other kind. */
+/* Plugin kinds (docs/manifest.md, 'Kinds'). A manifest has exactly one backend, kv_cache and
+ * scheduler, and at most one of each other kind. */
 typedef enum plinth_plugin_kind {
   PLINTH_KIND_BACKEND = 1,      /* model execution: plinth_backend_vtable */
   PLINTH_KIND_KV_CACHE = 2,     /* KV block management: plinth_kv_cache_vtable */

@@ -1,6 +1,6 @@
-/* plinth plugin ABI — backend: runs the model over a flat variable-length batch (DESIGN §2) and
- * owns the KV cache memory, which it addresses through block tables (PagedAttention, Kwon et al.,
- * SOSP 2023, §4). */
+/* plinth plugin ABI — backend: runs the model over a flat variable-length batch
+ * (docs/architecture.md, 'One engine step') and owns the KV cache memory, which it addresses
+ * through block tables (PagedAttention, Kwon et al., SOSP 2023, §4). */
 #ifndef PLINTH_BACKEND_H
 #define PLINTH_BACKEND_H
 

@@ -22,7 +22,8 @@ struct Malformed {
   const char* message;  // a part of the message
 };
 
-// Every mistake of DESIGN §4 with the path the error must name.
+// Every manifest mistake (docs/manifest.md, 'Validation and errors') with the path the error must
+// name.
 const Malformed kMalformed[] = {
     {"syntax_error", "line 3, column 24", "JSON syntax error"},
     {"empty", "line 1, column 1", "JSON syntax error"},

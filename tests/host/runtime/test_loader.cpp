@@ -1,7 +1,8 @@
-// The loader and the Pipeline: every refusal of DESIGN §3 names the library and the fix; an
-// older-minor plugin loads; instances are created in the ABI's order with its wiring and
-// destroyed in reverse; plugins log through the host API; a draft backend is created after the
-// target over its own model, handed to the speculator, and refused with another vocabulary.
+// The loader and the Pipeline: every refusal of loading (docs/architecture.md, 'Loading') names the
+// library and the fix; an older-minor plugin loads; instances are created in the ABI's order with
+// its wiring and destroyed in reverse; plugins log through the host API; a draft backend is created
+// after the target over its own model, handed to the speculator, and refused with another
+// vocabulary.
 #include <gtest/gtest.h>
 
 #include <spdlog/sinks/ostream_sink.h>

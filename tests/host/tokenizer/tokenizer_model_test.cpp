@@ -162,7 +162,7 @@ TEST_F(SmolLM2Tokenizer, EncodeSpeedOfA512TokenPrompt) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
       reps;
-  // Reported, not asserted (timings depend on the machine; DESIGN §7).
+  // Reported, not asserted (timings depend on the machine; docs/architecture.md, 'Tests').
   std::cout << "encode: " << n << " tokens (" << prompt.size() << " bytes) in " << ms << " ms\n";
   RecordProperty("encode_ms", std::to_string(ms));
   EXPECT_GE(n, 512u);

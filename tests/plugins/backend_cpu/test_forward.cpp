@@ -1,5 +1,6 @@
 // backend_cpu on a tiny random LLaMA model: agreement with a naive float implementation, and
-// invariance of the logits to chunking, batching and block placement (DESIGN §2).
+// invariance of the logits to chunking, batching and block placement
+// (docs/architecture.md, 'Batch invariance').
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,9 +108,9 @@ TEST_F(BackendCpuForward, PrefillChunksAndDecodeGiveTheSameLogits) {
   }
 }
 
-// DESIGN §2: temperature-0 output must not depend on batching. With the default matmul path the
-// logits are bit-identical however a long prompt (past the kernels' BLAS switch-over of 64
-// rows) is chunked.
+// docs/architecture.md, 'Batch invariance': temperature-0 output must not depend on batching. With
+// the default matmul path the logits are bit-identical however a long prompt (past the kernels'
+// BLAS switch-over of 64 rows) is chunked.
 TEST_F(BackendCpuForward, DefaultPathIsBitIdenticalAcrossChunkings) {
   tiny::Model m;
   const auto tokens = random_tokens(150, m.dims().vocab, 11);

@@ -228,9 +228,9 @@ TEST_F(SmolLM2, Int8PathStaysWithinLlamaCppDistance) {
 
 namespace {
 
-// DESIGN §2 on the real model: the last-position logits of a long prompt (plain_long) are
-// bit-identical whether it is prefilled at once, in chunks of 16 (decode-sized steps at the end),
-// or batched next to another prompt, with the backend `config`.
+// docs/architecture.md, 'Batch invariance', on the real model: the last-position logits of a long
+// prompt (plain_long) are bit-identical whether it is prefilled at once, in chunks of 16
+// (decode-sized steps at the end), or batched next to another prompt, with the backend `config`.
 void expect_logits_independent_of_batching(const char* config) {
   SCOPED_TRACE(config);
   std::ifstream in(kGolden);

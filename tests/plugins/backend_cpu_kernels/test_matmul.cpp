@@ -95,17 +95,15 @@ TEST_P(MatmulTest, ModelShapedRandomWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, MatmulTest,
-                         ::testing::Combine(::testing::ValuesIn(all_isas()),
-                                            ::testing::Values(1, 2),
-                                            ::testing::Values(MatmulPath::Simd, MatmulPath::Blas,
-                                                              MatmulPath::Auto, MatmulPath::Float,
-                                                              MatmulPath::Int8)),
-                         [](const auto& p) {
-                           return std::string(isa_name(std::get<0>(p.param))) + "_t" +
-                                  std::to_string(std::get<1>(p.param)) + "_" +
-                                  matmul_path_name(std::get<2>(p.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    All, MatmulTest,
+    ::testing::Combine(::testing::ValuesIn(all_isas()), ::testing::Values(1, 2),
+                       ::testing::Values(MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Auto,
+                                         MatmulPath::Float, MatmulPath::Int8)),
+    [](const auto& p) {
+      return std::string(isa_name(std::get<0>(p.param))) + "_t" +
+             std::to_string(std::get<1>(p.param)) + "_" + matmul_path_name(std::get<2>(p.param));
+    });
 
 // Same quantized activations on both ISAs: results differ only by f32 summation order.
 TEST(MatmulIsaAgreement, ScalarAndAvx2GiveTheSameInt8Result) {
@@ -137,8 +135,9 @@ TEST(MatmulIsaAgreement, ScalarAndAvx2GiveTheSameInt8Result) {
   }
 }
 
-// DESIGN §2: temperature-0 output must not depend on batching. The Simd path guarantees that a
-// row's result is bit-identical alone, in a batch, and with any thread count.
+// docs/architecture.md, 'Batch invariance': temperature-0 output must not depend on batching. The
+// Simd path guarantees that a row's result is bit-identical alone, in a batch, and with any thread
+// count.
 TEST(MatmulBatchInvariance, SimdRowsDoNotDependOnTheBatch) {
   std::mt19937 rng(11);
   const int64_t rows = 77, cols = 576, n = 9;

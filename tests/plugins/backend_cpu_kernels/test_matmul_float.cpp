@@ -166,9 +166,9 @@ INSTANTIATE_TEST_SUITE_P(All, MatmulFloatTest,
                                   std::to_string(std::get<1>(p.param));
                          });
 
-// DESIGN §2: a row's result is bit-identical alone, in any batch at any position, on 1 or 2
-// threads. 37 output rows: a partial last panel; n = 1, 3, 65 are not multiples of the 6-row
-// tiles, and n <= 2 takes the wide tiles.
+// docs/architecture.md, 'Batch invariance': a row's result is bit-identical alone, in any batch at
+// any position, on 1 or 2 threads. 37 output rows: a partial last panel; n = 1, 3, 65 are not
+// multiples of the 6-row tiles, and n <= 2 takes the wide tiles.
 TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) {
   std::mt19937 rng(17);
   const int64_t rows = 37, total = 512;

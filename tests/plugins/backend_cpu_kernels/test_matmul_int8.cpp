@@ -1,8 +1,9 @@
 // MatmulPath::Int8 (matmul_int8.hpp): the scalar and AVX-512 VNNI kernels give the same bits, rows
-// are bit-identical for any batch, offset and thread count (DESIGN §2), weights packed once equal
-// weights packed per call, and the result equals the Simd path's activation quantization applied
-// exactly (float64 over the same int8 activations). Accuracy against float64 of the unquantized
-// activations, within the int8 bound of test_util.hpp, is in test_matmul.cpp (path int8).
+// are bit-identical for any batch, offset and thread count (docs/architecture.md,
+// 'Batch invariance'), weights packed once equal weights packed per call, and the result equals
+// the Simd path's activation quantization applied exactly (float64 over the same int8
+// activations). Accuracy against float64 of the unquantized activations, within the int8 bound of
+// test_util.hpp, is in test_matmul.cpp (path int8).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -65,8 +66,8 @@ TEST(MatmulInt8IsaAgreement, ScalarAndVnniGiveTheSameBits) {
   }
 }
 
-// DESIGN §2: a row's result is bit-identical alone or in any batch, at any position, on 1 or 2
-// threads, on every ISA.
+// docs/architecture.md, 'Batch invariance': a row's result is bit-identical alone or in any batch,
+// at any position, on 1 or 2 threads, on every ISA.
 TEST(MatmulInt8BatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) {
   std::mt19937 rng(37);
   const int64_t rows = 37, cols = 576, total = 512;
