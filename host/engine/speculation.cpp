@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/array_stride.hpp"
 #include "engine/sequence.hpp"
 #include "runtime/call.hpp"
 
@@ -18,17 +19,6 @@ constexpr uint32_t kDefaultLookahead = 4;
 
 size_t argmax(std::span<const float> p) {
   return static_cast<size_t>(std::max_element(p.begin(), p.end()) - p.begin());
-}
-
-// An array of structs laid out at `stride` bytes per item (the ABI minor the reader declares;
-// fields grow only at the end, so each item's first `stride` bytes are the older layout).
-template <class T>
-std::vector<std::byte> at_stride(std::span<const T> items, size_t stride) {
-  std::vector<std::byte> out(items.size() * stride);
-  for (size_t i = 0; i < items.size(); ++i) {
-    std::memcpy(out.data() + i * stride, &items[i], std::min(stride, sizeof(T)));
-  }
-  return out;
 }
 
 }  // namespace
@@ -196,15 +186,12 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
     v.vocab_size = vocab_;
     v.uniforms = uniforms[n].empty() ? nullptr : uniforms[n].data();
   }
-  const size_t stride =
-      minor_ >= 2 ? PLINTH_ABI_1_2_SIZEOF_SPEC_VERIFY : PLINTH_ABI_1_1_SIZEOF_SPEC_VERIFY;
-  std::vector<std::byte> packed = at_stride(std::span<const plinth_spec_verify>(items), stride);
+  const StridedArray<plinth_spec_verify> packed(items, spec_verify_stride(minor_));
   std::vector<uint32_t> accepted(items.size(), 0);
   std::vector<int32_t> next(items.size(), -1);
   plinth_error err = make_error();
-  check(vt_->verify(inst_, reinterpret_cast<const plinth_spec_verify*>(packed.data()),
-                    static_cast<uint32_t>(items.size()), accepted.data(), next.data(), &err),
-        err, "speculator.verify");
+  check(vt_->verify(inst_, packed.data(), packed.size(), accepted.data(), next.data(), &err), err,
+        "speculator.verify");
 
   for (size_t n = 0; n < which.size(); ++n) {
     const plinth_spec_verify& v = items[n];
