@@ -233,7 +233,10 @@ void validate_json(const json& schema, json& instance, const std::string& path) 
     }
     if (props != nullptr) {
       for (const auto& [key, sub] : props->items()) {
-        if (!instance.contains(key) && sub.contains("default")) instance[key] = sub["default"];
+        if (instance.contains(key) || !sub.contains("default")) continue;
+        // The default itself may be an object whose properties have defaults: fill those too.
+        instance[key] = sub["default"];
+        validate_json(sub, instance[key], json_path_key(path, key));
       }
     }
   }
