@@ -134,7 +134,8 @@ std::string json_path_index(const std::string& path, size_t index) {
 }
 
 void check_schema(const json& schema, const std::string& path) {
-  if (!schema.is_object()) throw SchemaError(path, "a schema must be an object");
+  if (schema.is_boolean()) return;  // true: any value, false: none
+  if (!schema.is_object()) throw SchemaError(path, "a schema must be an object or a boolean");
   for (const auto& [key, value] : schema.items()) {
     std::string at = json_path_key(path, key);
     if (!kKeywords.contains(key)) {
@@ -164,7 +165,7 @@ void check_schema(const json& schema, const std::string& path) {
     } else if (key == "properties") {
       if (!value.is_object()) throw SchemaError(at, "must be an object");
       for (const auto& [name, sub] : value.items()) check_schema(sub, json_path_key(at, name));
-    } else if (key == "items" || (key == "additionalProperties" && !value.is_boolean())) {
+    } else if (key == "items" || key == "additionalProperties") {
       check_schema(value, at);
     } else if (key == "x-power-of-two" && !value.is_boolean()) {
       throw SchemaError(at, "must be a boolean");
@@ -179,6 +180,11 @@ void check_schema(const json& schema, const std::string& path) {
 }
 
 void validate_json(const json& schema, json& instance, const std::string& path) {
+  if (schema.is_boolean()) {
+    if (!schema.get<bool>())
+      throw SchemaError(path, "no value is allowed here, got " + show(instance));
+    return;
+  }
   if (schema.contains("type")) {
     const json& type = schema["type"];
     json types = type.is_array() ? type : json::array({type});
@@ -229,7 +235,7 @@ void validate_json(const json& schema, json& instance, const std::string& path) 
         throw SchemaError(json_path_key(path, key),
                           "unknown option; allowed: " + allowed_keys(schema));
       }
-      if (additional.is_object()) validate_json(additional, value, json_path_key(path, key));
+      validate_json(additional, value, json_path_key(path, key));
     }
     if (props != nullptr) {
       for (const auto& [key, sub] : props->items()) {

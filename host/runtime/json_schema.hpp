@@ -1,11 +1,25 @@
 #pragma once
-// Validation of plugin configs against the JSON Schema each plugin publishes (DESIGN §3): the
-// subset configs need, from JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12/
-// json-schema-validation): type, enum, minimum, maximum, exclusiveMinimum, exclusiveMaximum,
-// required, additionalProperties, default, items, properties, description (+ title, $schema,
-// $comment), and one plinth keyword:
+// Validation of plugin configs against the JSON Schema each plugin publishes (docs/architecture.md,
+// "The host"): the subset configs need, from JSON Schema draft 2020-12 (https://json-schema.org/
+// draft/2020-12/json-schema-validation): type, enum, minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, required, additionalProperties, default, items (one schema for every element;
+// the draft-7 array form is 2020-12's prefixItems, not in the subset), properties, boolean schemas
+// (true: any value, false: none), description (+ title, $schema, $comment), and one plinth
+// keyword:
 //   "x-power-of-two": true   the integer must be a power of two (within minimum/maximum).
-// Defaults of absent properties are filled in, so a plugin sees every option.
+// Defaults of absent properties are filled in, so a plugin sees every option. Deliberate plinth
+// rule beyond the standard: check_schema refuses a schema whose "default" does not satisfy the
+// schema itself (the standard lets a default be anything).
+//
+// Checked against the official JSON-Schema Test Suite (Debian json-schema-test-suite 2.0.0,
+// draft7: the newest draft it ships; these keywords mean the same in 2020-12) by
+// tests/host/runtime/test_json_schema_suite.cpp, every group whose schema uses only the subset:
+//   cases run (all pass) / skipped: type 59/0, enum 9/0, minimum 4/0, maximum 4/0,
+//   exclusiveMinimum 4/0, exclusiveMaximum 4/0, required 7/0, additionalProperties 6/8
+//   (patternProperties), default 2/2 (minLength), items 8/9 (array form), properties 10/8
+//   (patternProperties), boolean_schema 18/0, optional/bignum 9/0, optional/zeroTerminatedFloats
+//   1/0: 145 run, 27 skipped. One exception, the default rule above: check_schema refuses the
+//   schema of default.json's "invalid type for default" (validate_json's 2 verdicts still match).
 
 #include <stdexcept>
 #include <string>

@@ -104,4 +104,15 @@ TEST(Schema, CheckSchemaRefusesWhatTheHostCannotValidate) {
       SchemaError);
 }
 
+TEST(Schema, BooleanSchemas) {
+  json s = json::parse(R"({"properties": {"on": true, "off": false}, "items": false})");
+  EXPECT_NO_THROW(plinth::check_schema(s, "s"));
+  EXPECT_EQ(error_of(s, json::parse(R"({"on": [1]})")), "");
+  EXPECT_EQ(error_of(s, json::parse(R"({"off": 1})")), "c.off: no value is allowed here, got 1");
+  EXPECT_EQ(error_of(s, json::array()), "");
+  EXPECT_EQ(error_of(s, json::array({2})), "c[0]: no value is allowed here, got 2");
+  EXPECT_EQ(error_of(false, nullptr), "c: no value is allowed here, got null");
+  EXPECT_THROW(plinth::check_schema(json::parse(R"({"items": 3})"), "s"), SchemaError);
+}
+
 }  // namespace
