@@ -35,6 +35,11 @@ class BpeModel {
   /// Throws std::runtime_error if a byte of `word` has no single-byte token. Thread-safe.
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
 
+  /// Whether byte `b` has a single-byte token. A byte-level vocabulary may lack some (SmolLM2's
+  /// has no token for several control bytes, e.g. 0x14); text holding such a byte cannot be
+  /// encoded.
+  bool has_byte_token(uint8_t b) const { return byte_ids_[b] >= 0; }
+
  private:
   struct Merge {
     int32_t rank;

@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -82,6 +83,15 @@ void Tokenizer::check_id(int32_t id) const {
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special) const {
   utf8::validate(text);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<uint8_t>(text[i]);
+    if (!bpe_.has_byte_token(b)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b));
+      throw std::invalid_argument(std::string("byte ") + hex + " at offset " + std::to_string(i) +
+                                  " has no token in this model's vocabulary; remove or replace it");
+    }
+  }
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 2);
   if (add_special && add_bos_ && bos_id_ >= 0) ids.push_back(bos_id_);

@@ -45,7 +45,9 @@ class Tokenizer {
 
   /// Encodes UTF-8 `text` into token ids. With `add_special`, BOS is prepended when the model
   /// asks for it (add_bos_token). Throws InvalidUtf8Error (a std::invalid_argument; what() gives
-  /// the byte offset) for ill-formed UTF-8. Special-token text in `text` is plain text.
+  /// the byte offset) for ill-formed UTF-8, std::invalid_argument naming the byte and its offset
+  /// for a byte the vocabulary has no token for (some control bytes in SmolLM2's). Special-token
+  /// text in `text` is plain text.
   std::vector<int32_t> encode(std::string_view text, bool add_special) const;
 
   /// A piece of a prompt: `special` = true means `text` is exactly one special token's text
