@@ -1,0 +1,13 @@
+# The fuzz targets and what they link, shared by the libFuzzer build (tests/fuzz/CMakeLists.txt,
+# PLINTH_FUZZ=ON) and the replay test of the ordinary build (tests/host/fuzz_replay).
+set(PLINTH_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+# One tests/fuzz/<target>.cpp each; corpus/<target>/ and regressions/<target>/ by the same name.
+set(PLINTH_FUZZ_TARGETS gguf manifest json_schema request_body http_request tokenizer chat_template
+                        stop_strings)
+# Shared by every target: helpers, the body parser used by request_body and http_request (compiled
+# here, so that no target links the engine).
+set(PLINTH_FUZZ_SUPPORT_SOURCES ${PLINTH_FUZZ_DIR}/fuzz_support.cpp
+                                ${PLINTH_FUZZ_DIR}/request_body.cpp
+                                ${PROJECT_SOURCE_DIR}/host/server/request_parser.cpp)
+set(PLINTH_FUZZ_LIBS plinth_runtime plinth_tokenizer plinth_chat plinth_sampling plinth_model
+                     nlohmann_json::nlohmann_json Boost::headers)
