@@ -70,7 +70,7 @@ PromptSpec parse_prompt_line(const std::string& line, size_t lineno, const Gener
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error; out_of_range for 1E400
     throw std::invalid_argument(where + "not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) throw std::invalid_argument(where + "each line must be a JSON object");

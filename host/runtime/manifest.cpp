@@ -113,6 +113,9 @@ json parse_json(std::string_view text, const fs::path& file) {
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     size_t at = e.byte > 0 ? e.byte - 1 : 0;
     throw ManifestError(file, position_of(text, at), "JSON syntax error: " + detail);
+  } catch (const json::out_of_range& e) {
+    // A number beyond double ("1E400"); nlohmann's text names it.
+    throw ManifestError(file, "$", std::string("JSON number out of range: ") + e.what());
   }
 }
 

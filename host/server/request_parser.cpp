@@ -217,7 +217,8 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   json body;
   try {
     body = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond double (e.g. 1E400)
     throw ApiError(400, "invalid_request_error",
                    std::string("the body is not valid JSON: ") + e.what());
   }
