@@ -79,6 +79,7 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   plugins.speculator_vtable = spec.vtable;
   plugins.speculator = spec.instance;
   plugins.speculator_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
+  plugins.scheduler_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SCHEDULER);
   plugins.graph_runner_vtable = graph.vtable;
   plugins.graph_runner = graph.instance;
   plugins.host_api = &h->pipeline_->plugin_host_api();

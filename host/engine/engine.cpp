@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/array_stride.hpp"
 #include "runtime/call.hpp"
 #include "runtime/plugin_host_api.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -305,8 +306,10 @@ void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {
     results[i].finished = seq.finished() ? 1 : 0;
   }
   plinth_error err = make_error();
-  check(plugins_.scheduler_vtable->update(plugins_.scheduler, results.data(),
-                                          static_cast<uint32_t>(results.size()), &err),
+  // An array struct: passed at the stride of the scheduler's ABI minor (scheduler.h).
+  const StridedArray<plinth_sched_result> packed(results,
+                                                 sched_result_stride(plugins_.scheduler_abi_minor));
+  check(plugins_.scheduler_vtable->update(plugins_.scheduler, packed.data(), packed.size(), &err),
         err, "scheduler.update");
   for (const plinth_sched_result& r : results) {
     if (!r.finished) continue;

@@ -27,6 +27,9 @@ struct EnginePlugins {
   /// The host API table the plugins received; the engine answers its get_seq. NULL (tests with
   /// hand-wired plugins) = plugins cannot look sequences up.
   PluginHostApi* host_api = nullptr;
+  /// The ABI minor the scheduler's library declares: scheduler.update gets its results at that
+  /// minor's stride (scheduler.h). The default suits plugins wired by hand in tests.
+  uint32_t scheduler_abi_minor = PLINTH_ABI_MINOR;
 };
 
 }  // namespace plinth

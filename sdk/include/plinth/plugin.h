@@ -40,15 +40,17 @@ typedef struct plinth_prefix_cache_ref {
  *               the target's KV) and the draft backend and draft model when the manifest names
  *               one (the host creates that second backend instance; the speculator owns its KV
  *               allocation, allocate_kv, and its block tables)
- *   graph_runner: backend (must offer the "plinth.cuda_stream/1" extension) */
+ *   graph_runner: backend (must offer the "plinth.cuda_stream/1" extension), and since 1.3 the
+ *                 model (context length: the width of the captured block tables) and the
+ *                 kv_cache (its block size, read in capture) */
 typedef struct plinth_create_args {
   uint32_t struct_size;
   const plinth_host_api* host;    /* valid until destroy returns */
   const char* instance_name;      /* the manifest's name for this plugin, for log lines */
   const char* config_json;        /* the manifest's `config` object, already validated against the
                                      plugin's schema with defaults filled in; valid during create */
-  const plinth_model_desc* model; /* backend, speculator and (1.1) prefix_cache: the model; NULL
-                                     for other kinds */
+  const plinth_model_desc* model; /* backend, speculator, (1.1) prefix_cache and (1.3)
+                                     graph_runner: the model; NULL for other kinds */
   plinth_backend_ref backend;
   plinth_kv_cache_ref kv_cache;
   plinth_prefix_cache_ref prefix_cache;
