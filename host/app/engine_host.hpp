@@ -1,8 +1,9 @@
 #pragma once
-// EngineHost: everything one served model needs, assembled from a manifest (DESIGN §4, §5): the
-// memory-mapped GGUF file and its config, the tokenizer and chat template from its metadata, the
-// plugin pipeline with the backend's KV cache allocated to the kv_cache plugin's pool (and the
-// graph runner's capture() called over it), and the engine that drives them.
+// EngineHost: everything one served model needs, assembled from a manifest (docs/manifest.md;
+// docs/architecture.md, "Loading"): the memory-mapped GGUF file and its config, the tokenizer and
+// chat template from its metadata, the plugin pipeline with the backend's KV cache allocated to the
+// kv_cache plugin's pool (and the graph runner's capture() called over it), and the engine that
+// drives them.
 
 #include <filesystem>
 #include <memory>

@@ -106,8 +106,8 @@ class Pipeline {
   const std::vector<PipelinePlugin>& plugins() const { return plugins_; }
   /// "<plugin name>.<function>" for check()/call() messages, e.g. "kv_paged.allocate".
   std::string function_name(plinth_plugin_kind kind, std::string_view function) const;
-  /// The pipeline in the step order of DESIGN §2, one block per step: plugin, version, ABI,
-  /// library file, effective config.
+  /// The pipeline in the step order of docs/architecture.md ("One engine step"), one block per
+  /// step: plugin, version, ABI, library file, effective config.
   std::string describe() const;
   const Manifest& manifest() const { return manifest_; }
   HostContext& host() const { return host_; }
