@@ -30,59 +30,37 @@ inline void check_blas(cublasStatus_t s, const std::string& what) {
                                             std::to_string(static_cast<int>(s)));
 }
 
-/// Device memory (cudaMalloc), freed on destruction. Move-only.
-class DeviceBuffer {
+/// How a CudaBuffer allocates and frees: device memory (cudaMalloc) or page-locked host memory
+/// (cudaHostAlloc, so cudaMemcpyAsync is truly asynchronous).
+struct DeviceMemory {
+  static constexpr const char* kAlloc = "cudaMalloc";
+  static cudaError_t allocate(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
+  static void release(void* p) { cudaFree(p); }
+};
+struct PinnedMemory {
+  static constexpr const char* kAlloc = "cudaHostAlloc";
+  static cudaError_t allocate(void** p, size_t bytes) {
+    return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+  }
+  static void release(void* p) { cudaFreeHost(p); }
+};
+
+/// `bytes` of memory of kind `Memory` (DeviceMemory or PinnedMemory), freed on destruction.
+/// Move-only; not thread-safe.
+template <class Memory>
+class CudaBuffer {
  public:
-  DeviceBuffer() = default;
+  CudaBuffer() = default;
   /// Allocates `bytes` (0: nothing); throws via check() naming `what`.
-  DeviceBuffer(size_t bytes, const std::string& what) : bytes_(bytes) {
-    if (bytes > 0)
-      check(cudaMalloc(&ptr_, bytes),
-            "cudaMalloc " + what + " (" + std::to_string(bytes) + " bytes)");
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      ptr_ = std::exchange(o.ptr_, nullptr);
-      bytes_ = std::exchange(o.bytes_, 0);
-    }
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { reset(); }
-
-  void reset() noexcept {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-    ptr_ = nullptr;
-    bytes_ = 0;
-  }
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-/// Page-locked host memory (cudaHostAlloc), so cudaMemcpyAsync is truly asynchronous. Move-only.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(size_t bytes, const std::string& what) : bytes_(bytes) {
+  CudaBuffer(size_t bytes, const std::string& what) : bytes_(bytes) {
     if (bytes > 0) {
-      check(cudaHostAlloc(&ptr_, bytes, cudaHostAllocDefault),
-            "cudaHostAlloc " + what + " (" + std::to_string(bytes) + " bytes)");
+      check(Memory::allocate(&ptr_, bytes),
+            std::string(Memory::kAlloc) + " " + what + " (" + std::to_string(bytes) + " bytes)");
     }
   }
-  PinnedBuffer(PinnedBuffer&& o) noexcept
+  CudaBuffer(CudaBuffer&& o) noexcept
       : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+  CudaBuffer& operator=(CudaBuffer&& o) noexcept {
     if (this != &o) {
       reset();
       ptr_ = std::exchange(o.ptr_, nullptr);
@@ -90,12 +68,12 @@ class PinnedBuffer {
     }
     return *this;
   }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() { reset(); }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  ~CudaBuffer() { reset(); }
 
   void reset() noexcept {
-    if (ptr_ != nullptr) cudaFreeHost(ptr_);
+    if (ptr_ != nullptr) Memory::release(ptr_);
     ptr_ = nullptr;
     bytes_ = 0;
   }
@@ -109,5 +87,8 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
 };
+
+using DeviceBuffer = CudaBuffer<DeviceMemory>;
+using PinnedBuffer = CudaBuffer<PinnedMemory>;
 
 }  // namespace plinth::cuda
