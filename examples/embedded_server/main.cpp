@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   options.port = argc > 2 ? static_cast<uint16_t>(std::stoi(argv[2])) : 8000;
   plinth::server::Server server(io, *engine, options);
   server.start();
-  std::printf("plinth: serving %s on http://127.0.0.1:%u\n", engine->host().model_name().c_str(),
+  std::printf("plinth: serving %s on http://127.0.0.1:%u\n", server.served_model_name().c_str(),
               static_cast<unsigned>(server.port()));
   std::fflush(stdout);
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -38,7 +38,7 @@ void run(const ServeOptions& o) {
   server::Server srv(io, engine, o.server);
   srv.start();
   // Tests and scripts read this line to learn the port (with --port 0).
-  std::printf("plinth: serving %s on http://%s:%u\n", host->model_name().c_str(),
+  std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
               o.server.host.c_str(), static_cast<unsigned>(srv.port()));
   std::fflush(stdout);
 
@@ -69,7 +69,7 @@ void register_serve(CLI::App& app) {
                   "PLINTH_API_KEY)")
       ->envname("PLINTH_API_KEY");
   cmd->add_option("--served-model-name", o->server.served_model_name,
-                  "the model name clients use (default: the model's general.name)");
+                  "the model name clients use (default: the GGUF file's stem)");
   cmd->add_option("--max-pending", o->max_pending,
                   "requests waiting + running at most; past it 429 with Retry-After")
       ->check(CLI::PositiveNumber)

@@ -8,8 +8,10 @@
 #include <boost/asio/write.hpp>
 
 #include "app/engine_host.hpp"
+#include "plinth/abi.h"
 #include "runtime/host_context.hpp"
 #include "server/api_error.hpp"
+#include "server/tokenize_api.hpp"
 
 namespace plinth::server {
 
@@ -33,6 +35,17 @@ std::string error_body(const std::string& message, const std::string& type,
 int64_t unix_now() {
   using namespace std::chrono;
   return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// The model object of GET /v1/models and GET /v1/models/{id}.
+nlohmann::json model_object(const Server::State& state) {
+  const EngineHost& host = state.engine.host();
+  return {{"id", state.limits.served_model_name},
+          {"object", "model"},
+          {"created", unix_now()},
+          {"owned_by", "plinth"},
+          {"root", host.model_path().string()},
+          {"max_model_len", host.config().context_length}};
 }
 
 }  // namespace
@@ -139,19 +152,46 @@ void HttpSession::handle(const Request& req) {
     }
     if (target == "/v1/models") {
       method_is(http::verb::get);
-      const EngineHost& host = state_->engine.host();
-      nlohmann::json model = {{"id", state_->limits.served_model_name},
-                              {"object", "model"},
-                              {"created", unix_now()},
-                              {"owned_by", "plinth"},
-                              {"root", host.model_path().string()},
-                              {"max_model_len", host.config().context_length}};
-      return respond(200, dump_json({{"object", "list"}, {"data", {model}}}), kJson);
+      return respond(200, dump_json({{"object", "list"}, {"data", {model_object(*state_)}}}),
+                     kJson);
+    }
+    if (constexpr std::string_view prefix = "/v1/models/"; target.rfind(prefix, 0) == 0) {
+      method_is(http::verb::get);
+      const std::string id = percent_decode(std::string_view(target).substr(prefix.size()));
+      if (id != state_->limits.served_model_name) {
+        throw ApiError(404, "not_found_error",
+                       "The model `" + id + "` does not exist; this server serves `" +
+                           state_->limits.served_model_name + "`",
+                       "model", "model_not_found");
+      }
+      return respond(200, dump_json(model_object(*state_)), kJson);
+    }
+    if (target == "/tokenize") {
+      method_is(http::verb::post);
+      return respond(
+          200,
+          tokenize_response(req.body(), state_->engine.host(), state_->limits.served_model_name),
+          kJson);
+    }
+    if (target == "/detokenize") {
+      method_is(http::verb::post);
+      return respond(
+          200,
+          detokenize_response(req.body(), state_->engine.host(), state_->limits.served_model_name),
+          kJson);
+    }
+    if (target == "/version") {
+      method_is(http::verb::get);
+      return respond(200,
+                     dump_json({{"version", PLINTH_VERSION},
+                                {"abi", std::to_string(PLINTH_ABI_MAJOR) + "." +
+                                            std::to_string(PLINTH_ABI_MINOR)}}),
+                     kJson);
     }
     throw ApiError(404, "not_found_error",
                    "no route " + target +
-                       " (try /v1/completions, /v1/chat/completions, "
-                       "/v1/models, /health, /metrics)");
+                       " (try /v1/completions, /v1/chat/completions, /v1/models, "
+                       "/tokenize, /detokenize, /version, /health, /metrics)");
   } catch (const ApiError& e) {
     respond_error(static_cast<unsigned>(e.status()), e.body());
   } catch (const nlohmann::json::exception& e) {

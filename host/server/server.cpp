@@ -52,7 +52,8 @@ std::vector<std::shared_ptr<HttpSession>> Server::State::live_sessions() {
 Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
     : state_(std::make_shared<State>(io, engine, std::move(options))) {
   if (state_->options.served_model_name.empty()) {
-    state_->options.served_model_name = engine.host().model_name();
+    // The GGUF file's stem, as vLLM serves the model path: no spaces, unlike many general.name.
+    state_->options.served_model_name = engine.host().model_path().stem().string();
   }
   state_->limits.max_n = state_->options.max_n;
   state_->limits.served_model_name = state_->options.served_model_name;
@@ -79,6 +80,10 @@ uint16_t Server::port() const {
   boost::system::error_code ec;
   auto ep = state_->acceptor.local_endpoint(ec);
   return ec ? 0 : ep.port();
+}
+
+const std::string& Server::served_model_name() const {
+  return state_->options.served_model_name;
 }
 
 void Server::drain(std::function<void()> done, std::chrono::seconds timeout) {

@@ -3,7 +3,8 @@
 // AsyncEngine, on an io_context the caller supplies and runs (one or more threads; each connection
 // is on its own strand). Endpoints (docs/server.md):
 //   POST /v1/completions, POST /v1/chat/completions   JSON, or SSE with "stream": true
-//   GET  /v1/models, GET /health, GET /metrics          (Prometheus text 0.0.4)
+//   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics  (Prometheus text 0.0.4)
+//   POST /tokenize, POST /detokenize (vLLM's and llama.cpp's shapes), GET /version
 // Errors are OpenAI-style JSON bodies with 400 / 401 / 404 / 405 / 413 / 422 / 429 / 503.
 // A client that disconnects while its request runs aborts it (its KV blocks go back to the pool
 // before the next engine step).
@@ -31,7 +32,8 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  ///< address to bind; 0.0.0.0 to listen on every interface
   uint16_t port = 8000;            ///< 0 = a free port (see Server::port())
   std::string api_key;  ///< "" = no authentication; else "Authorization: Bearer KEY" on /v1/*
-  std::string served_model_name;           ///< the `model` clients name; "" = the model's own name
+  /// The `model` clients name (also accepted: the model's general.name); "" = the GGUF file's stem.
+  std::string served_model_name;
   size_t body_limit = 1 << 20;             ///< request bodies over this many bytes get 413
   int32_t max_n = 16;                      ///< n in [1, max_n]
   std::chrono::seconds idle_timeout{120};  ///< a keep-alive connection idle this long is closed
@@ -50,6 +52,9 @@ class Server {
   void start();
   /// The bound port (after start()).
   uint16_t port() const;
+  /// The model id clients name: ServerOptions::served_model_name, or the GGUF file's stem when it
+  /// was "". Start-up banners print this.
+  const std::string& served_model_name() const;
   /// Graceful drain: stop accepting, answer new requests on open connections with 503, let running
   /// requests finish and their responses go out, close idle connections; then post `done` onto the
   /// io_context. `timeout` later, whatever still runs is aborted.
