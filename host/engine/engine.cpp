@@ -162,12 +162,29 @@ plinth_sched_output Engine::schedule() {
   check(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
         "scheduler.schedule");
   num_steps_++;
+  check_progress(sched);
   for (uint32_t i = 0; i < sched.num_preempted; ++i) {
     if (auto it = live_.find(sched.preempted[i]); it != live_.end()) {
       it->second->timings().num_preemptions++;
     }
   }
   return sched;
+}
+
+void Engine::check_progress(const plinth_sched_output& sched) {
+  if (sched.num_scheduled > 0 || live_.empty()) {
+    stalled_since_ = 0;
+    return;
+  }
+  const double t = now();
+  if (stalled_since_ == 0) stalled_since_ = t;
+  if (t - stalled_since_ < options_.max_stall_seconds) return;
+  stalled_since_ = 0;
+  throw std::runtime_error(
+      "scheduler.schedule scheduled nothing for " + std::to_string(options_.max_stall_seconds) +
+      " s while " + std::to_string(live_.size()) +
+      " requests wait and none runs: a scheduler must run a waiting request when nothing runs "
+      "(scheduler.h); the scheduler plugin is stuck, so its requests fail");
 }
 
 void Engine::copy_blocks(const plinth_sched_output& sched) {

@@ -26,6 +26,10 @@ struct EngineOptions {
   uint32_t context_length = 0;  ///< the model's maximum positions, tokens
   uint32_t vocab_size = 0;
   std::vector<int32_t> eos_token_ids;  ///< stop tokens by default (EOS, <|im_end|>)
+  /// A scheduler that schedules nothing while requests wait, for this long (seconds) without a
+  /// step that runs anything, breaks its contract (scheduler.h): step() then throws
+  /// std::runtime_error instead of spinning forever, and the caller fails the waiting requests.
+  double max_stall_seconds = 10.0;
 };
 
 /// A request: prompt token ids ([num_prompt_tokens], each in [0, vocab)) and sampling parameters.
@@ -105,6 +109,9 @@ class Engine {
 
  private:
   double now() const;
+  /// Throws when the scheduler has scheduled nothing for options_.max_stall_seconds while
+  /// requests are live (a stuck scheduler plugin).
+  void check_progress(const plinth_sched_output& sched);
   // The parts of step(), in order.
   std::vector<RequestOutput> report_aborted();
   plinth_sched_output schedule();
@@ -132,6 +139,7 @@ class Engine {
   uint64_t next_id_ = 1;
   uint64_t last_parent_ = 0;  // the id a share_prompt_with_previous request forks from
   uint64_t num_steps_ = 0;
+  double stalled_since_ = 0;  ///< start of the current run of empty steps with live requests
   uint64_t num_computed_tokens_ = 0;
   uint64_t num_graph_steps_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // live and finished

@@ -85,7 +85,10 @@ typedef struct plinth_scheduler_vtable {
   int32_t (*add)(plinth_instance* inst, const plinth_sched_request* req, plinth_error* err);
   /* Required. Removes `seq` wherever it is and frees its KV. Unknown seq: no-op. */
   void (*abort_seq)(plinth_instance* inst, plinth_seq_id seq);
-  /* Required. Decides this step into *out. */
+  /* Required. Decides this step into *out. Progress rule: when requests wait and none runs, a
+   * step must schedule at least one (a request that can never run is refused at add); a
+   * scheduler that schedules nothing for the host's stall limit (10 s by default) while requests
+   * are live is taken as stuck, and those requests fail with an error saying so. */
   int32_t (*schedule)(plinth_instance* inst, const plinth_sched_step* step,
                       plinth_sched_output* out, plinth_error* err);
   /* Required. Reports the outcome of the last scheduled step, one result per scheduled sequence:
