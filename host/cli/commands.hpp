@@ -10,6 +10,9 @@
 //   PluginError   -> "error: <message>", exit 3 (kExitPlugin)
 //   std::exception -> "error: <message>", exit 1 (kExitError)
 //   CLI::RuntimeError(code) -> exit `code`, nothing printed (the callback printed already)
+//   any other CLI::ParseError (unknown option, bad value, missing subcommand) -> "error: <message>"
+//     and the usage line, exit 2 (kExitConfig); --help / --version exit 0; no arguments at all
+//     prints the help, exit 0
 
 #include <memory>
 #include <string>

@@ -23,7 +23,7 @@ std::shared_ptr<spdlog::logger> make_logger() {
 
 int main(int argc, char** argv) {
   using namespace plinth::cli;
-  CLI::App app{"plinth: LLM inference with serving optimizations loaded as plugins"};
+  CLI::App app{"plinth: LLM inference with serving optimizations loaded as plugins", "plinth"};
   app.set_version_flag("--version", "plinth " PLINTH_VERSION " (plugin ABI " +
                                         std::to_string(PLINTH_ABI_MAJOR) + "." +
                                         std::to_string(PLINTH_ABI_MINOR) + ")");
@@ -39,10 +39,41 @@ int main(int argc, char** argv) {
   if (register_generate != nullptr) register_generate(app);
   if (register_serve != nullptr) register_serve(app);
 
+  if (argc <= 1) {  // no subcommand: the help, as git and docker print it
+    std::fputs(app.help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (argv[1][0] != '-') {  // CLI11 would only say "a subcommand is required"
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr,
+                   "error: unknown subcommand \"%s\"; one of: %s\n"
+                   "usage: plinth [OPTIONS] SUBCOMMAND (plinth --help lists them)\n",
+                   argv[1], names.c_str());
+      return kExitConfig;
+    }
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a callback's own exit code; it printed already
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with a success code; anything else is a usage error:
+    // exit 2 like every other input error, with the usage line of the subcommand at fault.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string sub;
+    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+      a = a->get_subcommands().front();
+      sub += " " + a->get_name();
+    }
+    std::fprintf(stderr, "error: %s\nusage: plinth%s [OPTIONS]%s (plinth%s --help lists them)\n",
+                 e.what(), sub.c_str(), sub.empty() ? " SUBCOMMAND" : "", sub.c_str());
+    return kExitConfig;
   } catch (const plinth::ManifestError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitConfig;

@@ -35,9 +35,9 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-CliRun run(const std::string& args) {
-  std::string cmd = quote(kPlinth.string()) + " generate --manifest " + quote(kManifest.string()) +
-                    " " + args + " 2>&1";
+// `plinth ARGS`, stdout and stderr together.
+CliRun run_plinth(const std::string& args) {
+  std::string cmd = quote(kPlinth.string()) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf{};
@@ -45,6 +45,11 @@ CliRun run(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// `plinth generate --manifest manifests/cpu.json ARGS`.
+CliRun run(const std::string& args) {
+  return run_plinth("generate --manifest " + quote(kManifest.string()) + " " + args);
 }
 
 class CliGenerate : public ::testing::Test {
@@ -112,6 +117,8 @@ TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
       {"temperature below 0", "--prompt hi --temperature -0.5", "temperature"},
       {"invalid UTF-8", "--prompt " + quote("caf\xC3(\xFF"), "UTF-8"},
       {"no prompt", "", "--prompt"},
+      {"option value of the wrong type", "--prompt hi --max-tokens abc", "--max-tokens"},
+      {"unknown option", "--prompt hi --bogus", "--bogus"},
   };
   for (const BadInput& c : cases) {
     CliRun r = run(c.args);
@@ -121,6 +128,20 @@ TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
         << r.out;
     EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << c.name;
   }
+  // A usage error also shows the usage line of the subcommand.
+  const CliRun r = run("--prompt hi --bogus");
+  EXPECT_NE(r.out.find("usage: plinth generate"), std::string::npos) << r.out;
+}
+
+TEST(Cli, NoSubcommandPrintsTheHelpAndAnUnknownOneIsAUsageError) {
+  const CliRun help = run_plinth("");
+  EXPECT_EQ(help.code, 0) << help.out;
+  EXPECT_NE(help.out.find("Subcommands:"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("generate"), std::string::npos) << help.out;
+  const CliRun bad = run_plinth("frobnicate");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("frobnicate"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("usage: plinth"), std::string::npos) << bad.out;
 }
 
 }  // namespace
