@@ -212,6 +212,30 @@ std::vector<std::string> parse_stop(const json& body) {
 
 }  // namespace
 
+/// OpenAI fields plinth does not implement yet: a request that uses one gets a 400 naming it
+/// rather than an answer that silently ignores it. A value that asks for nothing (echo false,
+/// best_of 1, an empty logit_bias or tools list, response_format text, tool_choice none) passes.
+void refuse_unsupported(const json& body) {
+  static constexpr const char* kFields[] = {"logit_bias",      "echo",  "best_of",     "suffix",
+                                            "response_format", "tools", "tool_choice", "functions",
+                                            "function_call"};
+  for (const char* key : kFields) {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null()) continue;
+    const json& v = *it;
+    const std::string k = key;
+    const bool asks_nothing =
+        (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
+        ((k == "logit_bias" || k == "tools" || k == "functions") && v.empty()) ||
+        (k == "response_format" && v.is_object() && v.value("type", "") == "text") ||
+        ((k == "tool_choice" || k == "function_call") && v == "none");
+    if (asks_nothing) continue;
+    throw ApiError(400, "invalid_request_error",
+                   "`" + k + "` is not supported by this server yet; remove it from the request", k,
+                   "unsupported_parameter");
+  }
+}
+
 ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel& host,
                          const ParseLimits& limits) {
   json body;
@@ -225,6 +249,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   if (!body.is_object()) {
     throw ApiError(400, "invalid_request_error", "the body must be a JSON object");
   }
+  refuse_unsupported(body);
 
   ApiRequest r;
   r.kind = kind;

@@ -197,6 +197,19 @@ class Errors(unittest.TestCase):
         m = SERVER.model
         self.assert_error(400, 400, "{not json")
         self.assert_error(400, 400, "[1, 2]")
+        # OpenAI fields not implemented yet are refused by name, never silently ignored; values
+        # that ask for nothing pass.
+        for field, value in [("logit_bias", {"5": 10}), ("echo", True), ("best_of", 3),
+                             ("suffix", "end"), ("response_format", {"type": "json_object"}),
+                             ("tools", [{"type": "function", "function": {"name": "f"}}]),
+                             ("tool_choice", "required")]:
+            err, _ = self.assert_error(400, 400, {"model": m, "prompt": "x", field: value})
+            self.assertEqual(err["param"], field, err)
+            self.assertIn("not supported", err["message"])
+        got, _, data = raw("POST", "/v1/completions",
+                           {"model": m, "prompt": "x", "max_tokens": 1, "echo": False,
+                            "best_of": 1, "logit_bias": {}, "response_format": {"type": "text"}})
+        self.assertEqual(got, 200, data)
         self.assertEqual(self.assert_error(422, 422, {"model": m, "prompt": 5})[0]["param"],
                          "prompt")
         self.assert_error(422, 422, {"model": m, "prompt": "x", "max_tokens": "ten"})
