@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -31,12 +32,18 @@ namespace {
   throw std::invalid_argument("cuda_graph: config." + key + " " + what);
 }
 
+// An integer in [lo, hi]; a whole float (64.0, 1e3) counts, as the host's schema check lets it
+// through as an integer.
 uint32_t get_uint(const std::string& key, const nlohmann::json& v, uint32_t lo, uint32_t hi) {
   const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) {
+  const bool whole_float = v.is_number_float() && std::isfinite(v.get<double>()) &&
+                           std::floor(v.get<double>()) == v.get<double>() && v.get<double>() >= 0 &&
+                           v.get<double>() <= 4294967295.0;
+  if (!whole_float &&
+      (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))) {
     bad(key, "must be an integer in " + range + ", got " + v.dump());
   }
-  const auto x = v.get<uint64_t>();
+  const auto x = whole_float ? static_cast<uint64_t>(v.get<double>()) : v.get<uint64_t>();
   if (x < lo || x > hi) bad(key, "must be in " + range + ", got " + v.dump());
   return static_cast<uint32_t>(x);
 }

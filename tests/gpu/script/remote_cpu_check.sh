@@ -26,6 +26,7 @@ assert steps["model"]["status"] == "ok", steps["model"]
 for name in ("gpu_tests", "bench", "sanitizer"):
     assert steps[name]["status"] == "skipped", steps[name]
     assert steps[name]["reason"].startswith("no CUDA device: "), steps[name]
+assert steps["gpu_units"]["status"] == "skipped", steps["gpu_units"]
 assert s["bench"]["skipped"].startswith("no CUDA device: "), s["bench"]
 assert os.path.getsize(os.path.join(out, "log.txt")) > 0
 print("summary.json: skipped:", s["reason"])

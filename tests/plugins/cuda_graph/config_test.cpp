@@ -50,6 +50,11 @@ TEST(CudaGraphConfig, OptionsAreRead) {
   // The host fills the schema's default [] for capture_sizes: the schedule applies.
   c = parse_config(R"({"max_capture_size": 2, "capture_sizes": []})");
   EXPECT_EQ(c.capture_sizes, (Sizes{1, 2}));
+  // Whole floats are integers, as the host's schema check accepts them.
+  c = parse_config(R"({"max_capture_size": 16.0, "max_blocks_per_seq": 1e3})");
+  EXPECT_EQ(c.capture_sizes, (Sizes{1, 2, 4, 8, 16}));
+  EXPECT_EQ(c.max_blocks_per_seq, 1000u);
+  EXPECT_EQ(parse_config(R"({"capture_sizes": [8.0, 2]})").capture_sizes, (Sizes{2, 8}));
 }
 
 void expect_error(const std::string& json, const std::string& fragment) {
@@ -67,6 +72,7 @@ TEST(CudaGraphConfig, BadValuesNameTheKey) {
   expect_error(R"({"max_capture_size": 5000})", "config.max_capture_size must be in 1..4096");
   expect_error(R"({"max_capture_size": -3})", "config.max_capture_size must be an integer");
   expect_error(R"({"max_capture_size": "64"})", "config.max_capture_size must be an integer");
+  expect_error(R"({"max_capture_size": 8.5})", "config.max_capture_size must be an integer");
   expect_error(R"({"capture_sizes": 8})", "config.capture_sizes must be an array");
   expect_error(R"({"capture_sizes": [1, 0]})", "config.capture_sizes[1] must be in 1..4096");
   expect_error(R"({"eager_capture": 1})", "config.eager_capture must be true or false");
