@@ -1,6 +1,6 @@
 // plinth manifest check FILE [--model PATH]: validates a manifest (every library loaded and its
 // config checked against the plugin's schema), prints the pipeline in step order and, with a
-// model, the KV memory plan: every plugin but the graph runner is created (so a plugin refusing
+// model, the KV memory plan: every plugin is created (so a plugin refusing
 // its config or the model is caught), nothing but a speculator's draft KV is allocated; a draft
 // model of another vocabulary than the target's is refused.
 #include <algorithm>
@@ -134,12 +134,13 @@ void check_manifest(const CheckOptions& o) {
               manifest.model->c_str(), model.config.architecture.c_str(), model.config.n_layers,
               model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
               model.config.vocab_size);
-  // Up to the speculator: the prefix cache checks the kv_cache it is wired to at create, the
-  // speculator its cross-option rules (min_n <= max_n, exit_layer below the layer count, the
-  // backend extension layer_skip needs, a draft backend). The draft backend comes right after the
-  // backend; its model's vocabulary is checked first. Only the speculator allocates (its draft
-  // model's KV, when it has one).
-  pipeline->instantiate(model, PLINTH_KIND_SPECULATOR);
+  // Every plugin: the prefix cache checks the kv_cache it is wired to at create, the speculator
+  // its cross-option rules (min_n <= max_n, exit_layer below the layer count, the backend
+  // extension layer_skip needs, a draft backend), the graph runner that its backend offers the
+  // CUDA extension. The draft backend comes right after the backend; its model's vocabulary is
+  // checked first. Only the speculator allocates (its draft model's KV, when it has one); the
+  // graph runner captures nothing before capture(), which the check never calls.
+  pipeline->instantiate(model, PLINTH_KIND_GRAPH_RUNNER);
   if (const LoadedModel* dm = pipeline->draft_model()) {
     std::printf(
         "draft model %s (%s): %s, %u layers, hidden %u, %u heads (%u KV), vocab %u, the same "

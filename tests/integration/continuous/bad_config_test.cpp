@@ -170,4 +170,22 @@ TEST_F(BadConfig, SpeculatorOptionsThatCannotWorkExit2FromCheckAndStartup) {
   }
 }
 
+// A graph runner needs a backend offering plinth.cuda_stream/1: backend_cpu does not, and
+// `manifest check` (which creates every plugin) refuses it as start-up does, exit 3.
+TEST_F(BadConfig, AGraphRunnerOverTheCpuBackendIsRefusedByCheckAndStartup) {
+  fs::path file = fs::temp_directory_path() / "plinth_continuous_bad_config" / "graph_cpu.json";
+  fs::create_directories(file.parent_path());
+  std::ofstream(file)
+      << R"({"model": ")" << kModel.string() << R"(", "plugins": [
+    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2}},
+    {"kind": "kv_cache", "library": "kv_paged", "config": {}},
+    {"kind": "scheduler", "library": "scheduler_continuous", "config": {}},
+    {"kind": "graph_runner", "library": ")"
+      << (fs::path(PLINTH_BUILD_DIR) / "test_plugins/libplinth_test_graph_runner.so").string()
+      << R"("}]})";
+  const Case c{"graph runner over backend_cpu", file, {"plinth.cuda_stream/1", "backend_cpu"}};
+  expect_refused(c, kCheck, "", 3);
+  expect_refused(c, kGenerate, kGenerateArgs, 3);
+}
+
 }  // namespace
