@@ -1,6 +1,7 @@
 #include "server/request_parser.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -75,6 +76,14 @@ std::vector<int32_t> token_array(const json& a, const char* key) {
   for (const json& t : a) {
     if (!t.is_number_integer()) {
       throw ApiError::unprocessable(key, std::string(key) + ": token arrays hold integers");
+    }
+    // Range-checked before narrowing: 4294967301 must not wrap around into token 5.
+    const bool fits = t.is_number_unsigned()
+                          ? t.get<uint64_t>() <= INT32_MAX
+                          : t.get<int64_t>() >= INT32_MIN && t.get<int64_t>() <= INT32_MAX;
+    if (!fits) {
+      throw ApiError::invalid(
+          key, std::string(key) + ": token id " + t.dump() + " is outside the vocabulary");
     }
     ids.push_back(t.get<int32_t>());
   }

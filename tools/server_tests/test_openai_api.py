@@ -197,6 +197,10 @@ class Errors(unittest.TestCase):
         m = SERVER.model
         self.assert_error(400, 400, "{not json")
         self.assert_error(400, 400, "[1, 2]")
+        # Token ids are range-checked before narrowing: 2**32 + 5 must not become token 5.
+        for ids in ([2**32 + 5], [-1], [2**31], [-(2**31) - 1]):
+            err, _ = self.assert_error(400, 400, {"model": m, "prompt": ids})
+            self.assertIn("outside the vocabulary", err["message"], err)
         # OpenAI fields not implemented yet are refused by name, never silently ignored; values
         # that ask for nothing pass.
         for field, value in [("logit_bias", {"5": 10}), ("echo", True), ("best_of", 3),
