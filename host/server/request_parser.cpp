@@ -221,7 +221,7 @@ std::vector<std::string> parse_stop(const json& body) {
 
 }  // namespace
 
-/// OpenAI fields plinth does not implement yet: a request that uses one gets a 400 naming it
+/// OpenAI fields plinth does not implement: a request that uses one gets a 400 naming it
 /// rather than an answer that silently ignores it. A value that asks for nothing (echo false,
 /// best_of 1, an empty logit_bias or tools list, response_format text, tool_choice none) passes.
 void refuse_unsupported(const json& body) {

@@ -201,8 +201,8 @@ class Errors(unittest.TestCase):
         for ids in ([2**32 + 5], [-1], [2**31], [-(2**31) - 1]):
             err, _ = self.assert_error(400, 400, {"model": m, "prompt": ids})
             self.assertIn("outside the vocabulary", err["message"], err)
-        # OpenAI fields not implemented yet are refused by name, never silently ignored; values
-        # that ask for nothing pass.
+        # OpenAI fields this server does not implement are refused by name, never silently ignored;
+        # values that ask for nothing pass.
         for field, value in [("logit_bias", {"5": 10}), ("echo", True), ("best_of", 3),
                              ("suffix", "end"), ("response_format", {"type": "json_object"}),
                              ("tools", [{"type": "function", "function": {"name": "f"}}]),
