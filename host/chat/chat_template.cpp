@@ -1,78 +1,114 @@
 #include "chat/chat_template.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
+#include "chat/templates/family.hpp"
+
 namespace plinth {
 namespace {
-
-constexpr std::string_view kImStart = "<|im_start|>";
-constexpr std::string_view kImEnd = "<|im_end|>";
 
 bool known_role(const std::string& role) {
   return role == "system" || role == "user" || role == "assistant";
 }
 
-/// Appends to segments, merging adjacent plain text.
-void push(std::vector<ChatTemplate::Segment>& out, std::string_view text, bool special) {
-  if (text.empty()) return;
-  if (!special && !out.empty() && !out.back().special) {
-    out.back().text.append(text);
-    return;
+std::string family_list() {
+  std::string out;
+  for (const chat::Family* f : chat::all_families()) {
+    if (!out.empty()) out += ", ";
+    out += std::string(f->name());
   }
-  out.push_back({std::string(text), special});
+  return out;
+}
+
+const chat::Family* recognise(std::string_view jinja_text) {
+  for (const chat::Family* f : chat::all_families()) {
+    if (f->recognises(jinja_text)) return f;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
-std::string extract_chatml_default_system(const std::string& t) {
-  const std::string head = std::string(kImStart) + "system";
-  for (size_t at = t.find(head); at != std::string::npos; at = t.find(head, at + 1)) {
-    size_t i = at + head.size();
-    if (t.compare(i, 1, "\n") == 0) {
-      i += 1;
-    } else if (t.compare(i, 2, "\\n") == 0) {
-      i += 2;
-    } else {
-      continue;
+ChatTemplate::ChatTemplate(const chat::Family& family, const Options& options,
+                           std::string default_system)
+    : family_(&family), family_name_(family.name()), default_system_(std::move(default_system)) {
+  const chat::SpecialTexts usual = family.default_special_texts();
+  bos_ = options.bos_token.value_or(usual.bos);
+  eos_ = options.eos_token.value_or(usual.eos);
+  if (options.is_special_token) {
+    std::vector<std::string> candidates = family.markers();
+    candidates.push_back(bos_);
+    candidates.push_back(eos_);
+    for (const std::string& m : candidates) {
+      if (!m.empty() && !options.is_special_token(m)) plain_markers_.push_back(m);
     }
-    // Read the rest of this string literal up to <|im_end|>; a closing quote first means the
-    // content is an expression (e.g. messages[0]['content']), not a default.
-    std::string text;
-    bool found = false;
-    while (i < t.size()) {
-      if (t.compare(i, kImEnd.size(), kImEnd) == 0) {
-        found = true;
-        break;
-      }
-      const char c = t[i];
-      if (c == '\'' || c == '"') break;
-      if (c == '\\' && i + 1 < t.size()) {
-        const char e = t[i + 1];
-        text.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e);
-        i += 2;
-        continue;
-      }
-      text.push_back(c);
-      ++i;
-    }
-    if (found) return text;
   }
-  return "";
 }
 
 ChatTemplate ChatTemplate::from_template_text(const std::string& jinja_text,
                                               std::string default_system) {
-  if (jinja_text.find(kImStart) != std::string::npos &&
-      jinja_text.find(kImEnd) != std::string::npos) {
-    std::string own = extract_chatml_default_system(jinja_text);
-    return ChatTemplate("chatml", own.empty() ? std::move(default_system) : std::move(own));
+  Options options;
+  options.default_system = std::move(default_system);
+  return from_template_text(jinja_text, options);
+}
+
+ChatTemplate ChatTemplate::from_template_text(const std::string& jinja_text,
+                                              const Options& options) {
+  const chat::Family* family = recognise(jinja_text);
+  if (!family) {
+    const std::string shown = jinja_text.substr(0, 80);
+    throw std::runtime_error("unrecognised chat template \"" + shown +
+                             (jinja_text.size() > 80 ? "...\"" : "\"") +
+                             ": plinth renders these families: " + family_list() +
+                             "; pass --chat-template NAME to render the model's prompts as one of "
+                             "them, or --chat-template FILE with one of their templates");
   }
-  std::string shown = jinja_text.substr(0, 80);
-  throw std::runtime_error("unrecognised chat template \"" + shown +
-                           (jinja_text.size() > 80 ? "...\"" : "\"") +
-                           ": only ChatML templates (<|im_start|> ... <|im_end|>) are supported; "
-                           "pass a model whose tokenizer.chat_template is ChatML");
+  std::string system = options.default_system;
+  if (family == &chat::chatml_family()) {
+    std::string own = extract_chatml_default_system(jinja_text);
+    if (!own.empty()) system = std::move(own);
+  }
+  return ChatTemplate(*family, options, std::move(system));
+}
+
+ChatTemplate ChatTemplate::from_family(std::string_view name, const Options& options) {
+  for (const chat::Family* f : chat::all_families()) {
+    if (f->name() == name) return ChatTemplate(*f, options, options.default_system);
+  }
+  throw std::invalid_argument("unknown chat template family \"" + std::string(name) +
+                              "\"; known: " + family_list());
+}
+
+ChatTemplate ChatTemplate::from_name_or_file(const std::string& spec, const Options& options) {
+  const auto names = known_families();
+  if (std::find(names.begin(), names.end(), spec) != names.end()) {
+    return from_family(spec, options);
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(spec, ec)) {
+    throw std::invalid_argument("--chat-template \"" + spec + "\" is neither a family name (" +
+                                family_list() + ") nor a template file");
+  }
+  std::ifstream in(spec, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw std::invalid_argument("--chat-template: cannot read " + spec);
+  try {
+    return from_template_text(text.str(), options);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("--chat-template " + spec + ": " + e.what());
+  }
+}
+
+std::vector<std::string> ChatTemplate::known_families() {
+  std::vector<std::string> out;
+  for (const chat::Family* f : chat::all_families()) out.emplace_back(f->name());
+  return out;
 }
 
 std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMessage>& messages,
@@ -83,23 +119,26 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
                                   messages[i].role + "\"; allowed roles: system, user, assistant");
     }
   }
-  std::vector<Segment> out;
-  auto turn = [&out](std::string_view role, std::string_view content) {
-    push(out, kImStart, true);
-    push(out, role, false);
-    push(out, "\n", false);
-    push(out, content, false);
-    push(out, kImEnd, true);
-    push(out, "\n", false);
-  };
-  // As the template: the default system turn only precedes a non-empty conversation.
+  // The default system turn only precedes a non-empty conversation (as SmolLM2's template does).
+  std::vector<ChatMessage> with_default;
+  chat::Conversation conv{messages, 0};
   if (!messages.empty() && messages.front().role != "system" && !default_system_.empty()) {
-    turn("system", default_system_);
+    with_default.push_back({"system", default_system_});
+    with_default.insert(with_default.end(), messages.begin(), messages.end());
+    conv = {with_default, 1};
   }
-  for (const auto& m : messages) turn(m.role, m.content);
-  if (add_generation_prompt) {
-    push(out, kImStart, true);
-    push(out, "assistant\n", false);
+  chat::Prompt prompt;
+  family_->render(conv, add_generation_prompt, {bos_, eos_}, prompt);
+
+  std::vector<Segment> out;
+  for (const chat::Prompt::Piece& p : prompt.pieces()) {
+    const bool special = p.marker && std::find(plain_markers_.begin(), plain_markers_.end(),
+                                               p.text) == plain_markers_.end();
+    if (!special && !out.empty() && !out.back().special) {
+      out.back().text += p.text;
+    } else {
+      out.push_back({p.text, special});
+    }
   }
   return out;
 }
@@ -112,7 +151,12 @@ std::string ChatTemplate::render_text(const std::vector<ChatMessage>& messages,
 }
 
 std::vector<std::string> ChatTemplate::stop_texts() const {
-  return {std::string(kImEnd)};
+  std::vector<std::string> out;
+  for (std::string& t : family_->stop_texts({bos_, eos_})) {
+    if (!t.empty() && std::find(out.begin(), out.end(), t) == out.end())
+      out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace plinth

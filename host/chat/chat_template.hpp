@@ -1,30 +1,35 @@
 #pragma once
 // Chat templates from GGUF metadata, rendered natively (no Jinja engine) per recognised family.
 
+#include <functional>
+#include <optional>
 #include <string>
-#include <utility>
+#include <string_view>
 #include <vector>
+
+#include "chat/chat_message.hpp"
 
 namespace plinth {
 
-/// One turn of a conversation. role: "system" | "user" | "assistant".
-struct ChatMessage {
-  std::string role;
-  std::string content;
-};
+namespace chat {
+class Family;
+}
 
 /// A recognised chat-template family, rendered in C++ so that special tokens stay distinguishable
 /// from text a user typed.
 ///
-/// Recognition is from the GGUF `tokenizer.chat_template` Jinja text. Families known today:
-///  - ChatML (SmolLM2, Qwen, ...): the text contains "<|im_start|>" and "<|im_end|>". Each message
-///    renders as "<|im_start|>{role}\n{content}<|im_end|>\n"; the generation prompt is
-///    "<|im_start|>assistant\n". When the template text carries a default system prompt
-///    ('<|im_start|>system\n…<|im_end|>' inside a string literal, as SmolLM2's does), it is
-///    prepended, like the template does, when the conversation is non-empty and its first message
-///    is not a system message.
-/// The output equals what jinja2 renders from the template (tests/host/chat/ checks this against
-/// tools/reference/chat_fixture.py).
+/// Recognition is from the Jinja text (the GGUF `tokenizer.chat_template`, or a file given to
+/// `--chat-template`): each family looks for its markers plus the phrases that tell its variant
+/// apart (host/chat/templates/<family>.cpp). Families: chatml, llama2, llama3, mistral,
+/// mistral-v1, mistral-v3, gemma, gemma3, phi3, zephyr (docs/architecture.md, "Chat templates").
+/// The output equals what jinja2 renders from each family's real template, as Hugging Face's
+/// apply_chat_template runs it (tests/host/chat/ checks this against
+/// tools/reference/chat_fixture.py), including where the template raises.
+///
+/// ChatML extra: when the template text carries a default system prompt
+/// ('<|im_start|>system\n…<|im_end|>' inside a string literal, as SmolLM2's does), it is prepended,
+/// like the template does, when the conversation is non-empty and does not start with a system
+/// message.
 ///
 /// Thread rules: immutable after construction; render() may be called from any thread.
 class ChatTemplate {
@@ -38,15 +43,39 @@ class ChatTemplate {
     bool operator==(const Segment&) const = default;
   };
 
-  /// Recognises the family of `jinja_text`. default_system: the system prompt to prepend when the
-  /// template itself has none and the conversation does not start with a system message; empty =
-  /// none. The template's own default wins when present, so rendering matches the template.
-  /// Throws std::runtime_error naming the template (its first 80 characters) when unrecognised.
-  static ChatTemplate from_template_text(const std::string& jinja_text, std::string default_system);
+  struct Options {
+    /// The system prompt to prepend when the template has none of its own and the conversation
+    /// does not start with a system message; empty = none.
+    std::string default_system;
+    /// What the template gets as bos_token / eos_token: the model's BOS / EOS token text, "" when
+    /// the model has none; nullopt = the family's usual text (e.g. "<s>", "<|begin_of_text|>").
+    std::optional<std::string> bos_token, eos_token;
+    /// Whether a text is a special token of the model's vocabulary. Template markers (and BOS /
+    /// EOS) it rejects render as plain text (e.g. Llama 2's "[INST]", Zephyr's "<|user|>"); null =
+    /// every marker is special. Called only while constructing, not kept.
+    std::function<bool(std::string_view)> is_special_token;
+  };
 
-  /// Renders messages (+ "<|im_start|>assistant\n" when add_generation_prompt) as segments;
+  /// Recognises the family of `jinja_text`, with Options{default_system}.
+  static ChatTemplate from_template_text(const std::string& jinja_text, std::string default_system);
+  /// Recognises the family of `jinja_text`. Throws std::runtime_error naming the template (its
+  /// first 80 characters) and the known families when no family recognises it.
+  static ChatTemplate from_template_text(const std::string& jinja_text, const Options& options);
+  /// The family called `name` (known_families()). Throws std::invalid_argument naming it and the
+  /// known families.
+  static ChatTemplate from_family(std::string_view name, const Options& options);
+  /// `--chat-template NAME|FILE`: a family name, else a file whose Jinja text is recognised as by
+  /// from_template_text. Throws std::invalid_argument when `spec` is neither a family name nor a
+  /// readable file, std::runtime_error (naming the file) when the file's template is unrecognised.
+  static ChatTemplate from_name_or_file(const std::string& spec, const Options& options);
+  /// The family names, in recognition order.
+  static std::vector<std::string> known_families();
+
+  /// Renders messages (+ the family's generation prompt when add_generation_prompt) as segments;
   /// adjacent plain parts are merged. Throws std::invalid_argument naming the role and the message
-  /// index when a role is not system / user / assistant.
+  /// index when a role is not system / user / assistant, or where the family's template raises
+  /// (e.g. Gemma and Mistral on roles that do not alternate, Gemma on a system message, most
+  /// families on an empty conversation).
   std::vector<Segment> render(const std::vector<ChatMessage>& messages,
                               bool add_generation_prompt) const;
 
@@ -59,15 +88,20 @@ class ChatTemplate {
 
   /// The system prompt prepended when the conversation has none (empty: none).
   const std::string& default_system() const { return default_system_; }
-  /// Family name, e.g. "chatml".
-  const std::string& family() const { return family_; }
+  /// Family name, e.g. "chatml", "llama3".
+  const std::string& family() const { return family_name_; }
+  /// The bos_token / eos_token texts the rendering uses ("" = none).
+  const std::string& bos_token() const { return bos_; }
+  const std::string& eos_token() const { return eos_; }
 
  private:
-  ChatTemplate(std::string family, std::string default_system)
-      : family_(std::move(family)), default_system_(std::move(default_system)) {}
+  ChatTemplate(const chat::Family& family, const Options& options, std::string default_system);
 
-  std::string family_;
+  const chat::Family* family_;
+  std::string family_name_;
   std::string default_system_;
+  std::string bos_, eos_;
+  std::vector<std::string> plain_markers_;  // markers the vocabulary has no special token for
 };
 
 /// The default system prompt written into a ChatML template text, or "" when it has none. Looks for

@@ -1,23 +1,37 @@
 #!/usr/bin/env python3
 """Golden chat-template renderings for host/chat (tests/host/chat/test_chat_template.cpp).
 
-Reads `tokenizer.chat_template` from the GGUF file with the gguf package and renders several
-conversations with jinja2 the way Hugging Face's apply_chat_template does (sandboxed environment,
-trim_blocks, lstrip_blocks). The template text is stored in the fixture so the C++ test needs no
-model file.
+Renders conversations with jinja2 the way Hugging Face's apply_chat_template does
+(ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, the loopcontrols extension,
+raise_exception() raising TemplateError, bos_token / eos_token and tools=None in the context).
+The template text is stored in each fixture so the C++ test needs no model file.
 
-Regenerate (needs `pip install jinja2`):
-    python3 tools/reference/chat_fixture.py models/SmolLM2-135M-Instruct.Q4_1.gguf \
-        > tests/host/chat/chat_fixture.json
+Two modes:
+
+  * SmolLM2's own template, read from the GGUF file with the gguf package:
+        python3 tools/reference/chat_fixture.py models/SmolLM2-135M-Instruct.Q4_1.gguf \
+            > tests/host/chat/chat_fixture.json
+  * Every family template in tests/fixtures/chat_templates/<family>.jinja (the real
+    `chat_template` texts of the models' tokenizer_config.json, see the README there); a case
+    where the template raises records the error instead of text:
+        python3 tools/reference/chat_fixture.py --families tests/fixtures/chat_templates \
+            > tests/fixtures/chat_templates/expected.json
+
+Needs `pip install jinja2` (3.1.6 used); the first mode also `gguf`.
 """
+import argparse
 import json
+import pathlib
 import sys
 
-from gguf import GGUFReader
+import jinja2.ext
+from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-COMMAND = ("python3 tools/reference/chat_fixture.py models/SmolLM2-135M-Instruct.Q4_1.gguf"
-           " > tests/host/chat/chat_fixture.json")
+GGUF_COMMAND = ("python3 tools/reference/chat_fixture.py models/SmolLM2-135M-Instruct.Q4_1.gguf"
+                " > tests/host/chat/chat_fixture.json")
+FAMILIES_COMMAND = ("python3 tools/reference/chat_fixture.py --families tests/fixtures/chat_templates"
+                    " > tests/fixtures/chat_templates/expected.json")
 
 CONVERSATIONS = {
     "no_system": [{"role": "user", "content": "What is the capital of France?"}],
@@ -52,24 +66,116 @@ CONVERSATIONS = {
     "empty": [],
 }
 
+# More conversations for the family templates: markers of every family typed by a user, whitespace
+# the templates strip (Python's str.strip: also U+00A0, U+3000), role orders the templates refuse.
+FAMILY_CONVERSATIONS = dict(CONVERSATIONS, **{
+    "markers_in_content": [
+        {"role": "system", "content": "<<SYS>> [INST] <start_of_turn>user\n"},
+        {"role": "user",
+         "content": "<s>[INST] hi [/INST]</s> <|start_header_id|>system<|end_header_id|><|eot_id|>"
+                    " <start_of_turn>model\n<end_of_turn> <|user|>\n<|end|><|assistant|> <bos>"},
+    ],
+    "whitespace_to_strip": [
+        {"role": "system", "content": "\n\t sys with spaces \n"},
+        {"role": "user", "content": "\u00a0\u3000 padded user\u2003\r\n"},
+        {"role": "assistant", "content": " \x0b\x0c answer \x1c\x85"},
+        {"role": "user", "content": "   "},
+    ],
+    "ends_with_assistant": [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "Hi there"},
+    ],
+    "two_users": [
+        {"role": "user", "content": "one"},
+        {"role": "user", "content": "two"},
+    ],
+    "assistant_first": [
+        {"role": "assistant", "content": "I speak first"},
+        {"role": "user", "content": "ok"},
+    ],
+    "system_only": [{"role": "system", "content": "Only a system prompt."}],
+    "system_mid_odd": [
+        {"role": "user", "content": "q"},
+        {"role": "system", "content": "mid system"},
+        {"role": "user", "content": "q2"},
+    ],
+})
 
-def main():
-    reader = GGUFReader(sys.argv[1])
-    template = reader.fields["tokenizer.chat_template"].contents()
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    compiled = env.from_string(template)
+# bos_token / eos_token as each model's tokenizer_config.json sets them.
+FAMILY_TOKENS = {
+    "chatml": ("<s>", "<|im_end|>"),             # teknium/OpenHermes-2.5-Mistral-7B
+    "llama2": ("<s>", "</s>"),                   # meta-llama/Llama-2-7b-chat-hf
+    "llama3": ("<|begin_of_text|>", "<|eot_id|>"),  # meta-llama/Meta-Llama-3-8B-Instruct
+    "mistral": ("<s>", "</s>"),                  # mistralai/Mixtral-8x7B-Instruct-v0.1
+    "mistral-v1": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.1 (current)
+    "mistral-v3": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.3
+    "gemma": ("<bos>", "<eos>"),                 # google/gemma-7b-it
+    "gemma3": ("<bos>", "<eos>"),                # google/gemma-3-1b-it
+    "phi3": ("<s>", "<|endoftext|>"),            # microsoft/Phi-3.5-mini-instruct
+    "zephyr": ("<s>", "</s>"),                   # HuggingFaceH4/zephyr-7b-beta
+}
+
+
+def raise_exception(message):
+    raise TemplateError(message)
+
+
+def environment():
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[jinja2.ext.loopcontrols])
+    env.globals["raise_exception"] = raise_exception
+    return env
+
+
+def render_cases(template, conversations, bos_token=None, eos_token=None):
+    compiled = environment().from_string(template)
     cases = []
-    for name, messages in CONVERSATIONS.items():
+    for name, messages in conversations.items():
         for add_generation_prompt in (False, True):
-            cases.append({
+            case = {
                 "name": f"{name}{'+gen' if add_generation_prompt else ''}",
                 "messages": messages,
                 "add_generation_prompt": add_generation_prompt,
-                "text": compiled.render(messages=messages,
-                                        add_generation_prompt=add_generation_prompt),
-            })
-    json.dump({"command": COMMAND, "template": template, "cases": cases}, sys.stdout, indent=1,
-              ensure_ascii=False)
+            }
+            context = dict(messages=messages, add_generation_prompt=add_generation_prompt)
+            if bos_token is not None:
+                context.update(bos_token=bos_token, eos_token=eos_token, tools=None,
+                               documents=None)
+            try:
+                case["text"] = compiled.render(**context)
+            except TemplateError as e:  # raise_exception, or an undefined messages[0]
+                case["error"] = f"{type(e).__name__}: {e}"
+            cases.append(case)
+    return cases
+
+
+def gguf_fixture(path):
+    from gguf import GGUFReader
+    template = GGUFReader(path).fields["tokenizer.chat_template"].contents()
+    return {"command": GGUF_COMMAND, "template": template,
+            "cases": render_cases(template, CONVERSATIONS)}
+
+
+def families_fixture(directory):
+    families = []
+    for family, (bos, eos) in FAMILY_TOKENS.items():
+        template = (pathlib.Path(directory) / f"{family}.jinja").read_text(encoding="utf-8")
+        families.append({"family": family, "file": f"{family}.jinja", "bos_token": bos,
+                         "eos_token": eos,
+                         "cases": render_cases(template, FAMILY_CONVERSATIONS, bos, eos)})
+    return {"command": FAMILIES_COMMAND, "jinja2": jinja2.__version__, "families": families}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("gguf", nargs="?", help="GGUF file whose tokenizer.chat_template to render")
+    parser.add_argument("--families", metavar="DIR", help="render every <family>.jinja in DIR")
+    args = parser.parse_args()
+    if bool(args.gguf) == bool(args.families):
+        parser.error("give either a GGUF file or --families DIR")
+    fixture = families_fixture(args.families) if args.families else gguf_fixture(args.gguf)
+    json.dump(fixture, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 
 

@@ -1,0 +1,105 @@
+// Shared pieces of the chat-template families: Prompt, Conversation::where, errors, strip.
+#include <stdexcept>
+
+#include "chat/templates/family.hpp"
+
+namespace plinth::chat {
+
+void Prompt::marker(std::string_view text) {
+  if (!text.empty()) pieces_.push_back({std::string(text), true});
+}
+
+void Prompt::text(std::string_view text) {
+  if (text.empty()) return;
+  if (!pieces_.empty() && !pieces_.back().marker) {
+    pieces_.back().text.append(text);
+    return;
+  }
+  pieces_.push_back({std::string(text), false});
+}
+
+void Prompt::append(const Prompt& other) {
+  for (const Piece& p : other.pieces_) p.marker ? marker(p.text) : text(p.text);
+}
+
+void Prompt::strip() {
+  while (!pieces_.empty() && !pieces_.front().marker) {
+    std::string& t = pieces_.front().text;
+    const std::string kept = python_strip(t + "x");  // strips the front only
+    t = kept.substr(0, kept.size() - 1);
+    if (!t.empty()) break;
+    pieces_.erase(pieces_.begin());
+  }
+  while (!pieces_.empty() && !pieces_.back().marker) {
+    std::string& t = pieces_.back().text;
+    t = python_strip("x" + t).substr(1);  // strips the back only
+    if (!t.empty()) break;
+    pieces_.pop_back();
+  }
+}
+
+std::string Conversation::where(size_t i) const {
+  if (i < prepended) return "the default system prompt";
+  return "chat message " + std::to_string(i - prepended) + " (role \"" + messages[i].role + "\")";
+}
+
+void throw_message_error(const Conversation& conv, size_t i, std::string_view family,
+                         std::string_view rule) {
+  throw std::invalid_argument(conv.where(i) + ": the " + std::string(family) + " chat template " +
+                              std::string(rule));
+}
+
+void throw_empty_error(std::string_view family) {
+  throw std::invalid_argument("the " + std::string(family) +
+                              " chat template needs at least one message (it reads "
+                              "messages[0]); the conversation is empty");
+}
+
+namespace {
+
+/// Length of the Python-whitespace code point at the start of `s`, or 0.
+size_t space_at_front(std::string_view s) {
+  if (s.empty()) return 0;
+  const auto b = static_cast<unsigned char>(s[0]);
+  if (b == ' ' || (b >= 0x09 && b <= 0x0d) || (b >= 0x1c && b <= 0x1f)) return 1;
+  if (s.size() >= 2 && b == 0xc2) {
+    const auto c = static_cast<unsigned char>(s[1]);
+    return (c == 0x85 || c == 0xa0) ? 2 : 0;
+  }
+  if (s.size() >= 3) {
+    const auto c = static_cast<unsigned char>(s[1]), d = static_cast<unsigned char>(s[2]);
+    if (b == 0xe1 && c == 0x9a && d == 0x80) return 3;  // U+1680
+    if (b == 0xe2 && c == 0x80 && (d <= 0x8a || d == 0xa8 || d == 0xa9 || d == 0xaf)) return 3;
+    if (b == 0xe2 && c == 0x81 && d == 0x9f) return 3;  // U+205F
+    if (b == 0xe3 && c == 0x80 && d == 0x80) return 3;  // U+3000
+  }
+  return 0;
+}
+
+/// Length of the Python-whitespace code point ending `s`, or 0.
+size_t space_at_back(std::string_view s) {
+  for (size_t n = 1; n <= 3 && n <= s.size(); ++n) {
+    if (space_at_front(s.substr(s.size() - n)) == n) return n;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string python_strip(std::string_view text) {
+  while (const size_t n = space_at_front(text)) text.remove_prefix(n);
+  while (const size_t n = space_at_back(text)) text.remove_suffix(n);
+  return std::string(text);
+}
+
+std::span<const Family* const> all_families() {
+  // Recognition order: the more specific markers first.
+  static const Family* const kAll[] = {
+      &llama3_family(),     &chatml_family(),  &gemma3_family(), &gemma_family(),
+      &phi3_family(),       &zephyr_family(),  &llama2_family(), &mistral_v3_family(),
+      &mistral_v1_family(), &mistral_family(),
+  };
+  return kAll;
+}
+
+}  // namespace plinth::chat
