@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/array_stride.hpp"
+#include "engine/contract_check.hpp"
 #include "runtime/call.hpp"
 #include "runtime/plugin_host_api.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -113,11 +114,23 @@ uint64_t Engine::add_request(GenerationRequest request) {
 void Engine::abort_request(uint64_t id) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
-  plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
   it->second->abort(now());
-  if (speculation_) speculation_->release(id);
-  live_.erase(it);
+  drop(id);
   aborted_.push_back(id);
+}
+
+void Engine::fail_sequence(uint64_t id, const std::string& why) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  it->second->fail(why, now());
+  drop(id);
+  failed_.push_back(id);
+}
+
+void Engine::drop(uint64_t id) {
+  plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
+  if (speculation_) speculation_->release(id);
+  live_.erase(id);
 }
 
 // One engine step (docs/architecture.md, "One engine step"): the scheduler decides (and, inside,
@@ -125,38 +138,47 @@ void Engine::abort_request(uint64_t id) {
 // sequences when there is a speculator), the backend applies copy-on-write, the speculator
 // proposes drafts into the reserved slots, the backend runs the flat batch, the host samples (or
 // verifies the drafts) and appends, and the scheduler learns the outcome (rejected slots are
-// truncated).
+// truncated). What a plugin hands back is checked first (contract_check.hpp): the requests a
+// broken contract touches fail and leave the batch, the others go on.
 std::vector<RequestOutput> Engine::step() {
-  std::vector<RequestOutput> outputs = report_aborted();
-  if (live_.empty()) return outputs;
-  const plinth_sched_output sched = schedule();
-  if (sched.num_scheduled == 0) return outputs;
-  copy_blocks(sched);
-  std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
-  propose_drafts(entries);
-  const plinth_forward_output fwd = forward(batch_builder_.build(entries, kv_info_.block_size));
-  sample_and_append(entries, fwd, outputs);
-  update_scheduler(entries);
+  std::vector<RequestOutput> outputs;
+  if (!live_.empty()) {
+    const plinth_sched_output sched = schedule();
+    std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
+    if (!entries.empty()) {
+      propose_drafts(entries);
+      const auto fwd = forward(batch_builder_.build(entries, kv_info_.block_size), entries);
+      if (fwd) {
+        sample_and_append(entries, *fwd, outputs);
+        update_scheduler(entries);
+      }
+    }
+  }
+  report_ended(outputs);
   return outputs;
 }
 
-std::vector<RequestOutput> Engine::report_aborted() {
-  std::vector<RequestOutput> outputs;
-  for (uint64_t id : aborted_) {
-    RequestOutput o;
-    o.request_id = id;
-    o.finished = true;
-    o.finish_reason = "abort";
-    outputs.push_back(std::move(o));
+void Engine::report_ended(std::vector<RequestOutput>& outputs) {
+  for (const std::vector<uint64_t>* ids : {&aborted_, &failed_}) {
+    for (uint64_t id : *ids) {
+      const Sequence& seq = *sequences_.at(id);
+      RequestOutput o;
+      o.request_id = id;
+      o.finished = true;
+      o.finish_reason = seq.finish_reason().value_or("abort");
+      o.error = seq.error();
+      outputs.push_back(std::move(o));
+    }
   }
   aborted_.clear();
-  return outputs;
+  failed_.clear();
 }
 
 plinth_sched_output Engine::schedule() {
   plinth_error err = make_error();
   plinth_sched_step step_in{sizeof(plinth_sched_step), 0};
   if (speculation_) step_in.num_lookahead_tokens = speculation_->lookahead_slots(last_batch_size_);
+  lookahead_ = step_in.num_lookahead_tokens;
   plinth_sched_output sched{};
   sched.struct_size = sizeof(sched);
   check(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
@@ -197,58 +219,89 @@ void Engine::copy_blocks(const plinth_sched_output& sched) {
 
 std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output& sched) {
   std::vector<BatchBuilder::Entry> entries;
-  entries.reserve(sched.num_scheduled);
-  plinth_error err = make_error();
-  for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
-    auto it = live_.find(sched.seqs[i]);
-    if (it == live_.end()) {
-      throw std::logic_error("scheduler scheduled unknown sequence " +
-                             std::to_string(sched.seqs[i]));
+  if (sched.num_scheduled == 0) return entries;
+  auto state = [this](plinth_seq_id id) {
+    if (live_.count(id) != 0) return contract::SeqState::live;
+    return sequences_.count(id) != 0 ? contract::SeqState::finished : contract::SeqState::unknown;
+  };
+  if (auto why = contract::scheduled_ids(contract::plugin("scheduler", plugins_.names.scheduler),
+                                         sched, state)) {
+    // The decision as a whole is broken: none of it runs, and what it scheduled fails.
+    const std::string msg = *why + "; the sequences of that step fail (" +
+                            std::to_string(sched.num_scheduled) + " scheduled)";
+    for (uint32_t i = 0; sched.seqs != nullptr && i < sched.num_scheduled; ++i) {
+      fail_sequence(sched.seqs[i], msg);
     }
-    const int32_t* blocks = nullptr;
-    uint32_t num_blocks = 0;
-    check(plugins_.kv_cache.vtable->get_block_table(plugins_.kv_cache.instance, sched.seqs[i],
-                                                    &blocks, &num_blocks, &err),
-          err, "kv_cache.get_block_table");
-    entries.push_back({it->second,
-                       sched.num_computed[i],
-                       sched.num_new_tokens[i],
-                       std::span<const int32_t>(blocks, num_blocks),
-                       {},
-                       {}});
+    return entries;
   }
-  last_batch_size_ = sched.num_scheduled;
+  copy_blocks(sched);
+  entries.reserve(sched.num_scheduled);
+  for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
+    if (auto e = entry(sched, i)) entries.push_back(std::move(*e));
+  }
+  last_batch_size_ = static_cast<uint32_t>(entries.size());
   return entries;
+}
+
+std::optional<BatchBuilder::Entry> Engine::entry(const plinth_sched_output& sched, uint32_t i) {
+  const plinth_seq_id id = sched.seqs[i];
+  const Sequence* seq = live_.at(id);
+  const uint32_t computed = sched.num_computed[i], num_new = sched.num_new_tokens[i];
+  const auto num_tokens = static_cast<uint32_t>(seq->tokens().size());
+  if (auto why = contract::scheduled_counts(contract::plugin("scheduler", plugins_.names.scheduler),
+                                            id, computed, num_new, num_tokens, lookahead_)) {
+    fail_sequence(id, *why);
+    return std::nullopt;
+  }
+  const std::string kv_cache = contract::plugin("kv_cache", plugins_.names.kv_cache);
+  const int32_t* blocks = nullptr;
+  uint32_t num_blocks = 0;
+  plinth_error err = make_error();
+  const int32_t status = plugins_.kv_cache.vtable->get_block_table(plugins_.kv_cache.instance, id,
+                                                                   &blocks, &num_blocks, &err);
+  if (status != PLINTH_OK) {
+    fail_sequence(id, kv_cache + " has no block table for scheduled sequence " +
+                          std::to_string(id) + " (" + error_message(err) +
+                          ") (plinth/kv_cache.h: the scheduler allocates a sequence's KV "
+                          "through the kv_cache before it schedules it)");
+    return std::nullopt;
+  }
+  const std::span<const int32_t> table(blocks, num_blocks);
+  if (auto why = contract::block_table(kv_cache, id, table, kv_info_, computed + num_new)) {
+    fail_sequence(id, *why);
+    return std::nullopt;
+  }
+  return BatchBuilder::Entry{seq, computed, num_new, table, {}, {}};
 }
 
 void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
   if (speculation_) speculation_->propose(entries);
 }
 
-plinth_forward_output Engine::forward(const plinth_batch& batch) {
+std::optional<plinth_forward_output> Engine::forward(
+    const plinth_batch& batch, const std::vector<BatchBuilder::Entry>& entries) {
   num_computed_tokens_ += batch.num_tokens;
   plinth_error err = make_error();
   plinth_forward_output fwd{};
   fwd.struct_size = sizeof(fwd);
   // Decode-only batches the graph runner can replay go through it; the rest run eagerly.
   const plinth_graph_runner_vtable* graph = plugins_.graph_runner_vtable;
+  std::string runner;
   if (graph != nullptr && graph->can_run(plugins_.graph_runner, &batch) != 0) {
     num_graph_steps_++;
     check(graph->run(plugins_.graph_runner, &batch, &fwd, &err), err, "graph_runner.run");
+    runner = contract::plugin("graph_runner", plugins_.names.graph_runner);
   } else {
     check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
           "backend.forward");
+    runner = contract::plugin("backend", plugins_.names.backend);
   }
-  if (fwd.num_logits != batch.num_logits) {
-    throw std::logic_error("backend.forward returned " + std::to_string(fwd.num_logits) +
-                           " logits rows, expected " + std::to_string(batch.num_logits));
-  }
-  // Logits may be left out only when the host asked for argmax ids alone and got them.
-  if (batch.num_logits > 0 && fwd.logits == nullptr &&
-      (batch.argmax_only == 0 || fwd.argmax_ids == nullptr)) {
-    throw std::logic_error(std::string("backend.forward returned no logits") +
-                           (batch.argmax_only != 0 ? " and no argmax_ids" : "") + " for " +
-                           std::to_string(batch.num_logits) + " rows");
+  if (auto why = contract::forward_output(runner, batch, fwd, options_.vocab_size)) {
+    // The rows cannot be trusted one by one: the whole batch fails.
+    const std::string msg =
+        *why + "; the " + std::to_string(entries.size()) + " sequences of that batch fail";
+    for (const BatchBuilder::Entry& e : entries) fail_sequence(e.seq->id(), msg);
+    return std::nullopt;
   }
   return fwd;
 }
@@ -258,11 +311,6 @@ int32_t Engine::argmax_id(const plinth_forward_output& fwd, size_t row) const {
   if (id == -1) {  // backend.h: the row holds NaN or +inf, which the host sampler refuses too
     throw std::invalid_argument("logits row " + std::to_string(row) +
                                 " holds NaN or +inf; the model produced a non-finite value");
-  }
-  if (id < 0 || static_cast<uint32_t>(id) >= options_.vocab_size) {
-    throw std::logic_error("backend.forward returned argmax id " + std::to_string(id) +
-                           " outside the vocabulary [0, " + std::to_string(options_.vocab_size) +
-                           ") in row " + std::to_string(row));
   }
   return id;
 }

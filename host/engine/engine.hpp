@@ -60,7 +60,8 @@ struct RequestOutput {
   std::string text_delta;              ///< whole UTF-8 characters, stop strings removed
   std::vector<int32_t> new_token_ids;  ///< tokens sampled this step
   bool finished = false;
-  std::string finish_reason;  ///< "stop", "length", "abort" when finished
+  std::string finish_reason;  ///< "stop", "length", "abort" or "error" when finished
+  std::string error;          ///< with "error": the plugin that broke its contract, and the rule
 };
 
 /// A counters snapshot for logs and metrics.
@@ -94,7 +95,12 @@ class Engine {
   void abort_request(uint64_t id);
 
   /// Runs one engine step and returns the news of every request that produced text or finished.
-  /// Throws PluginCallError when a plugin call fails.
+  /// A plugin that hands back something its contract forbids (engine/contract_check.hpp: a
+  /// scheduled id not running, a block table outside the pool, missing logits rows...) fails the
+  /// requests it touched with finish_reason "error" and RequestOutput::error naming the plugin
+  /// and the rule; their KV blocks are freed and the engine goes on with the others.
+  /// Throws PluginCallError when a plugin call returns an error status, std::runtime_error when
+  /// the scheduler stalls (EngineOptions::max_stall_seconds).
   std::vector<RequestOutput> step();
 
   /// True while some request is waiting or running.
@@ -113,19 +119,33 @@ class Engine {
   /// requests are live (a stuck scheduler plugin).
   void check_progress(const plinth_sched_output& sched);
   // The parts of step(), in order.
-  std::vector<RequestOutput> report_aborted();
   plinth_sched_output schedule();
-  void copy_blocks(const plinth_sched_output& sched);
+  /// The scheduled sequences' batch entries with their block tables, after copy-on-write. A
+  /// decision naming a sequence that is not running fails all it scheduled (empty result); a
+  /// sequence with impossible counts or a bad block table fails alone and is left out.
   std::vector<BatchBuilder::Entry> prepare_batch(const plinth_sched_output& sched);
+  void copy_blocks(const plinth_sched_output& sched);
+  /// The entry of scheduled item `i`, or nullopt after failing its sequence (contract_check).
+  std::optional<BatchBuilder::Entry> entry(const plinth_sched_output& sched, uint32_t i);
   void propose_drafts(std::vector<BatchBuilder::Entry>& entries);
-  plinth_forward_output forward(const plinth_batch& batch);
-  /// The backend's argmax id of logits row `row` (ABI 1.3), checked: -1 (a non-finite row) is
-  /// std::invalid_argument like the sampler's refusal; an id outside the vocabulary is a plugin
-  /// bug.
+  /// The backend's (or graph runner's) output, checked against the batch; nullopt after failing
+  /// every sequence of `entries` when it breaks backend.h.
+  std::optional<plinth_forward_output> forward(const plinth_batch& batch,
+                                               const std::vector<BatchBuilder::Entry>& entries);
+  /// The backend's argmax id of logits row `row` (ABI 1.3; forward checked its range): -1 (a
+  /// non-finite row) is std::invalid_argument like the sampler's refusal.
   int32_t argmax_id(const plinth_forward_output& fwd, size_t row) const;
   void sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                          const plinth_forward_output& fwd, std::vector<RequestOutput>& outputs);
   void update_scheduler(const std::vector<BatchBuilder::Entry>& entries);
+  /// Appends the news of the requests aborted or failed since the last report.
+  void report_ended(std::vector<RequestOutput>& outputs);
+  /// Takes a live sequence out of the scheduler (its KV blocks return to the pool) and the
+  /// speculator, and out of live_.
+  void drop(uint64_t id);
+  /// Ends live sequence `id` with "error" and `why` (a plugin broke its contract on it); the step
+  /// reports it.
+  void fail_sequence(uint64_t id, const std::string& why);
   /// Answers plinth_host_api.get_seq for the plugins: tokens, prompt length, salt, flags.
   int32_t describe(plinth_seq_id id, plinth_seq_view* out) const;
 
@@ -136,6 +156,7 @@ class Engine {
   BatchBuilder batch_builder_;
   std::optional<Speculation> speculation_;
   uint32_t last_batch_size_ = 0;  // sequences in the last step's batch
+  uint32_t lookahead_ = 0;        // draft slots per decoding sequence asked of this step's schedule
   uint64_t next_id_ = 1;
   uint64_t last_parent_ = 0;  // the id a share_prompt_with_previous request forks from
   uint64_t num_steps_ = 0;
@@ -145,6 +166,7 @@ class Engine {
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // live and finished
   std::unordered_map<uint64_t, Sequence*> live_;                       // waiting or running
   std::vector<uint64_t> aborted_;  // reported as finished by the next step
+  std::vector<uint64_t> failed_;   // failed by a plugin's broken contract; reported by this step
 };
 
 }  // namespace plinth

@@ -1,6 +1,8 @@
 #pragma once
 // The plugin instances one Engine drives, as the host wired them (see runtime/pipeline.hpp).
 
+#include <string>
+
 #include "plinth/plinth.h"
 
 namespace plinth {
@@ -30,6 +32,13 @@ struct EnginePlugins {
   /// The ABI minor the scheduler's library declares: scheduler.update gets its results at that
   /// minor's stride (scheduler.h). The default suits plugins wired by hand in tests.
   uint32_t scheduler_abi_minor = PLINTH_ABI_MINOR;
+  /// The plugins' names (the manifest's `name`, by default the library's short name such as
+  /// "kv_paged"): the errors of a plugin that breaks its contract name it
+  /// (engine/contract_check.hpp). The defaults suit plugins wired by hand in tests.
+  struct Names {
+    std::string backend = "backend", kv_cache = "kv_cache", scheduler = "scheduler",
+                graph_runner = "graph_runner";
+  } names;
 };
 
 }  // namespace plinth

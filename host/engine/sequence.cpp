@@ -77,6 +77,13 @@ void Sequence::abort(double now) {
   timings_.finished = now;
 }
 
+void Sequence::fail(std::string why, double now) {
+  if (finished()) return;
+  finish_reason_ = "error";
+  error_ = std::move(why);
+  timings_.finished = now;
+}
+
 std::string Sequence::finish_at_context(double now) {
   std::string out = detokenizer_.flush();
   text_ += out;

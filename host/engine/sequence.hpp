@@ -74,9 +74,14 @@ class Sequence {
   void set_speculative(bool on) { speculative_ = on; }
 
   bool finished() const { return finish_reason_.has_value(); }
-  /// "stop", "length" or "abort" once finished.
+  /// "stop", "length", "abort" or "error" once finished.
   const std::optional<std::string>& finish_reason() const { return finish_reason_; }
   void abort(double now);
+  /// Ends the sequence with "error": a plugin broke its contract on it (engine/contract_check.hpp);
+  /// `why` names the plugin and the rule. No-op when already finished.
+  void fail(std::string why, double now);
+  /// What failed the sequence (empty unless finish_reason() is "error").
+  const std::string& error() const { return error_; }
   /// Ends the sequence with "length" because it reached the model's context.
   std::string finish_at_context(double now);
 
@@ -102,6 +107,7 @@ class Sequence {
   std::string text_;
   std::vector<Sampler::Result> samples_;
   std::optional<std::string> finish_reason_;
+  std::string error_;
   SequenceTimings timings_;
   std::string cache_key_salt_;
   bool bypass_prefix_cache_ = false;

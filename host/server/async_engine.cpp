@@ -156,6 +156,10 @@ void AsyncEngine::deliver(const std::vector<RequestOutput>& outputs) {
     ev.token_ids = o.new_token_ids;
     ev.finished = o.finished;
     ev.finish_reason = o.finish_reason;
+    if (o.finish_reason == "error") {  // a plugin broke its contract on this request alone
+      ev.error = o.error;
+      context_.logger().error("request failed: {}", o.error);
+    }
     ev.num_prompt_tokens = live.num_prompt_tokens;
     if (seq != nullptr) {
       ev.num_generated_tokens = seq->timings().num_generated_tokens;

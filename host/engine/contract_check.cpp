@@ -1,0 +1,121 @@
+#include "engine/contract_check.hpp"
+
+#include <unordered_set>
+
+namespace plinth::contract {
+
+namespace {
+
+std::string num(uint64_t v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+std::string plugin(std::string_view kind, std::string_view name) {
+  return std::string(kind) + " '" + std::string(name) + "'";
+}
+
+std::optional<std::string> scheduled_ids(std::string_view scheduler,
+                                         const plinth_sched_output& sched,
+                                         const std::function<SeqState(plinth_seq_id)>& state) {
+  if (sched.num_scheduled > 0 &&
+      (sched.seqs == nullptr || sched.num_computed == nullptr || sched.num_new_tokens == nullptr)) {
+    return std::string(scheduler) + " scheduled " + num(sched.num_scheduled) +
+           " sequences without the seqs / num_computed / num_new_tokens arrays (plinth/"
+           "scheduler.h: schedule fills each array with num_scheduled items)";
+  }
+  std::unordered_set<plinth_seq_id> seen;
+  for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
+    const plinth_seq_id id = sched.seqs[i];
+    const SeqState s = state(id);
+    if (s != SeqState::live) {
+      return std::string(scheduler) + " scheduled sequence " + num(id) +
+             ", which is not running (" +
+             (s == SeqState::finished ? "it finished or was aborted" : "the host never added it") +
+             ") (plinth/scheduler.h: schedule names only sequences given to add that have not "
+             "finished nor been aborted)";
+    }
+    if (!seen.insert(id).second) {
+      return std::string(scheduler) + " scheduled sequence " + num(id) +
+             " twice in one step (plinth/scheduler.h: each sequence appears at most once in "
+             "plinth_sched_output.seqs)";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> scheduled_counts(std::string_view scheduler, plinth_seq_id seq,
+                                            uint32_t num_computed, uint32_t num_new,
+                                            uint32_t num_tokens, uint32_t num_lookahead) {
+  const uint64_t end = uint64_t{num_computed} + num_new;
+  if (num_new == 0 || num_computed >= num_tokens || end > uint64_t{num_tokens} + num_lookahead) {
+    return std::string(scheduler) + " scheduled sequence " + num(seq) + " to compute tokens [" +
+           num(num_computed) + ", " + num(end) + ") but it holds " + num(num_tokens) +
+           " tokens (+" + num(num_lookahead) +
+           " draft slots) (plinth/scheduler.h: num_new_tokens >= 1, starting at a token the "
+           "sequence holds, ending at most num_lookahead_tokens past its last)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> block_table(std::string_view kv_cache, plinth_seq_id seq,
+                                       std::span<const int32_t> blocks, const plinth_kv_info& pool,
+                                       uint32_t num_positions) {
+  if (!blocks.empty() && blocks.data() == nullptr) {
+    return std::string(kv_cache) + " gave sequence " + num(seq) + " a NULL block table of " +
+           num(blocks.size()) + " blocks (plinth/kv_cache.h: get_block_table points *blocks at " +
+           "*num_blocks ids)";
+  }
+  for (size_t j = 0; j < blocks.size(); ++j) {
+    if (blocks[j] < 0 || static_cast<uint32_t>(blocks[j]) >= pool.num_blocks) {
+      return std::string(kv_cache) + " gave sequence " + num(seq) + " a block table whose entry " +
+             num(j) + " is block " + std::to_string(blocks[j]) + ", outside the pool of " +
+             num(pool.num_blocks) +
+             " blocks (plinth/kv_cache.h: get_block_table returns physical block ids in [0, "
+             "num_blocks))";
+    }
+  }
+  if (uint64_t{blocks.size()} * pool.block_size < num_positions) {
+    return std::string(kv_cache) + " gave sequence " + num(seq) + " " + num(blocks.size()) +
+           " blocks of " + num(pool.block_size) + " tokens for " + num(num_positions) +
+           " scheduled positions (plinth/kv_cache.h: after allocate(seq, n) the block table "
+           "holds room for n tokens; the scheduler allocates before it schedules)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> forward_output(std::string_view runner, const plinth_batch& batch,
+                                          const plinth_forward_output& fwd, uint32_t vocab_size) {
+  const std::string rule =
+      " (plinth/backend.h: forward returns batch->num_logits rows of "
+      "vocab_size logits, or argmax_ids alone when batch->argmax_only)";
+  if (fwd.num_logits != batch.num_logits) {
+    return std::string(runner) + " returned " + num(fwd.num_logits) +
+           " logits rows for a batch that asked for " + num(batch.num_logits) + rule;
+  }
+  if (batch.num_logits == 0) return std::nullopt;
+  const bool argmax_enough = batch.argmax_only != 0 && fwd.argmax_ids != nullptr;
+  if (fwd.logits == nullptr && !argmax_enough) {
+    return std::string(runner) + " returned no logits" +
+           (batch.argmax_only != 0 ? " and no argmax_ids" : "") + " for " + num(batch.num_logits) +
+           " rows" + rule;
+  }
+  if (fwd.logits != nullptr && fwd.vocab_size != vocab_size) {
+    return std::string(runner) + " returned logits rows of " + num(fwd.vocab_size) +
+           " entries for a model of " + num(vocab_size) + " tokens" + rule;
+  }
+  if (fwd.argmax_ids != nullptr) {
+    for (uint32_t r = 0; r < batch.num_logits; ++r) {
+      const int32_t id = fwd.argmax_ids[r];
+      if (id < -1 || (id >= 0 && static_cast<uint32_t>(id) >= vocab_size)) {
+        return std::string(runner) + " returned argmax id " + std::to_string(id) + " in row " +
+               num(r) + ", outside the vocabulary [0, " + num(vocab_size) +
+               ") (plinth/backend.h: argmax_ids hold a token id, or -1 for a non-finite row)";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace plinth::contract
