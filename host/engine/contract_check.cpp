@@ -45,6 +45,28 @@ std::optional<std::string> scheduled_ids(std::string_view scheduler,
   return std::nullopt;
 }
 
+std::optional<std::string> block_copies(std::string_view scheduler,
+                                        const plinth_sched_output& sched, uint32_t num_blocks) {
+  const std::string rule =
+      " (plinth/scheduler.h: copies are the kv_cache's copy-on-write pairs of pool blocks, ids in "
+      "[0, num_blocks))";
+  if (sched.num_copies > 0 && sched.copies == nullptr) {
+    return std::string(scheduler) + " asked for " + num(sched.num_copies) +
+           " block copies without the copies array" + rule;
+  }
+  for (uint32_t i = 0; i < sched.num_copies; ++i) {
+    const plinth_block_copy& c = sched.copies[i];
+    for (int32_t b : {c.src, c.dst}) {
+      if (b < 0 || static_cast<uint32_t>(b) >= num_blocks) {
+        return std::string(scheduler) + " asked to copy block " + std::to_string(c.src) +
+               " to block " + std::to_string(c.dst) + ", outside the pool of " + num(num_blocks) +
+               " blocks" + rule;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> scheduled_counts(std::string_view scheduler, plinth_seq_id seq,
                                             uint32_t num_computed, uint32_t num_new,
                                             uint32_t num_tokens, uint32_t num_lookahead) {

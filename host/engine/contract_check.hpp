@@ -33,6 +33,12 @@ std::optional<std::string> scheduled_ids(std::string_view scheduler,
                                          const plinth_sched_output& sched,
                                          const std::function<SeqState(plinth_seq_id)>& state);
 
+/// The copy-on-write pairs of a scheduler decision (scheduler.h, plinth_sched_output.copies, which
+/// the kv_cache's allocate wrote): given when num_copies > 0, every src and dst a block of the pool
+/// ([0, num_blocks)). They name no sequence: the engine fails the whole step's batch.
+std::optional<std::string> block_copies(std::string_view scheduler,
+                                        const plinth_sched_output& sched, uint32_t num_blocks);
+
 /// One scheduled sequence's counts (scheduler.h, plinth_sched_output): num_new >= 1, the first new
 /// token is one the host holds (num_computed < num_tokens), and the chunk ends at most
 /// `num_lookahead` draft slots past the sequence's num_tokens tokens.

@@ -224,8 +224,10 @@ std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output
     if (live_.count(id) != 0) return contract::SeqState::live;
     return sequences_.count(id) != 0 ? contract::SeqState::finished : contract::SeqState::unknown;
   };
-  if (auto why = contract::scheduled_ids(contract::plugin("scheduler", plugins_.names.scheduler),
-                                         sched, state)) {
+  const std::string scheduler = contract::plugin("scheduler", plugins_.names.scheduler);
+  std::optional<std::string> why = contract::scheduled_ids(scheduler, sched, state);
+  if (!why) why = contract::block_copies(scheduler, sched, kv_info_.num_blocks);
+  if (why) {
     // The decision as a whole is broken: none of it runs, and what it scheduled fails.
     const std::string msg = *why + "; the sequences of that step fail (" +
                             std::to_string(sched.num_scheduled) + " scheduled)";
