@@ -1,7 +1,9 @@
 // plinth serve: the OpenAI-compatible HTTP server over the pipeline of a manifest.
 //   plinth serve --manifest manifests/cpu.json [--host 127.0.0.1] [--port 8000] [--api-key K]
+//                [--max-connections 1024] [--idle-timeout 60] (docs/server.md has every option)
 // The engine runs on its own thread (AsyncEngine); the network on --http-threads Asio threads.
 // SIGINT / SIGTERM drain: no new requests, running ones finish, then exit 0.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -24,6 +26,7 @@ struct ServeOptions {
   size_t max_pending = 256;
   int http_threads = 1;
   int drain_timeout_s = 30;
+  int idle_timeout_s = 60;
 };
 
 void run(const ServeOptions& o) {
@@ -35,7 +38,9 @@ void run(const ServeOptions& o) {
   server::AsyncEngine engine(*host, context, {.max_pending = o.max_pending});
 
   boost::asio::io_context io;
-  server::Server srv(io, engine, o.server);
+  server::ServerOptions so = o.server;
+  so.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
+  server::Server srv(io, engine, so);
   srv.start();
   // Tests and scripts read this line to learn the port (with --port 0).
   std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
@@ -76,6 +81,16 @@ void register_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--body-limit", o->server.body_limit, "request body limit, bytes (413 past it)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o->server.max_connections,
+                  "open connections at most; past it a new one gets 503 with Retry-After and is "
+                  "closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", o->idle_timeout_s,
+                  "seconds a connection may wait for (or take to send) its next request before it "
+                  "is closed")
+      ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--http-threads", o->http_threads, "network threads")
       ->check(CLI::Range(1, 64))

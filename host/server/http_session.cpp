@@ -57,6 +57,10 @@ std::string ApiError::body() const {
 HttpSession::HttpSession(net::ip::tcp::socket socket, std::shared_ptr<Server::State> state)
     : stream_(std::move(socket)), state_(std::move(state)) {}
 
+HttpSession::~HttpSession() {
+  state_->remove_session(this);
+}
+
 void HttpSession::start() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
 }
@@ -80,7 +84,7 @@ void HttpSession::do_read() {
   if (state_->draining) keep_alive_ = false;
   parser_.emplace();
   parser_->body_limit(state_->options.body_limit);
-  parser_->header_limit(64 * 1024);
+  parser_->header_limit(static_cast<uint32_t>(state_->options.header_limit));
   response_complete_ = false;
   stream_.expires_after(state_->options.idle_timeout);
   http::async_read(
@@ -101,8 +105,17 @@ void HttpSession::on_read(beast::error_code ec) {
                                              std::to_string(state_->options.body_limit) + " bytes",
                                          "invalid_request_error"));
   }
+  if (ec == http::error::header_limit) {
+    keep_alive_ = false;
+    linger_ = true;
+    return respond_error(431, error_body("the request line and headers exceed the limit of " +
+                                             std::to_string(state_->options.header_limit) +
+                                             " bytes; send fewer or shorter headers",
+                                         "invalid_request_error"));
+  }
   if (ec) {
     keep_alive_ = false;
+    linger_ = true;
     return respond_error(400, error_body(std::string("malformed HTTP request: ") + ec.message(),
                                          "invalid_request_error"));
   }
@@ -225,13 +238,20 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
                    "-" + std::to_string(state_->next_id++);
   builder_.emplace(api, id, unix_now());
   choice_done_.assign(requests.size(), false);
+  refusal_hint_.clear();
+  if (!api.max_tokens_given && kind == ApiKind::chat) {
+    refusal_hint_ =
+        " (the request gives no max_tokens, so it defaults to the rest of the context, " +
+        std::to_string(api.params.max_tokens) + " tokens; pass a smaller max_tokens)";
+  }
   auto executor = stream_.get_executor();
+  const uint64_t generation = ++generation_;
   try {
     handles_ = state_->engine.submit(
         std::move(requests),
-        [executor, self = shared_from_this()](size_t index, StreamEvent ev) {
-          net::post(executor, [self, index, ev = std::move(ev)]() mutable {
-            self->on_event(index, std::move(ev));
+        [executor, self = shared_from_this(), generation](size_t index, StreamEvent ev) {
+          net::post(executor, [self, generation, index, ev = std::move(ev)]() mutable {
+            self->on_event(generation, index, std::move(ev));
           });
         },
         api.logprobs);
@@ -243,18 +263,28 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
     return respond_error(429, error_body(e.what(), "rate_limit_error"), {{"Retry-After", "1"}});
   }
   generating_ = true;
-  if (api.stream) {
+  // A stream's 200 head waits for the first event, so that a request the engine refuses at once
+  // (one that can never fit the KV pool) gets its 400 like a non-streamed one.
+  stream_head_pending_ = api.stream;
+  watch();
+}
+
+void HttpSession::on_event(uint64_t generation, size_t index, StreamEvent event) {
+  if (generation != generation_ || !builder_ || index >= choice_done_.size() ||
+      choice_done_[index]) {
+    return;
+  }
+  if (stream_head_pending_) {
+    if (event.finished && event.finish_reason == "error" && event.token_ids.empty()) {
+      return fail_generation(static_cast<unsigned>(event.error_status), event.error);
+    }
+    stream_head_pending_ = false;
     std::string head =
         "HTTP/1.1 200 OK\r\nServer: plinth\r\nContent-Type: text/event-stream\r\n"
         "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
     head += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
     write(std::move(head));
   }
-  watch();
-}
-
-void HttpSession::on_event(size_t index, StreamEvent event) {
-  if (!builder_ || index >= choice_done_.size() || choice_done_[index]) return;
   std::string frames = builder_->on_event(index, event);
   if (event.finished) choice_done_[index] = true;
   if (!frames.empty() && !closed_) send_chunk(frames);
@@ -272,11 +302,28 @@ void HttpSession::finish_generation() {
     response_complete_ = true;
     write("0\r\n\r\n");
   } else if (!b.error().empty()) {
-    respond_error(
-        static_cast<unsigned>(b.error_status()),
-        error_body(b.error(), b.error_status() == 400 ? "invalid_request_error" : "server_error"));
+    respond_generation_error(static_cast<unsigned>(b.error_status()), b.error());
   } else {
     respond(200, b.body(), kJson);
+  }
+}
+
+void HttpSession::fail_generation(unsigned status, const std::string& message) {
+  for (uint64_t h : handles_) state_->engine.abort(h);  // the other choices; finished ones: no-op
+  ++generation_;                                        // their events are dropped
+  generating_ = false;
+  stream_head_pending_ = false;
+  handles_.clear();
+  builder_.reset();
+  if (closed_) return;
+  respond_generation_error(status, message);
+}
+
+void HttpSession::respond_generation_error(unsigned status, const std::string& message) {
+  if (status == 400) {
+    respond_error(400, error_body(message + refusal_hint_, "invalid_request_error"));
+  } else {
+    respond_error(status, error_body(message, "server_error"));
   }
 }
 

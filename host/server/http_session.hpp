@@ -22,7 +22,12 @@ namespace plinth::server {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
+  /// The caller (the accept loop) has added the session to state->sessions; the destructor
+  /// removes it.
   HttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<Server::State> state);
+  ~HttpSession();
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
   void start();
   /// Drain: close now when idle, else after the current response. Any thread.
   void drain();
@@ -36,8 +41,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_read(boost::beast::error_code ec);
   void handle(const Request& req);
   void start_generation(const Request& req, ApiKind kind);
-  void on_event(size_t index, StreamEvent event);
+  /// An engine event of generation `generation` (events of an earlier one are dropped).
+  void on_event(uint64_t generation, size_t index, StreamEvent event);
   void finish_generation();
+  /// Ends the running generation with an error response (aborting its other engine requests).
+  void fail_generation(unsigned status, const std::string& message);
+  /// The error response of a generation the engine refused (400, with refusal_hint_) or failed.
+  void respond_generation_error(unsigned status, const std::string& message);
 
   /// Queues a complete response (status, JSON or text body).
   void respond(unsigned status, std::string body, const std::string& content_type,
@@ -75,6 +85,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // The running generation.
   bool generating_ = false;
   bool watching_ = false, resume_read_ = false;
+  uint64_t generation_ = 0;           // bumped per generation and when one is failed early
+  bool stream_head_pending_ = false;  // a stream whose 200 head is not written yet
+  std::string refusal_hint_;          // appended to a 400 from the engine (defaulted max_tokens)
   std::vector<uint64_t> handles_;
   std::vector<bool> choice_done_;
   std::optional<ResponseBuilder> builder_;

@@ -169,18 +169,39 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) 
     msg.role = role->get<std::string>();
     auto content = m.find("content");
     if (content == m.end() || content->is_null()) {
+      // OpenAI: only an assistant message (one that made tool calls) may go without content.
+      if (msg.role != "assistant") {
+        throw ApiError::unprocessable(where + ".content",
+                                      where + ".content: required for role \"" + msg.role +
+                                          "\" (a string or an array of text parts)");
+      }
       msg.content = "";
     } else if (content->is_string()) {
       msg.content = content->get<std::string>();
     } else if (content->is_array()) {
-      for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
-          throw ApiError::invalid(
-              where + ".content",
-              where + ".content: only {\"type\": \"text\"} parts are supported");
+      for (size_t j = 0; j < content->size(); ++j) {
+        const json& part = (*content)[j];
+        const std::string at = where + ".content[" + std::to_string(j) + "]";
+        if (!part.is_object()) {
+          throw ApiError::unprocessable(
+              at, at + ": expected an object {\"type\": \"text\", \"text\": ...}, got " +
+                      type_name(part));
         }
-        msg.content += part["text"].get<std::string>();
+        auto type = part.find("type");
+        if (type == part.end() || !type->is_string()) {
+          throw ApiError::unprocessable(at + ".type", at + ".type: required string \"text\"");
+        }
+        if (*type != "text") {
+          throw ApiError::invalid(
+              at + ".type", at + ".type = " + type->dump() + ": only \"text\" parts are supported");
+        }
+        auto text = part.find("text");
+        if (text == part.end() || !text->is_string()) {
+          throw ApiError::unprocessable(
+              at + ".text", at + ".text: required string" +
+                                (text == part.end() ? std::string() : ", got " + type_name(*text)));
+        }
+        msg.content += text->get<std::string>();
       }
     } else {
       throw ApiError::unprocessable(where + ".content", where +
@@ -312,7 +333,14 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
     if (!so->is_object()) {
       throw ApiError::unprocessable("stream_options", "stream_options: expected an object");
     }
-    read_bool(*so, "include_usage", r.include_usage);
+    if (auto iu = so->find("include_usage"); iu != so->end() && !iu->is_null()) {
+      if (!iu->is_boolean()) {
+        throw ApiError::unprocessable(
+            "stream_options.include_usage",
+            "stream_options.include_usage: expected a boolean, got " + type_name(*iu));
+      }
+      r.include_usage = iu->get<bool>();
+    }
   }
   if (read_int(body, "priority", v)) {
     r.priority = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
@@ -383,6 +411,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
                    max_key, "context_length_exceeded");
   }
   p.max_tokens = static_cast<int32_t>(max_tokens);
+  r.max_tokens_given = max_given;
   try {
     validate(p);
   } catch (const std::invalid_argument& e) {

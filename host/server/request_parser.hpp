@@ -42,6 +42,9 @@ struct ApiRequest {
   /// plinth extension: false opts this request out of speculative decoding (default true; the
   /// output at temperature 0 is the same either way)
   bool speculative = true;
+  /// max_tokens (or max_completion_tokens) was in the body; else params.max_tokens is the default
+  /// (16 for completions, the rest of the context for chat).
+  bool max_tokens_given = false;
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }

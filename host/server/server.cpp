@@ -1,7 +1,12 @@
 #include "server/server.hpp"
 
+#include <array>
+#include <string>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
 
 #include "app/engine_host.hpp"
 #include "runtime/host_context.hpp"
@@ -11,23 +16,87 @@
 namespace plinth::server {
 
 namespace net = boost::asio;
+namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 
 namespace {
+
+/// Seconds a refused connection waits for the client to finish sending before it is closed.
+constexpr auto kRefuseLinger = std::chrono::seconds(1);
+/// Pause of the accept loop after accept() failed for want of descriptors or memory.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+
+/// Over ServerOptions::max_connections: answers 503 and closes. The send side is shut first and
+/// what the client sends is read for a moment, so that it reads the answer instead of a reset.
+void refuse(tcp::socket socket, size_t max_connections) {
+  auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+  const std::string body =
+      R"({"error":{"message":"the server is at its limit of )" + std::to_string(max_connections) +
+      R"( open connections (--max-connections); retry later","type":"server_error","param":null,)"
+      R"("code":null}})";
+  auto bytes = std::make_shared<std::string>(
+      "HTTP/1.1 503 Service Unavailable\r\nServer: plinth\r\nContent-Type: application/json\r\n"
+      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  stream->expires_after(kRefuseLinger);
+  net::async_write(*stream, net::buffer(*bytes), [stream, bytes](beast::error_code ec, size_t) {
+    if (ec) return;
+    beast::error_code ignored;
+    stream->socket().shutdown(tcp::socket::shutdown_send, ignored);
+    auto scratch = std::make_shared<std::array<char, 4096>>();
+    // One read until EOF, an error or the expiry; then the stream (and socket) goes away.
+    stream->async_read_some(net::buffer(*scratch), [stream, scratch](beast::error_code, size_t) {});
+  });
+}
+
+/// accept() failures that mean "no resources now" (EMFILE, ENFILE, ENOBUFS, ENOMEM): retrying at
+/// once would fail again at once, since the pending connection stays in the listen backlog.
+bool out_of_resources(const boost::system::error_code& ec) {
+  namespace errc = boost::system::errc;
+  return ec == errc::too_many_files_open || ec == errc::too_many_files_open_in_system ||
+         ec == errc::no_buffer_space || ec == errc::not_enough_memory;
+}
 
 void do_accept(const std::shared_ptr<Server::State>& state) {
   state->acceptor.async_accept(
       net::make_strand(state->io), [state](boost::system::error_code ec, tcp::socket socket) {
         if (ec == net::error::operation_aborted || !state->acceptor.is_open()) return;
+        spdlog::logger& log = state->engine.context().logger();
+        if (out_of_resources(ec)) {
+          if (!state->accept_backing_off) {
+            state->accept_backing_off = true;
+            log.warn(
+                "accept failed: {} ({} connections open); retrying every {} ms until it "
+                "succeeds; raise the file descriptor limit (ulimit -n) or lower "
+                "--max-connections",
+                ec.message(), state->num_sessions(), kAcceptBackoff.count());
+          }
+          state->accept_timer.expires_after(kAcceptBackoff);
+          state->accept_timer.async_wait([state](boost::system::error_code wait_ec) {
+            if (!wait_ec && state->acceptor.is_open()) do_accept(state);
+          });
+          return;
+        }
         if (!ec) {
+          if (state->accept_backing_off) {
+            state->accept_backing_off = false;
+            log.info("accepting connections again");
+          }
           boost::system::error_code ignored;
           socket.set_option(tcp::no_delay(true), ignored);
-          auto session = std::make_shared<HttpSession>(std::move(socket), state);
+          std::shared_ptr<HttpSession> session;
           {
             std::lock_guard lock(state->mutex);
-            state->sessions.push_back(session);
+            if (state->sessions.size() < state->options.max_connections) {
+              session = std::make_shared<HttpSession>(std::move(socket), state);
+              state->sessions.insert(session.get());
+            }
           }
-          session->start();
+          if (session) {
+            session->start();
+          } else {
+            refuse(std::move(socket), state->options.max_connections);
+          }
         }
         do_accept(state);
       });
@@ -38,15 +107,22 @@ void do_accept(const std::shared_ptr<Server::State>& state) {
 std::vector<std::shared_ptr<HttpSession>> Server::State::live_sessions() {
   std::lock_guard lock(mutex);
   std::vector<std::shared_ptr<HttpSession>> live;
-  std::vector<std::weak_ptr<HttpSession>> kept;
-  for (auto& w : sessions) {
-    if (auto s = w.lock()) {
-      live.push_back(s);
-      kept.push_back(w);
-    }
+  live.reserve(sessions.size());
+  for (HttpSession* s : sessions) {
+    // Empty for a session whose destructor runs now (it waits on the mutex to remove itself).
+    if (auto p = s->weak_from_this().lock()) live.push_back(std::move(p));
   }
-  sessions = std::move(kept);
   return live;
+}
+
+size_t Server::State::num_sessions() {
+  std::lock_guard lock(mutex);
+  return sessions.size();
+}
+
+void Server::State::remove_session(HttpSession* session) {
+  std::lock_guard lock(mutex);
+  sessions.erase(session);
 }
 
 Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
@@ -93,6 +169,7 @@ void Server::drain(std::function<void()> done, std::chrono::seconds timeout) {
   net::post(state->io, [state] {
     boost::system::error_code ignored;
     state->acceptor.close(ignored);
+    state->accept_timer.cancel();
   });
   for (auto& s : state->live_sessions()) s->drain();
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -124,6 +201,7 @@ void Server::stop() {
     boost::system::error_code ignored;
     state->acceptor.close(ignored);
     state->timer.cancel();
+    state->accept_timer.cancel();
   });
   for (auto& s : state->live_sessions()) s->close();
 }

@@ -5,7 +5,10 @@
 //   POST /v1/completions, POST /v1/chat/completions   JSON, or SSE with "stream": true
 //   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics  (Prometheus text 0.0.4)
 //   POST /tokenize, POST /detokenize (vLLM's and llama.cpp's shapes), GET /version
-// Errors are OpenAI-style JSON bodies with 400 / 401 / 404 / 405 / 413 / 422 / 429 / 503.
+// Errors are OpenAI-style JSON bodies with 400 / 401 / 404 / 405 / 413 / 422 / 429 / 431 / 503.
+// Connections: at most ServerOptions::max_connections open (past it 503 and close), closed after
+// idle_timeout without a request; when accept() runs out of file descriptors the listener retries
+// every 100 ms instead of spinning.
 // A client that disconnects while its request runs aborts it (its KV blocks go back to the pool
 // before the next engine step).
 //
@@ -34,9 +37,17 @@ struct ServerOptions {
   std::string api_key;  ///< "" = no authentication; else "Authorization: Bearer KEY" on /v1/*
   /// The `model` clients name (also accepted: the model's general.name); "" = the GGUF file's stem.
   std::string served_model_name;
-  size_t body_limit = 1 << 20;             ///< request bodies over this many bytes get 413
-  int32_t max_n = 16;                      ///< n in [1, max_n]
-  std::chrono::seconds idle_timeout{120};  ///< a keep-alive connection idle this long is closed
+  size_t body_limit = 1 << 20;     ///< request bodies over this many bytes get 413
+  size_t header_limit = 64 << 10;  ///< request lines + headers over this many bytes get 431
+  int32_t max_n = 16;              ///< n in [1, max_n]
+  /// A connection waiting for a request this long is closed: an idle keep-alive connection, and
+  /// one whose request (line, headers and body) has not fully arrived this long after the server
+  /// started reading it. Not applied while a request runs or its response is written.
+  std::chrono::seconds idle_timeout{60};
+  /// Open connections at most. Past it a new connection is accepted, answered 503 with
+  /// `Retry-After: 1` and `Connection: close`, and closed, so that a client learns why instead of
+  /// hanging in the listen backlog.
+  size_t max_connections = 1024;
 };
 
 class Server {

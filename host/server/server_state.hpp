@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -19,21 +20,34 @@ class HttpSession;
 
 struct Server::State {
   State(boost::asio::io_context& io, AsyncEngine& engine, ServerOptions options)
-      : io(io), engine(engine), options(std::move(options)), acceptor(io), timer(io) {}
+      : io(io),
+        engine(engine),
+        options(std::move(options)),
+        acceptor(io),
+        timer(io),
+        accept_timer(io) {}
 
   boost::asio::io_context& io;
   AsyncEngine& engine;
   ServerOptions options;
   ParseLimits limits;
   boost::asio::ip::tcp::acceptor acceptor;
-  boost::asio::steady_timer timer;  // drain polling
+  boost::asio::steady_timer timer;         // drain polling
+  boost::asio::steady_timer accept_timer;  // the back-off after accept() ran out of descriptors
+  bool accept_backing_off = false;         // accept handlers only (one accept in flight at a time)
   std::atomic<bool> draining{false};
   std::atomic<uint64_t> next_id{1};
 
   std::mutex mutex;  // guards sessions
-  std::vector<std::weak_ptr<HttpSession>> sessions;
-  /// Live sessions (expired entries dropped).
+  /// Open connections: a session is added when accepted and removes itself in its destructor, so
+  /// nothing of a closed connection stays behind.
+  std::unordered_set<HttpSession*> sessions;
+  /// Owning references to the open sessions (those already being destroyed are left out).
   std::vector<std::shared_ptr<HttpSession>> live_sessions();
+  /// Open connections now. Any thread.
+  size_t num_sessions();
+  /// Unregisters a session (its destructor). Any thread.
+  void remove_session(HttpSession* session);
 };
 
 }  // namespace plinth::server

@@ -11,7 +11,9 @@ import urllib.request
 
 
 class PlinthServer:
-    def __init__(self, plinth, manifest, *extra_args, log_level="warn"):
+    def __init__(self, plinth, manifest, *extra_args, log_level="warn", preexec_fn=None):
+        """`preexec_fn` runs in the child before exec (e.g. to lower its resource limits)."""
+        self.preexec_fn = preexec_fn
         self.cmd = [plinth, "--log-level", log_level, "serve", "--manifest", manifest,
                     "--port", "0", *extra_args]
         self.proc = None
@@ -19,7 +21,8 @@ class PlinthServer:
         self.model = None
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
+                                     preexec_fn=self.preexec_fn)
         m = None
         for _ in range(50):  # a wrapper (gdb, valgrind) may print lines first
             line = self.proc.stdout.readline()
@@ -59,6 +62,16 @@ class PlinthServer:
                 name, value = line.rsplit(" ", 1)
                 out[name] = float(value)
         return out
+
+    def cpu_seconds(self):
+        """User + system CPU time the server process has used so far (/proc/PID/stat)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def num_fds(self):
+        """Open file descriptors of the server process."""
+        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
 
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
