@@ -25,15 +25,28 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   h->model_name_ =
       h->model_.config.name.empty() ? h->model_path_.stem().string() : h->model_.config.name;
   h->tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
-  if (auto tmpl = file.find_string("tokenizer.chat_template")) {
+  const Tokenizer& tok = *h->tokenizer_;
+  ChatTemplate::Options co;
+  co.bos_token = tok.bos_id() >= 0 ? tok.token_to_bytes(tok.bos_id()) : "";
+  co.eos_token = tok.eos_id() >= 0 ? tok.token_to_bytes(tok.eos_id()) : "";
+  co.is_special_token = [&tok](std::string_view text) {
+    const auto id = tok.find_token(text);
+    return id && tok.is_special(*id);
+  };
+  if (!options.chat_template.empty()) {
+    h->chat_ =
+        std::make_unique<ChatTemplate>(ChatTemplate::from_name_or_file(options.chat_template, co));
+  } else if (auto tmpl = file.find_string("tokenizer.chat_template")) {
     try {
-      h->chat_ = std::make_unique<ChatTemplate>(ChatTemplate::from_template_text(*tmpl, ""));
+      h->chat_ = std::make_unique<ChatTemplate>(ChatTemplate::from_template_text(*tmpl, co));
     } catch (const std::exception& e) {
       h->chat_error_ = e.what();
     }
   } else {
-    h->chat_error_ = "the model file has no tokenizer.chat_template";
+    h->chat_error_ =
+        "the model file has no tokenizer.chat_template; pass --chat-template NAME|FILE";
   }
+  if (h->chat_) host.logger().info("chat template: {}", h->chat_->family());
 
   // Stop tokens: EOS, and the chat template's end-of-turn markers when they are single tokens.
   if (h->tokenizer_->eos_id() >= 0) h->stop_ids_.push_back(h->tokenizer_->eos_id());

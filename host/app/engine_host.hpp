@@ -26,19 +26,27 @@ class EngineHost {
   struct Options {
     std::filesystem::path manifest;              ///< the manifest file
     std::optional<std::filesystem::path> model;  ///< overrides the manifest's `model`
+    /// `--chat-template NAME|FILE`: a family name (ChatTemplate::known_families()) or a Jinja
+    /// template file, used instead of the model's `tokenizer.chat_template`; "" = the model's.
+    std::string chat_template;
   };
 
   /// Loads the manifest, maps the model, builds tokenizer and chat template, creates the pipeline,
   /// allocates the backend's KV cache and the engine. `host` must outlive the result.
   /// Throws ManifestError (manifest mistakes, no model given, a draft backend's model missing,
   /// unusable or of another vocabulary than the target's), GgufError (missing or malformed
-  /// model file, a non-LLaMA architecture), PluginError / PluginCallError (a plugin refused).
+  /// model file, a non-LLaMA architecture), PluginError / PluginCallError (a plugin refused),
+  /// std::invalid_argument / std::runtime_error for an `options.chat_template` that is neither a
+  /// family name nor a file with a recognised template (an unrecognised template in the model
+  /// only leaves chat_template() null).
   static std::unique_ptr<EngineHost> load(const Options& options, HostContext& host);
   ~EngineHost();
 
   Engine& engine() { return *engine_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  /// The model's chat template, or nullptr when its metadata has none plinth recognises.
+  /// The chat template (Options::chat_template, else the model's), or nullptr when the model's
+  /// metadata has none plinth recognises. BOS / EOS are the model's tokens, and template markers
+  /// the vocabulary has no special token for render as text.
   const ChatTemplate* chat_template() const { return chat_.get(); }
   /// Why chat_template() is null ("" when it is not).
   const std::string& chat_template_error() const { return chat_error_; }

@@ -91,17 +91,17 @@ ChatTemplate ChatTemplate::from_name_or_file(const std::string& spec, const Opti
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(spec, ec)) {
-    throw std::invalid_argument("--chat-template \"" + spec + "\" is neither a family name (" +
+    throw std::invalid_argument("chat template \"" + spec + "\" is neither a family name (" +
                                 family_list() + ") nor a template file");
   }
   std::ifstream in(spec, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  if (!in) throw std::invalid_argument("--chat-template: cannot read " + spec);
+  if (!in) throw std::invalid_argument("chat template file " + spec + ": cannot read it");
   try {
     return from_template_text(text.str(), options);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error("--chat-template " + spec + ": " + e.what());
+    throw std::runtime_error(spec + ": " + e.what());
   }
 }
 

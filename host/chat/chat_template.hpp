@@ -68,7 +68,8 @@ class ChatTemplate {
   /// from_template_text. Throws std::invalid_argument when `spec` is neither a family name nor a
   /// readable file, std::runtime_error (naming the file) when the file's template is unrecognised.
   static ChatTemplate from_name_or_file(const std::string& spec, const Options& options);
-  /// The family names, in recognition order.
+  /// The family names: chatml, llama2, llama3, mistral, mistral-v1, mistral-v3, gemma, gemma3,
+  /// phi3, zephyr.
   static std::vector<std::string> known_families();
 
   /// Renders messages (+ the family's generation prompt when add_generation_prompt) as segments;

@@ -1,5 +1,6 @@
 // plinth generate: runs prompts through the pipeline of a manifest and prints the completions.
 //   plinth generate --manifest manifests/cpu.json --prompt "Hello" [--chat] [--max-tokens N] ...
+//   plinth generate ... --chat --chat-template llama3   (a family name or a Jinja template file)
 //   plinth generate --manifest manifests/cpu.json --prompts-file in.jsonl --output out.jsonl
 // One prompt streams its completion to stdout as it is generated; a prompts file runs every line
 // as one continuous batch and writes one JSON line per prompt. Figures (prompt and generated
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/engine_host.hpp"
+#include "cli/chat_template_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/generate_report.hpp"
 #include "model/gguf.hpp"
@@ -24,7 +26,7 @@ namespace plinth::cli {
 namespace {
 
 struct GenerateOptions {
-  std::string manifest, model, prompt, prompts_file, output, system;
+  std::string manifest, model, prompt, prompts_file, output, system, chat_template;
   bool chat = false;
   int32_t max_tokens = 128;
   float temperature = 0.0f, top_p = 1.0f, min_p = 0.0f, repetition_penalty = 1.0f;
@@ -138,6 +140,7 @@ void run(const GenerateOptions& o) {
   EngineHost::Options ho;
   ho.manifest = o.manifest;
   if (!o.model.empty()) ho.model = o.model;
+  ho.chat_template = o.chat_template;
   std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
   SamplingParams defaults = params_from(o, *host);
   validate(defaults);
@@ -215,6 +218,7 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--output", opts->output, "Write one JSON line per prompt here (default stdout)");
   cmd->add_flag("--chat", opts->chat, "Apply the model's chat template to the prompt");
   cmd->add_option("--system", opts->system, "System message with --chat");
+  add_chat_template_option(cmd, opts->chat_template);
   cmd->add_option("--max-tokens", opts->max_tokens, "Tokens to generate at most (>= 1)")
       ->capture_default_str();
   cmd->add_option("--temperature", opts->temperature, "0 = greedy")->capture_default_str();

@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "app/engine_host.hpp"
+#include "cli/chat_template_option.hpp"
 #include "cli/commands.hpp"
 #include "server/server.hpp"
 
@@ -21,7 +22,7 @@ namespace plinth::cli {
 namespace {
 
 struct ServeOptions {
-  std::string manifest, model;
+  std::string manifest, model, chat_template;
   server::ServerOptions server;
   size_t max_pending = 256;
   int http_threads = 1;
@@ -34,6 +35,7 @@ void run(const ServeOptions& o) {
   EngineHost::Options ho;
   ho.manifest = o.manifest;
   if (!o.model.empty()) ho.model = o.model;
+  ho.chat_template = o.chat_template;
   std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
   server::AsyncEngine engine(*host, context, {.max_pending = o.max_pending});
 
@@ -67,6 +69,7 @@ void register_serve(CLI::App& app) {
       app.add_subcommand("serve", "serve a manifest over an OpenAI-compatible HTTP API");
   cmd->add_option("--manifest", o->manifest, "manifest file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--model", o->model, "GGUF file (overrides the manifest's model)");
+  add_chat_template_option(cmd, o->chat_template);
   cmd->add_option("--host", o->server.host, "address to bind")->capture_default_str();
   cmd->add_option("--port", o->server.port, "TCP port (0 = any free port)")->capture_default_str();
   cmd->add_option("--api-key", o->server.api_key,

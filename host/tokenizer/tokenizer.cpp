@@ -102,7 +102,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special) 
 std::vector<int32_t> Tokenizer::encode_segments(const std::vector<Segment>& segments,
                                                 bool add_special) const {
   std::vector<int32_t> ids;
-  if (add_special && add_bos_ && bos_id_ >= 0) ids.push_back(bos_id_);
+  // A chat template that writes bos_token itself (Llama 2 / 3, Gemma, Mistral) already starts
+  // with BOS: it is not doubled.
+  const bool starts_with_bos = !segments.empty() && segments.front().special && bos_id_ >= 0 &&
+                               find_token(segments.front().text) == bos_id_;
+  if (add_special && add_bos_ && bos_id_ >= 0 && !starts_with_bos) ids.push_back(bos_id_);
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& seg = segments[i];
     if (!seg.special) {

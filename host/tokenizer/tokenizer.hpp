@@ -57,7 +57,8 @@ class Tokenizer {
     bool special;
   };
   /// Encodes segments in order (the chat template's output). `add_special` as in encode(), BOS
-  /// once at the front. Throws std::invalid_argument naming the segment index when a special
+  /// once at the front: not added when the first segment is already the BOS token (a template
+  /// that writes bos_token). Throws std::invalid_argument naming the segment index when a special
   /// segment is not a special token's text, InvalidUtf8Error (offset within the segment) for
   /// ill-formed plain text.
   std::vector<int32_t> encode_segments(const std::vector<Segment>& segments,

@@ -93,11 +93,12 @@ std::string python_strip(std::string_view text) {
 }
 
 std::span<const Family* const> all_families() {
-  // Recognition order: the more specific markers first.
+  // The signatures are disjoint (each family also checks the others' distinguishing phrases),
+  // so the order is only the order names are listed in.
   static const Family* const kAll[] = {
-      &llama3_family(),     &chatml_family(),  &gemma3_family(), &gemma_family(),
-      &phi3_family(),       &zephyr_family(),  &llama2_family(), &mistral_v3_family(),
-      &mistral_v1_family(), &mistral_family(),
+      &chatml_family(),     &llama2_family(),     &llama3_family(), &mistral_family(),
+      &mistral_v1_family(), &mistral_v3_family(), &gemma_family(),  &gemma3_family(),
+      &phi3_family(),       &zephyr_family(),
   };
   return kAll;
 }

@@ -89,7 +89,7 @@ inline bool has(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-/// The families, in the order recognition tries them.
+/// The families, in the order names are listed (recognition tries them in this order too).
 std::span<const Family* const> all_families();
 
 const Family& chatml_family();

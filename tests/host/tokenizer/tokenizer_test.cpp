@@ -71,6 +71,12 @@ TEST(Tokenizer, AddsBosOnlyWhenAskedAndWanted) {
   EXPECT_EQ(with.encode("he", true), (std::vector<int32_t>{kImStart, id_of(with, "he")}));
   EXPECT_EQ(with.encode("he", false), (std::vector<int32_t>{id_of(with, "he")}));
   EXPECT_EQ(with.encode_segments({{"he", false}}, true).front(), kImStart);
+  // A template that writes bos_token itself: BOS once, not twice.
+  EXPECT_EQ(with.encode_segments({{"<|im_start|>", true}, {"he", false}}, true),
+            (std::vector<int32_t>{kImStart, id_of(with, "he")}));
+  // BOS text that is not the first segment does not count.
+  EXPECT_EQ(with.encode_segments({{"he", false}, {"<|im_start|>", true}}, true),
+            (std::vector<int32_t>{kImStart, id_of(with, "he"), kImStart}));
   const Tokenizer without = test::tiny_tokenizer(false);
   EXPECT_EQ(without.encode("he", true), (std::vector<int32_t>{id_of(without, "he")}));
 }
