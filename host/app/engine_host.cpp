@@ -24,6 +24,13 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   const GgufFile& file = *h->model_.file;
   h->model_name_ =
       h->model_.config.name.empty() ? h->model_path_.stem().string() : h->model_.config.name;
+  const uint32_t context = h->model_.config.context_length;
+  if (options.max_model_len > context) {
+    throw std::invalid_argument("--max-model-len " + std::to_string(options.max_model_len) +
+                                " exceeds the model's context length " + std::to_string(context) +
+                                "; give at most " + std::to_string(context) + " (or 0 for it)");
+  }
+  h->max_model_len_ = options.max_model_len > 0 ? options.max_model_len : context;
   h->tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
   const Tokenizer& tok = *h->tokenizer_;
   ChatTemplate::Options co;
@@ -72,6 +79,28 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   host.logger().info("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", info.num_blocks,
                      info.block_size, uint64_t{info.num_blocks} * info.block_size,
                      double(info.bytes_per_block) * info.num_blocks / (1 << 20));
+  // As vLLM: the pool must hold one whole sequence of max_model_len, else a request the server
+  // admits (its default max_tokens is the rest of max_model_len) could never run.
+  const uint64_t pool_tokens = uint64_t{info.num_blocks} * info.block_size;
+  const uint64_t blocks_needed = (h->max_model_len_ + info.block_size - 1) / info.block_size;
+  if (pool_tokens < h->max_model_len_) {
+    const std::string need =
+        std::string(options.max_model_len > 0 ? "--max-model-len "
+                                              : "the model's context length ") +
+        std::to_string(h->max_model_len_) + " needs " + std::to_string(blocks_needed) +
+        " KV blocks of " + std::to_string(info.block_size) + " tokens, but the pool has " +
+        std::to_string(info.num_blocks) + " (" + std::to_string(pool_tokens) + " tokens)";
+    if (options.max_model_len > 0) {
+      throw std::invalid_argument(
+          need + "; lower --max-model-len to <= " + std::to_string(pool_tokens) +
+          " or give the kv_cache more blocks (num_blocks >= " + std::to_string(blocks_needed) +
+          " or a larger max_memory_mb)");
+    }
+    host.logger().warn(
+        "{}: requests that cannot fit are refused with 400; pass "
+        "--max-model-len <= {} to bound them (and the default max_tokens) to the pool",
+        need, pool_tokens);
+  }
   // Graphs are captured over the allocated KV cache (lazily: this only prepares their buffers,
   // unless the runner's eager_capture asks for every size now).
   GraphRunnerRef graph = h->pipeline_->graph_runner();
@@ -104,7 +133,7 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   name_of(PLINTH_KIND_SCHEDULER, plugins.names.scheduler);
   name_of(PLINTH_KIND_GRAPH_RUNNER, plugins.names.graph_runner);
   EngineOptions eo;
-  eo.context_length = h->model_.config.context_length;
+  eo.context_length = h->max_model_len_;
   eo.vocab_size = h->model_.config.vocab_size;
   eo.eos_token_ids = h->stop_ids_;
   h->engine_ = std::make_unique<Engine>(plugins, *h->tokenizer_, eo);

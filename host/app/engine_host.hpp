@@ -26,6 +26,10 @@ class EngineHost {
   struct Options {
     std::filesystem::path manifest;              ///< the manifest file
     std::optional<std::filesystem::path> model;  ///< overrides the manifest's `model`
+    /// Longest sequence (prompt + generated tokens) the engine runs, as vLLM's max_model_len;
+    /// 0 = the model's context length. Must not exceed it, and the KV pool must hold one
+    /// sequence of it (checked at load). Bounds every request's default max_tokens.
+    uint32_t max_model_len = 0;
     /// `--chat-template NAME|FILE`: a family name (ChatTemplate::known_families()) or a Jinja
     /// template file, used instead of the model's `tokenizer.chat_template`; "" = the model's.
     std::string chat_template;
@@ -39,6 +43,8 @@ class EngineHost {
   /// std::invalid_argument / std::runtime_error for an `options.chat_template` that is neither a
   /// family name nor a file with a recognised template (an unrecognised template in the model
   /// only leaves chat_template() null).
+  /// std::invalid_argument naming `--max-model-len` when options.max_model_len exceeds the model's
+  /// context or the KV pool cannot hold ceil(max_model_len / block_size) blocks.
   static std::unique_ptr<EngineHost> load(const Options& options, HostContext& host);
   ~EngineHost();
 
@@ -51,6 +57,9 @@ class EngineHost {
   /// Why chat_template() is null ("" when it is not).
   const std::string& chat_template_error() const { return chat_error_; }
   const ModelConfig& config() const { return model_.config; }
+  /// Prompt + completion tokens at most per sequence: Options::max_model_len, or the model's
+  /// context length when that was 0. The engine's context_length and the server's limits.
+  uint32_t max_model_len() const { return max_model_len_; }
   Pipeline& pipeline() { return *pipeline_; }
   /// A short model name for APIs: general.name, else the file stem.
   const std::string& model_name() const { return model_name_; }
@@ -72,6 +81,7 @@ class EngineHost {
   LoadedModel model_;
   std::filesystem::path model_path_;
   std::string model_name_;
+  uint32_t max_model_len_ = 0;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ChatTemplate> chat_;
   std::string chat_error_;

@@ -29,6 +29,7 @@ struct GenerateOptions {
   std::string manifest, model, prompt, prompts_file, output, system, chat_template;
   bool chat = false;
   int32_t max_tokens = 128;
+  uint32_t max_model_len = 0;
   float temperature = 0.0f, top_p = 1.0f, min_p = 0.0f, repetition_penalty = 1.0f;
   float presence_penalty = 0.0f, frequency_penalty = 0.0f;
   int32_t top_k = 0;
@@ -140,6 +141,7 @@ void run(const GenerateOptions& o) {
   EngineHost::Options ho;
   ho.manifest = o.manifest;
   if (!o.model.empty()) ho.model = o.model;
+  ho.max_model_len = o.max_model_len;
   ho.chat_template = o.chat_template;
   std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
   SamplingParams defaults = params_from(o, *host);
@@ -219,6 +221,11 @@ void register_generate(CLI::App& app) {
   cmd->add_flag("--chat", opts->chat, "Apply the model's chat template to the prompt");
   cmd->add_option("--system", opts->system, "System message with --chat");
   add_chat_template_option(cmd, opts->chat_template);
+  cmd->add_option(
+         "--max-model-len", opts->max_model_len,
+         "prompt + generated tokens per sequence at most (0 = the model's context length); the "
+         "KV pool must hold one such sequence")
+      ->capture_default_str();
   cmd->add_option("--max-tokens", opts->max_tokens, "Tokens to generate at most (>= 1)")
       ->capture_default_str();
   cmd->add_option("--temperature", opts->temperature, "0 = greedy")->capture_default_str();

@@ -28,6 +28,7 @@ struct ServeOptions {
   int http_threads = 1;
   int drain_timeout_s = 30;
   int idle_timeout_s = 60;
+  uint32_t max_model_len = 0;
 };
 
 void run(const ServeOptions& o) {
@@ -35,6 +36,7 @@ void run(const ServeOptions& o) {
   EngineHost::Options ho;
   ho.manifest = o.manifest;
   if (!o.model.empty()) ho.model = o.model;
+  ho.max_model_len = o.max_model_len;
   ho.chat_template = o.chat_template;
   std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
   server::AsyncEngine engine(*host, context, {.max_pending = o.max_pending});
@@ -78,6 +80,11 @@ void register_serve(CLI::App& app) {
       ->envname("PLINTH_API_KEY");
   cmd->add_option("--served-model-name", o->server.served_model_name,
                   "the model name clients use (default: the GGUF file's stem)");
+  cmd->add_option(
+         "--max-model-len", o->max_model_len,
+         "prompt + generated tokens per sequence at most (0 = the model's context length); the "
+         "KV pool must hold one such sequence")
+      ->capture_default_str();
   cmd->add_option("--max-pending", o->max_pending,
                   "requests waiting + running at most; past it 429 with Retry-After")
       ->check(CLI::PositiveNumber)

@@ -45,7 +45,7 @@ nlohmann::json model_object(const Server::State& state) {
           {"created", unix_now()},
           {"owned_by", "plinth"},
           {"root", host.model_path().string()},
-          {"max_model_len", host.config().context_length}};
+          {"max_model_len", host.max_model_len()}};
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ class EngineHostModel final : public RequestModel {
     return host_.encode_chat(messages);
   }
   int64_t vocab_size() const override { return host_.config().vocab_size; }
-  int64_t context_length() const override { return host_.config().context_length; }
+  int64_t context_length() const override { return host_.max_model_len(); }
   const std::string& model_name() const override { return host_.model_name(); }
   const std::vector<int32_t>& stop_token_ids() const override { return host_.stop_token_ids(); }
 

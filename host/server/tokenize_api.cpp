@@ -151,7 +151,7 @@ std::string tokenize_response(std::string_view text, const EngineHost& host,
     }
   }
   return dump_json(
-      {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", host.config().context_length}});
+      {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", host.max_model_len()}});
 }
 
 std::string detokenize_response(std::string_view text, const EngineHost& host,

@@ -3,7 +3,8 @@ must get (and, for errors, the JSON path `param` must name). Never a 500, a cras
 the table the server is healthy, serves the next request, and holds as many KV blocks as before.
 A second server with a tiny KV pool (manifest copy with num_blocks 8) checks that a request that
 can never fit the pool — a chat request without max_tokens, whose default is the rest of the
-context — is a 400 naming the limit and the fix, streamed or not.
+context — is a 400 naming the limit and the fix, streamed or not; and that --max-model-len is
+checked against the pool at start-up and bounds the default max_tokens.
 
   python3 tools/server_tests/test_bad_input.py --plinth build/plinth --manifest manifests/cpu.json
 """
@@ -11,6 +12,7 @@ import argparse
 import json
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -334,6 +336,46 @@ class TinyPool(unittest.TestCase):
             finally:
                 SERVER = main_server
             self.assertEqual(tiny.stop(), 0)
+
+
+class MaxModelLen(unittest.TestCase):
+    def test_checked_against_the_pool_and_bounds_defaults(self):
+        global SERVER
+        main_server = SERVER
+        with tempfile.TemporaryDirectory() as d:
+            tiny = tiny_pool_manifest(d)  # 8 blocks of 16 tokens = 128 tokens
+            # Larger than the pool: refused at start-up, naming the option and the limit.
+            r = subprocess.run([ARGS.plinth, "serve", "--manifest", tiny, "--port", "0",
+                                "--max-model-len", "4096"], capture_output=True, text=True,
+                               timeout=120)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("--max-model-len", r.stderr)
+            self.assertIn("<= 128", r.stderr)
+            self.assertIn("num_blocks >= 256", r.stderr)
+            # Larger than the model's context: refused too.
+            r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port", "0",
+                                "--max-model-len", str(CONTEXT + 1)], capture_output=True,
+                               text=True, timeout=120)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("exceeds the model's context length", r.stderr)
+            with PlinthServer(ARGS.plinth, tiny, "--max-model-len", "128") as server:
+                try:
+                    SERVER = server
+                    status, _, data = exchange(http_bytes("GET", "/v1/models"))
+                    self.assertEqual(json.loads(data)["data"][0]["max_model_len"], 128, data)
+                    # No max_tokens: the default is the rest of 128 tokens, which fits the pool.
+                    status, _, data = post("/v1/chat/completions",
+                                           chat("Hi", temperature=0, ignore_eos=True))
+                    self.assertEqual(status, 200, data)
+                    usage = json.loads(data)["usage"]
+                    self.assertEqual(usage["prompt_tokens"] + usage["completion_tokens"], 128)
+                    status, _, data = post("/v1/completions", cmpl([1] * 128))
+                    self.assertEqual(status, 400, data)
+                    self.assertIn(b"context_length_exceeded", data)
+                    self.assertEqual(wait_blocks(0), 0)
+                finally:
+                    SERVER = main_server
+                self.assertEqual(server.stop(), 0)
 
 
 def main():
