@@ -6,7 +6,7 @@
   - running out of file descriptors (the server started with a low RLIMIT_NOFILE): accept() fails
     with EMFILE and the listener backs off instead of spinning (the server's CPU time over 2 s
     stays low); once the connections close it serves again;
-  - resident memory stays roughly flat across 10,000 short connections.
+  - resident memory stays flat across 10,000 short connections (growth under 4 MiB).
 
   python3 tools/server_tests/test_connections.py --plinth build/plinth --manifest manifests/cpu.json
 """
@@ -157,7 +157,7 @@ class FdExhaustion(unittest.TestCase):
             spent = server.cpu_seconds() - before
             print(f"fd limit {limit}: server CPU {spent:.3f} s over 2 s at EMFILE "
                   f"({before - idle_cpu:.3f} s while the connections came in)")
-            self.assertLess(spent, 0.5, "the accept loop spins on EMFILE")
+            self.assertLess(spent, 0.25, "the accept loop spins on EMFILE")
             for c in clients:
                 c.close()
             self.assertTrue(served_fresh(server, attempts=100), "not served after the fds freed")
@@ -166,7 +166,9 @@ class FdExhaustion(unittest.TestCase):
 
 class Memory(unittest.TestCase):
     def test_rss_flat_across_10000_connections(self):
-        bound_kib = 20 * 1024
+        # Before closed connections were freed at once, 10,000 of them kept ~7.8 MiB (a weak_ptr
+        # each pinned the session's memory until a drain); now RSS does not move.
+        bound_kib = 4 * 1024
         with PlinthServer(ARGS.plinth, ARGS.manifest) as server:
             def churn(n):
                 for _ in range(n):
