@@ -101,6 +101,30 @@ struct BadInput {
   std::string expect;
 };
 
+TEST_F(CliGenerate, ChatTemplateByNameOrFileReplacesTheModels) {
+  const std::string chatml = (kSource / "tests/fixtures/chat_templates/chatml.jinja").string();
+  const CliRun by_name =
+      run("--chat --chat-template chatml --prompt 'What is 2+2?' --max-tokens 6");
+  const CliRun by_file =
+      run("--chat --chat-template " + quote(chatml) + " --prompt 'What is 2+2?' --max-tokens 6");
+  const CliRun own = run("--chat --prompt 'What is 2+2?' --max-tokens 6");
+  ASSERT_EQ(by_name.code, 0) << by_name.out;
+  ASSERT_EQ(by_file.code, 0) << by_file.out;
+  ASSERT_EQ(own.code, 0) << own.out;
+  // The same template: the same prompt (no default system prompt: OpenHermes' ChatML has none).
+  const auto completion = [](const std::string& out) {
+    return out.substr(0, out.find("requests"));
+  };
+  const auto figures = [](const std::string& out) {
+    return out.substr(out.find("prompt tokens"), 17);
+  };
+  EXPECT_EQ(completion(by_name.out), completion(by_file.out));
+  EXPECT_EQ(figures(by_name.out), "prompt tokens 16 ") << by_name.out;
+  EXPECT_EQ(figures(by_file.out), "prompt tokens 16 ") << by_file.out;
+  // SmolLM2's own template adds its default system prompt.
+  EXPECT_EQ(figures(own.out), "prompt tokens 37 ") << own.out;
+}
+
 TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
   plinth::test::TempDir tmp;
   plinth::GgufWriter w;  // a valid GGUF of another architecture
@@ -108,6 +132,9 @@ TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
   std::string gpt2 = tmp.write("gpt2.gguf", w.build());
   std::string long_prompt;
   for (int i = 0; i < 9000; ++i) long_prompt += "word ";
+  const std::string vicuna_text = "{% for m in messages %}USER: {{ m }}{% endfor %}";
+  const std::string vicuna =
+      tmp.write("vicuna.jinja", plinth::test::Bytes(vicuna_text.begin(), vicuna_text.end()));
   const BadInput cases[] = {
       {"missing model", "--model /nonexistent/model.gguf --prompt hi", "/nonexistent/model.gguf"},
       {"non-llama architecture", "--model " + quote(gpt2) + " --prompt hi", "gpt2"},
@@ -119,6 +146,14 @@ TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
       {"no prompt", "", "--prompt"},
       {"option value of the wrong type", "--prompt hi --max-tokens abc", "--max-tokens"},
       {"unknown option", "--prompt hi --bogus", "--bogus"},
+      {"unknown chat template", "--chat --chat-template llama-2 --prompt hi",
+       "\"llama-2\" is neither a family name (chatml, llama2, llama3"},
+      {"unrecognised chat template file",
+       "--chat --chat-template " + quote(vicuna) + " --prompt hi",
+       "unrecognised chat template \"{% for m in messages %}USER:"},
+      {"a conversation the template refuses",
+       "--chat --chat-template gemma --system 'Be brief.' --prompt hi",
+       "chat message 0 (role \"system\"): the gemma chat template does not support a system role"},
   };
   for (const BadInput& c : cases) {
     CliRun r = run(c.args);
