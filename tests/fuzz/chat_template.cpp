@@ -1,7 +1,8 @@
 // Chat templates: pieces of the input split at 0x00 are the Jinja text, the default system prompt,
-// then role / content pairs. Rendering through a recognised template (and through the shared
-// model's) must give segments whose concatenation is render_text(); errors are std::runtime_error
-// (unrecognised template) or std::invalid_argument (unknown role).
+// then role / content pairs. Rendering through a recognised template, through every family by name
+// (host/chat/templates/) and through the shared model's must give segments whose concatenation is
+// render_text(); errors are std::runtime_error (unrecognised template) or std::invalid_argument
+// (unknown role, a conversation the family's template refuses).
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ void fuzz_chat_template(const uint8_t* data, size_t size) {
     render_checked(chat, messages, gen);
     (void)chat.stop_texts();
   } catch (const std::runtime_error&) {
+  }
+  ChatTemplate::Options by_name;
+  by_name.default_system = default_system;
+  for (const std::string& family : ChatTemplate::known_families()) {
+    render_checked(ChatTemplate::from_family(family, by_name), messages, gen);
   }
   render_checked(*shared_model().chat, messages, gen);
 }
