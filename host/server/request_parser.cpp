@@ -1,6 +1,7 @@
 #include "server/request_parser.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -40,12 +41,24 @@ bool read_number(const json& body, const char* key, float& out) {
   return true;
 }
 
+// What a non-integer given for an integer field is: its type, or for a number its value and,
+// when that is whole (1e12, 1.0, 2^64 — beyond 64 bits JSON integers parse as doubles), how to
+// write it.
+std::string integer_mismatch(const json& v) {
+  if (!v.is_number()) return type_name(v);
+  const double d = v.get<double>();
+  if (std::isfinite(d) && d == std::floor(d)) {
+    return v.dump() + " (write integers without a fraction or exponent, within 64 bits)";
+  }
+  return v.dump();
+}
+
 bool read_int(const json& body, const char* key, int64_t& out) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return false;
   if (!it->is_number_integer()) {
     throw ApiError::unprocessable(
-        key, std::string(key) + ": expected an integer, got " + type_name(*it));
+        key, std::string(key) + ": expected an integer, got " + integer_mismatch(*it));
   }
   out = it->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
                                        it->get<uint64_t>(), std::numeric_limits<int64_t>::max()))

@@ -124,7 +124,7 @@ def cmpl(prompt, **extra):
     return {"prompt": prompt, "max_tokens": 2, "temperature": 0, **extra}
 
 
-# (name, path, body, expected status, the `param` an error names or None)
+# (name, path, body, expected status, the `param` an error names or None[, text the message has])
 def table():
     C, V = CONTEXT, VOCAB
     nested = b"[" * 100000
@@ -145,14 +145,16 @@ def table():
         ("temperature 1e400", "/v1/completions",
          b'{"prompt": "Hi", "temperature": 1e400}', 400, None),
         ("top_k 0.5", "/v1/completions", cmpl("Hi", top_k=0.5), 422, "top_k"),
-        ("top_k 1e12 (a float)", "/v1/completions", cmpl("Hi", top_k=1e12), 422, "top_k"),
+        ("top_k 1e12 (a float)", "/v1/completions", cmpl("Hi", top_k=1e12), 422, "top_k",
+         "without a fraction or exponent"),
         ("top_k 10^12 (an integer: all tokens)", "/v1/completions",
          cmpl("Hi", top_k=10**12), 200, None),
         ("top_k -2", "/v1/completions", cmpl("Hi", top_k=-2), 400, "top_k"),
         ("top_p 0", "/v1/completions", cmpl("Hi", top_p=0), 400, "top_p"),
         ("top_p 1.5", "/v1/completions", cmpl("Hi", top_p=1.5), 400, "top_p"),
         ("n 10^12", "/v1/completions", cmpl("Hi", n=10**12), 400, "n"),
-        ("n 2^64 (beyond uint64: a float)", "/v1/completions", cmpl("Hi", n=2**64), 422, "n"),
+        ("n 2^64 (beyond uint64: a float)", "/v1/completions", cmpl("Hi", n=2**64), 422, "n",
+         "within 64 bits"),
         ("n 0", "/v1/completions", cmpl("Hi", n=0), 400, "n"),
         ("max_tokens 0", "/v1/completions", cmpl("Hi", max_tokens=0), 400, "max_tokens"),
         ("max_tokens '10'", "/v1/completions", cmpl("Hi", max_tokens="10"), 422, "max_tokens"),
@@ -179,13 +181,13 @@ def table():
         ("messages[0].content 5", "/v1/chat/completions",
          {"messages": [{"role": "user", "content": 5}]}, 422, "messages[0].content"),
         ("user message without content", "/v1/chat/completions",
-         {"messages": [{"role": "user"}]}, 422, "messages[0].content"),
+         {"messages": [{"role": "user"}]}, 422, "messages[0].content", "required"),
         ("assistant message without content (allowed)", "/v1/chat/completions",
          {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"},
                        {"role": "user", "content": "again"}], "max_tokens": 2}, 200, None),
         ("content part without text", "/v1/chat/completions",
          chat([{"type": "text", "text": "a"}, {"type": "text"}]), 422,
-         "messages[0].content[1].text"),
+         "messages[0].content[1].text", "messages[0].content[1].text: required string"),
         ("content part text 5", "/v1/chat/completions",
          chat([{"type": "text", "text": 5}]), 422, "messages[0].content[0].text"),
         ("content part 5", "/v1/chat/completions", chat([5]), 422, "messages[0].content[0]"),
@@ -224,7 +226,7 @@ class BadInput(unittest.TestCase):
         before = wait_blocks(0)
         self.assertEqual(before, 0)
         failures = []
-        for name, path, body, want, param in table():
+        for name, path, body, want, param, *text in table():
             status, head, data = post(path, body)
             problem = None
             if status != want:
@@ -238,6 +240,8 @@ class BadInput(unittest.TestCase):
                     problem = "no OpenAI error body"
                 elif param is not None and err.get("param") != param:
                     problem = f"param {err.get('param')!r}, expected {param!r}"
+                elif text and text[0] not in err["message"]:
+                    problem = f"the message lacks {text[0]!r}"
             if problem:
                 failures.append(f"{name}: {problem}: {data[:300]!r}")
             else:
