@@ -2,10 +2,13 @@
 //   prefill: one 512-token prompt in one batch (logits of the last token only)
 //   decode:  32 steps of 1 new token per sequence for batch 1 and 16 sequences, each sequence
 //            holding a 128-token context first (prefill untimed)
-// Each figure is the median of --runs runs; printed for each thread count. Figures only, never
-// pass/fail.
+// Each figure is the median of --runs runs; printed for each thread count, then as a fraction of
+// its roofline bound (bench/roofline: decode b1 against the DRAM triad rate / the model's weight
+// bytes per token, prefill against the int8 or f32 peak / MACs per token); the bounds are measured
+// in-process before the model runs, or read from --roofline FILE (bench_roofline --json FILE).
+// Figures only, never pass/fail.
 //   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul float|int8|simd|auto|blas]
-//                 [--kv-dtype f32|f16]
+//                 [--kv-dtype f32|f16] [--roofline FILE | --no-roofline]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -13,13 +16,17 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bound_report.hpp"
 #include "cpu_backend.hpp"
 #include "model/gguf.hpp"
+#include "model_cost.hpp"
+#include "roofline.hpp"
 
 namespace {
 
@@ -170,12 +177,34 @@ int main(int argc, char** argv) {
   app.add_option("--kv-dtype", kv_dtype, "backend_cpu KV cache element type")
       ->check(CLI::IsMember({"f32", "f16"}))
       ->capture_default_str();
+  std::string roofline_file;
+  bool no_roofline = false;
+  app.add_option("--roofline", roofline_file,
+                 "bounds from this bench_roofline --json file (default: measured in-process, "
+                 "DRAM triad and peaks, 3 runs)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--no-roofline", no_roofline, "skip the bounds")->excludes("--roofline");
   CLI11_PARSE(app, argc, argv);
   try {
+    std::optional<plinth::roofline::Bounds> bounds;
+    if (!roofline_file.empty()) {
+      bounds = plinth::roofline::load_bounds(roofline_file);
+    } else if (!no_roofline) {
+      plinth::roofline::MeasureOptions ro;
+      ro.threads = threads;
+      ro.runs = 3;
+      ro.cache_levels = false;
+      bounds = plinth::roofline::measure_bounds(ro);
+    }
     LoadedModel m(model);
     const int vocab = static_cast<int>(m.config.vocab_size);
     std::printf("model %s, matmul %s, kv_dtype %s, median of %d runs\n", model.c_str(),
                 matmul.c_str(), kv_dtype.c_str(), runs);
+    struct Figures {
+      int threads;
+      double prefill, decode_b1, decode_b16;
+    };
+    std::vector<Figures> figures;
     std::printf("%-8s %16s %16s %16s\n", "threads", "prefill512 t/s", "decode b1 t/s",
                 "decode b16 t/s");
     for (int t : threads) {
@@ -194,6 +223,28 @@ int main(int argc, char** argv) {
       const double d16 = decode_tps(be, 16, vocab, runs);
       std::printf("%-8d %16.1f %16.1f %16.1f\n", t, p, d1, d16);
       std::fflush(stdout);
+      figures.push_back({t, p, d1, d16});
+    }
+    if (bounds) {
+      const plinth::roofline::ModelCost cost = plinth::roofline::model_cost(*m.file);
+      const bool int8 = plinth::roofline::matmul_is_int8(matmul);
+      std::printf("\n%s", plinth::roofline::describe_bounds(*bounds, cost, int8, threads).c_str());
+      std::printf(
+          "fraction of the bound (tokens/s bound): prefill compute-bound, decode b1 "
+          "DRAM-bound, decode b16 the slower of both\n");
+      std::printf("%-8s %22s %22s %22s\n", "threads", "prefill512", "decode b1", "decode b16");
+      plinth::roofline::BenchShape shape;
+      shape.prompt_tokens = kPrefillTokens;
+      shape.decode_context = kContext + (kDecodeSteps + 1) / 2.0;
+      shape.batch = 16;
+      for (const Figures& f : figures) {
+        const plinth::roofline::FigureBounds fb =
+            plinth::roofline::figure_bounds(*bounds, cost, int8, f.threads, shape);
+        std::printf("%-8d %22s %22s %22s\n", f.threads,
+                    plinth::roofline::of_bound(f.prefill, fb.prefill).c_str(),
+                    plinth::roofline::of_bound(f.decode_b1, fb.decode_b1).c_str(),
+                    plinth::roofline::of_bound(f.decode_b16, fb.decode_bn).c_str());
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_forward: %s\n", e.what());

@@ -12,6 +12,10 @@
 //   decode b16  16 such requests (distinct prompts) added at once. t0 = end of the first step
 //               after which every request has its first token; t1 = end of the last step.
 //               tokens/s = (tokens generated in steps after t0) / (t1 - t0)
+// Each figure is also printed as a fraction of its roofline bound (bench/roofline): measured
+// in-process before the engines run (DRAM triad and peaks, 3 runs) or read from --roofline FILE.
+// --llama-cpp-lib DIR loads llama.cpp from DIR (LLAMA_CPP_LIB_PATH, e.g. the native build of
+// tools/bench/build_llama_cpp.sh) instead of llama-cpp-python's own library.
 
 #include <sys/wait.h>
 
@@ -23,6 +27,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -33,6 +38,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/engine_host.hpp"
+#include "bound_report.hpp"
+#include "model/gguf.hpp"
+#include "model_cost.hpp"
+#include "roofline.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
 
@@ -54,6 +63,9 @@ struct Options {
   int decode_tokens = 64;
   bool llama_cpp = true;
   std::string python = "python3";
+  std::string llama_cpp_lib;  // LLAMA_CPP_LIB_PATH for the llama.cpp side; empty: the package's
+  std::string roofline;       // bench_roofline --json file; empty: measured in-process
+  bool no_roofline = false;
 };
 
 /// Median, min and max of one measurement's runs, tokens/s.
@@ -231,8 +243,10 @@ json run_llama_cpp(const Options& o, const fs::path& model, const std::vector<in
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
   };
+  const std::string env =
+      o.llama_cpp_lib.empty() ? "" : "LLAMA_CPP_LIB_PATH=" + quote(o.llama_cpp_lib) + " ";
   const std::string cmd =
-      quote(o.python) + " " + quote(script.string()) + " < " + quote(spec_file.string());
+      env + quote(o.python) + " " + quote(script.string()) + " < " + quote(spec_file.string());
   std::string out;
   int status = -1;
   if (FILE* pipe = popen(cmd.c_str(), "r")) {
@@ -268,12 +282,73 @@ Stat stat_from(const json& j) {
   return s;
 }
 
+/// The backend's "matmul" config of `o.manifest` ("float" when absent, the plugin's default).
+std::string manifest_matmul(const Options& o) {
+  const json doc = json::parse(read_file(fs::absolute(o.manifest)));
+  for (const json& plugin : doc.at("plugins")) {
+    if (plugin.value("kind", "") == "backend" && plugin.contains("config")) {
+      return plugin["config"].value("matmul", "float");
+    }
+  }
+  return "float";
+}
+
+/// Each figure as a fraction of its roofline bound, plinth and llama.cpp (whose matmuls quantize
+/// activations to int8, so the int8 peak bounds its prefill).
+void print_bounds(const Options& o, const plinth::roofline::Bounds& bounds, const fs::path& model,
+                  const Stat& pre, const Stat& b1, const Stat& bn, const json* lc) {
+  namespace rl = plinth::roofline;
+  const std::unique_ptr<plinth::GgufFile> file = plinth::GgufFile::open(model.string());
+  const rl::ModelCost cost = rl::model_cost(*file);
+  const bool int8 = rl::matmul_is_int8(manifest_matmul(o));
+  rl::BenchShape shape;
+  shape.prompt_tokens = o.prompt_tokens;
+  shape.decode_context = kDecodePromptLen + o.decode_tokens / 2.0;
+  shape.batch = kBatch;
+  const rl::FigureBounds plinth_b = rl::figure_bounds(bounds, cost, int8, o.threads, shape);
+  const rl::FigureBounds lc_b = rl::figure_bounds(bounds, cost, true, o.threads, shape);
+  std::printf("\n%s", rl::describe_bounds(bounds, cost, int8, {o.threads}).c_str());
+  std::printf(
+      "fraction of the bound (tokens/s bound): prefill compute-bound, decode b1 DRAM-bound, "
+      "decode b%d the slower of both; llama.cpp against the int8 peak\n\n",
+      kBatch);
+  std::printf("| measurement | plinth / bound | llama.cpp / bound |\n|---|---|---|\n");
+  const std::string bname = "decode, batch " + std::to_string(kBatch);
+  struct Row {
+    std::string name;
+    const Stat& plinth;
+    double bound, lc_bound;
+    const char* key;
+  };
+  for (const Row& r : {Row{"prefill", pre, plinth_b.prefill, lc_b.prefill, "prefill"},
+                       Row{"decode, batch 1", b1, plinth_b.decode_b1, lc_b.decode_b1, "decode_b1"},
+                       Row{bname, bn, plinth_b.decode_bn, lc_b.decode_bn, "decode_bN"}}) {
+    const std::string lc_cell =
+        lc ? rl::of_bound(stat_from(lc->at(r.key)).median(), r.lc_bound) : "n/a";
+    std::printf("| %s | %s | %s |\n", r.name.c_str(),
+                rl::of_bound(r.plinth.median(), r.bound).c_str(), lc_cell.c_str());
+  }
+}
+
 int run(const Options& o) {
+  std::optional<plinth::roofline::Bounds> bounds;
+  if (!o.roofline.empty()) {
+    bounds = plinth::roofline::load_bounds(o.roofline);
+  } else if (!o.no_roofline) {
+    plinth::roofline::MeasureOptions ro;
+    ro.threads = {o.threads};
+    ro.runs = 3;
+    ro.cache_levels = false;
+    bounds = plinth::roofline::measure_bounds(ro);
+  }
   auto [manifest, model] = write_bench_manifest(o);
   plinth::HostContext context(plinth::make_stderr_logger(spdlog::level::warn));
   std::unique_ptr<plinth::EngineHost> host;
   try {
-    host = plinth::EngineHost::load({manifest, model}, context);
+    plinth::EngineHost::Options load_options;
+    load_options.manifest = manifest;
+    load_options.model = model;
+    host = plinth::EngineHost::load(load_options, context);
   } catch (...) {
     fs::remove(manifest);
     throw;
@@ -352,10 +427,15 @@ int run(const Options& o) {
   if (!o.llama_cpp) {
     std::printf("llama.cpp column skipped: --llama-cpp=false\n");
   } else if (!have_lc) {
-    std::printf("llama.cpp column skipped: %s (pip install llama-cpp-python==0.3.36)\n",
-                lc["error"].get<std::string>().c_str());
+    std::printf(
+        "llama.cpp column skipped: %s (pip install llama-cpp-python==0.3.36, or build it natively "
+        "with tools/bench/build_llama_cpp.sh and pass the --python and --llama-cpp-lib it "
+        "prints)\n",
+        lc["error"].get<std::string>().c_str());
   } else {
-    std::printf("llama.cpp: llama-cpp-python %s, %s\n", lc.value("llama_cpp_version", "?").c_str(),
+    std::printf("llama.cpp: llama-cpp-python %s, library %s, %s\n",
+                lc.value("llama_cpp_version", "?").c_str(),
+                o.llama_cpp_lib.empty() ? "the package's own" : o.llama_cpp_lib.c_str(),
                 lc.value("system_info", "").c_str());
     // Both engines should do the same work: compare the greedy tokens of the batch-1 run.
     const auto lc_tokens = lc.value("decode_b1_tokens", std::vector<int32_t>{});
@@ -369,6 +449,7 @@ int run(const Options& o) {
     const double bar = b1.median() / stat_from(lc.at("decode_b1")).median();
     std::printf("decode batch 1, plinth / llama.cpp = %.2f (first bar: 0.50)\n", bar);
   }
+  if (bounds) print_bounds(o, *bounds, model, pre, b1, bn, have_lc ? &lc : nullptr);
   return 0;
 }
 
@@ -395,6 +476,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--python", o.python, "Python interpreter for tools/bench/llama_cpp_bench.py")
       ->capture_default_str();
+  app.add_option("--llama-cpp-lib", o.llama_cpp_lib,
+                 "folder with the libllama.so for llama.cpp's side (LLAMA_CPP_LIB_PATH), e.g. "
+                 "~/.cache/plinth/llama.cpp-0.3.36/build/bin from tools/bench/build_llama_cpp.sh")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--roofline", o.roofline,
+                 "bounds from this bench_roofline --json file (default: measured in-process)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--no-roofline", o.no_roofline, "skip the bounds")->excludes("--roofline");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

@@ -6,7 +6,9 @@
 #
 # Targets: llama-bench, llama-quantize, llama-server, llama-cli and the shared libraries
 # (build/bin/libllama.so, libggml*.so; llama-cpp-python can load them with
-# LLAMA_CPP_LIB_PATH=<cache>/build/bin). Prints the flags used and ggml's system info.
+# LLAMA_CPP_LIB_PATH=<cache>/build/bin), and llama-cpp-python's Python package alone (built with
+# LLAMA_BUILD=OFF) in <cache>/venv for bench_generate --python <cache>/venv/bin/python
+# --llama-cpp-lib <cache>/build/bin. Prints the flags used and ggml's system info.
 #
 #   tools/bench/build_llama_cpp.sh [--version 0.3.36] [--jobs 2] [--quantize MODEL.gguf]
 #
@@ -27,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --version) version="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --quantize) quantize="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "build_llama_cpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -82,4 +84,16 @@ if [[ -n "$quantize" ]]; then
   # llama-bench prints ggml's system info line (the CPU features this build uses) at -v.
   "$build/bin/llama-bench" -m "$quantize" -p 8 -n 0 -r 1 -t 1 -v 2>&1 | grep -m1 -i 'system_info' || true
 fi
-echo "== binaries in $build/bin (LLAMA_CPP_LIB_PATH=$build/bin for llama-cpp-python)"
+# llama-cpp-python's Python package without its own native build (LLAMA_BUILD=OFF), in a venv of
+# the cache folder, so that bench_generate's llama.cpp side loads these native libraries through
+# LLAMA_CPP_LIB_PATH.
+venv="$cache/venv"
+if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import llama_cpp.llama_cpp" 2>/dev/null; then
+  echo "== llama-cpp-python $version (Python only, LLAMA_BUILD=OFF) into $venv"
+  python3 -m venv "$venv"
+  CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" "$venv/bin/pip" install -q \
+    "$cache/download/llama_cpp_python-$version.tar.gz"
+fi
+echo "== binaries in $build/bin"
+echo "== bench_generate against this build:"
+echo "   bench_generate --python $venv/bin/python --llama-cpp-lib $build/bin ..."
