@@ -203,6 +203,12 @@ void run(const GenerateOptions& o) {
   std::cout.flush();
   std::fflush(stdout);
   print_summary(stderr, engine, ids, clock);
+  // A request a plugin failed (a broken contract) fails the run, after the others.
+  for (uint64_t id : ids) {
+    if (const std::string& why = engine.find(id)->error(); !why.empty()) {
+      throw std::runtime_error("request " + std::to_string(id) + " failed: " + why);
+    }
+  }
 }
 
 }  // namespace

@@ -8,15 +8,17 @@ namespace plinth::cli {
 nlohmann::json result_json(size_t index, const Sequence& seq) {
   const SequenceTimings& t = seq.timings();
   std::vector<int32_t> out(seq.output().begin(), seq.output().end());
-  return {{"index", index},
-          {"text", seq.text()},
-          {"token_ids", out},
-          {"finish_reason", seq.finish_reason().value_or("")},
-          {"prompt_tokens", t.num_prompt_tokens},
-          {"generated_tokens", t.num_generated_tokens},
-          {"ttft_s", t.ttft()},
-          {"tpot_s", t.tpot()},
-          {"e2e_s", t.finished > 0 ? t.finished - t.arrival : 0.0}};
+  nlohmann::json j = {{"index", index},
+                      {"text", seq.text()},
+                      {"token_ids", out},
+                      {"finish_reason", seq.finish_reason().value_or("")},
+                      {"prompt_tokens", t.num_prompt_tokens},
+                      {"generated_tokens", t.num_generated_tokens},
+                      {"ttft_s", t.ttft()},
+                      {"tpot_s", t.tpot()},
+                      {"e2e_s", t.finished > 0 ? t.finished - t.arrival : 0.0}};
+  if (!seq.error().empty()) j["error"] = seq.error();
+  return j;
 }
 
 namespace {

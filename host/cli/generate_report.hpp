@@ -28,7 +28,8 @@ class RunClock {
 };
 
 /// {"index", "text", "token_ids", "finish_reason", "prompt_tokens", "generated_tokens",
-///  "ttft_s", "tpot_s", "e2e_s"} of a finished sequence.
+///  "ttft_s", "tpot_s", "e2e_s"} of a finished sequence, and "error" when a plugin failed it
+///  (finish_reason "error").
 nlohmann::json result_json(size_t index, const Sequence& seq);
 
 /// Prints totals and medians over `ids` to `out`.

@@ -161,12 +161,14 @@ std::vector<RequestOutput> Engine::step() {
 void Engine::report_ended(std::vector<RequestOutput>& outputs) {
   for (const std::vector<uint64_t>* ids : {&aborted_, &failed_}) {
     for (uint64_t id : *ids) {
-      const Sequence& seq = *sequences_.at(id);
       RequestOutput o;
       o.request_id = id;
       o.finished = true;
-      o.finish_reason = seq.finish_reason().value_or("abort");
-      o.error = seq.error();
+      o.finish_reason = "abort";
+      if (const Sequence* seq = find(id); seq != nullptr) {  // release() may have come first
+        o.finish_reason = seq->finish_reason().value_or("abort");
+        o.error = seq->error();
+      }
       outputs.push_back(std::move(o));
     }
   }

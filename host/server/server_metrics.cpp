@@ -30,6 +30,8 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r) : registry_(r) {
   preemptions_ = counter("plinth_num_preemptions_total", "sequences preempted since start");
   success_ = counter("plinth_request_success_total", "requests finished by stop or length");
   aborted_ = counter("plinth_request_aborted_total", "requests aborted (client gone, shutdown)");
+  failed_ = counter("plinth_request_failure_total",
+                    "requests the engine failed (a plugin broke its contract on them)");
 }
 
 void ServerMetrics::update(const EngineStats& s) {
@@ -90,7 +92,7 @@ void ServerMetrics::on_finished(const SequenceTimings& t, const std::string& rea
   if (t.finished > 0) registry_.observe(e2e_, t.finished - t.arrival);
   registry_.add(prompt_tokens_, t.num_prompt_tokens);
   registry_.add(generation_tokens_, t.num_generated_tokens);
-  registry_.add(reason == "abort" ? aborted_ : success_, 1);
+  registry_.add(reason == "abort" ? aborted_ : reason == "error" ? failed_ : success_, 1);
 }
 
 }  // namespace plinth::server

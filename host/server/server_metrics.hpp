@@ -9,7 +9,8 @@
 //   plinth_e2e_request_latency_seconds           histogram, arrival → finish
 //   plinth_prompt_tokens_total, plinth_generation_tokens_total   counters, finished requests
 //   plinth_num_preemptions_total                 counter
-//   plinth_request_success_total, plinth_request_aborted_total   counters
+//   plinth_request_success_total, plinth_request_aborted_total,
+//   plinth_request_failure_total   counters
 // and, with a speculator (vLLM's spec_decode metrics):
 //   plinth_spec_decode_num_drafts_total, _num_draft_tokens_total, _num_accepted_tokens_total
 //                                                counters
@@ -41,7 +42,7 @@ class ServerMetrics {
  private:
   MetricsRegistry& registry_;
   int64_t running_, waiting_, kv_usage_, kv_used_, ttft_, tpot_, e2e_, prompt_tokens_,
-      generation_tokens_, preemptions_, success_, aborted_;
+      generation_tokens_, preemptions_, success_, aborted_, failed_;
   uint64_t last_preemptions_ = 0;
   void update_spec(const SpecStats& s);
   int64_t drafts_ = -1, draft_tokens_ = -1, accepted_ = -1, acceptance_rate_ = -1,
