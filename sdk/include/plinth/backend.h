@@ -69,7 +69,10 @@ typedef struct plinth_batch {
   uint32_t argmax_only;
 } plinth_batch;
 
-/* Result of forward. */
+/* Result of forward. An output that breaks these rules (num_logits other than the batch's, logits
+ * NULL where they are required, rows of another vocab_size than the model's, argmax ids outside
+ * [-1, vocab_size)) cannot be pinned on one sequence: the host fails every sequence of that batch
+ * with an error naming the backend (or graph runner) and serves on. */
 typedef struct plinth_forward_output {
   uint32_t struct_size;
   uint32_t num_logits; /* == batch->num_logits */

@@ -49,7 +49,9 @@ typedef struct plinth_kv_cache_vtable {
                       plinth_error* err);
   /* Required. The block table of `seq`: *blocks points to *num_blocks physical block ids, owned by
    * the plugin and valid until the next call that changes this sequence. NOT_FOUND for an unknown
-   * seq. */
+   * seq. Every id is in [0, num_blocks), and the table holds room for the tokens allocated; the
+   * host fails a scheduled sequence whose table breaks this (or is NOT_FOUND), naming the kv_cache,
+   * and frees it through the scheduler. */
   int32_t (*get_block_table)(plinth_instance* inst, plinth_seq_id seq, const int32_t** blocks,
                              uint32_t* num_blocks, plinth_error* err);
   /* Required. Drops `seq` and one reference to each of its blocks; a block whose count reaches 0

@@ -88,7 +88,12 @@ typedef struct plinth_scheduler_vtable {
   /* Required. Decides this step into *out. Progress rule: when requests wait and none runs, a
    * step must schedule at least one (a request that can never run is refused at add); a
    * scheduler that schedules nothing for the host's stall limit (10 s by default) while requests
-   * are live is taken as stuck, and those requests fail with an error saying so. */
+   * are live is taken as stuck, and those requests fail with an error saying so. Id rule: each
+   * id in out->seqs is a sequence given to add that has neither finished nor been aborted, at most
+   * once, and out->copies name pool blocks; a decision that breaks it does not run, and every
+   * sequence it scheduled fails with an error naming the scheduler and the rule. A sequence whose
+   * chunk does not fit it (num_new_tokens 0, starting past its tokens, or ending more than
+   * num_lookahead_tokens past them) fails alone. */
   int32_t (*schedule)(plinth_instance* inst, const plinth_sched_step* step,
                       plinth_sched_output* out, plinth_error* err);
   /* Required. Reports the outcome of the last scheduled step, one result per scheduled sequence:
