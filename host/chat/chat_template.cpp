@@ -40,6 +40,7 @@ ChatTemplate::ChatTemplate(const chat::Family& family, const Options& options,
   const chat::SpecialTexts usual = family.default_special_texts();
   bos_ = options.bos_token.value_or(usual.bos);
   eos_ = options.eos_token.value_or(usual.eos);
+  date_string_ = options.date_string;
   if (options.is_special_token) {
     std::vector<std::string> candidates = family.markers();
     candidates.push_back(bos_);
@@ -128,7 +129,7 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
     conv = {with_default, 1};
   }
   chat::Prompt prompt;
-  family_->render(conv, add_generation_prompt, {bos_, eos_}, prompt);
+  family_->render(conv, add_generation_prompt, {bos_, eos_, date_string_}, prompt);
 
   std::vector<Segment> out;
   for (const chat::Prompt::Piece& p : prompt.pieces()) {
@@ -152,7 +153,7 @@ std::string ChatTemplate::render_text(const std::vector<ChatMessage>& messages,
 
 std::vector<std::string> ChatTemplate::stop_texts() const {
   std::vector<std::string> out;
-  for (std::string& t : family_->stop_texts({bos_, eos_})) {
+  for (std::string& t : family_->stop_texts({bos_, eos_, date_string_})) {
     if (!t.empty() && std::find(out.begin(), out.end(), t) == out.end())
       out.push_back(std::move(t));
   }

@@ -20,8 +20,9 @@ class Family;
 ///
 /// Recognition is from the Jinja text (the GGUF `tokenizer.chat_template`, or a file given to
 /// `--chat-template`): each family looks for its markers plus the phrases that tell its variant
-/// apart (host/chat/templates/<family>.cpp). Families: chatml, llama2, llama3, mistral,
-/// mistral-v1, mistral-v3, gemma, gemma3, phi3, zephyr (docs/architecture.md, "Chat templates").
+/// apart (host/chat/templates/<family>.cpp). Families: chatml, llama2, llama3, llama3.1,
+/// llama3.2, mistral, mistral-v1, mistral-v3, gemma, gemma3, phi3, zephyr (docs/architecture.md,
+/// "Chat templates").
 /// The output equals what jinja2 renders from each family's real template, as Hugging Face's
 /// apply_chat_template runs it (tests/host/chat/ checks this against
 /// tools/reference/chat_fixture.py), including where the template raises.
@@ -50,6 +51,10 @@ class ChatTemplate {
     /// What the template gets as bos_token / eos_token: the model's BOS / EOS token text, "" when
     /// the model has none; nullopt = the family's usual text (e.g. "<s>", "<|begin_of_text|>").
     std::optional<std::string> bos_token, eos_token;
+    /// What Llama 3.1+ templates print as "Today Date:" (their date_string, e.g. "05 Mar 2026");
+    /// "" = as the template does without one: Llama 3.1's "26 Jul 2024", Llama 3.2's today
+    /// (HF's strftime_now("%d %b %Y"), local time, at each render).
+    std::string date_string;
     /// Whether a text is a special token of the model's vocabulary. Template markers (and BOS /
     /// EOS) it rejects render as plain text (e.g. Llama 2's "[INST]", Zephyr's "<|user|>"); null =
     /// every marker is special. Called only while constructing, not kept.
@@ -68,8 +73,8 @@ class ChatTemplate {
   /// from_template_text. Throws std::invalid_argument when `spec` is neither a family name nor a
   /// readable file, std::runtime_error (naming the file) when the file's template is unrecognised.
   static ChatTemplate from_name_or_file(const std::string& spec, const Options& options);
-  /// The family names: chatml, llama2, llama3, mistral, mistral-v1, mistral-v3, gemma, gemma3,
-  /// phi3, zephyr.
+  /// The family names: chatml, llama2, llama3, llama3.1, llama3.2, mistral, mistral-v1,
+  /// mistral-v3, gemma, gemma3, phi3, zephyr.
   static std::vector<std::string> known_families();
 
   /// Renders messages (+ the family's generation prompt when add_generation_prompt) as segments;
@@ -101,7 +106,7 @@ class ChatTemplate {
   const chat::Family* family_;
   std::string family_name_;
   std::string default_system_;
-  std::string bos_, eos_;
+  std::string bos_, eos_, date_string_;
   std::vector<std::string> plain_markers_;  // markers the vocabulary has no special token for
 };
 

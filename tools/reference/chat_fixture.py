@@ -3,7 +3,8 @@
 
 Renders conversations with jinja2 the way Hugging Face's apply_chat_template does
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, the loopcontrols extension,
-raise_exception() raising TemplateError, bos_token / eos_token and tools=None in the context).
+raise_exception() raising TemplateError, strftime_now() — over a fixed clock, FIXED_NOW, so that
+the fixture does not depend on the day — and bos_token / eos_token and tools=None in the context).
 The template text is stored in each fixture so the C++ test needs no model file.
 
 Two modes:
@@ -20,6 +21,7 @@ Two modes:
 Needs `pip install jinja2` (3.1.6 used); the first mode also `gguf`.
 """
 import argparse
+import datetime
 import json
 import pathlib
 import sys
@@ -107,6 +109,8 @@ FAMILY_TOKENS = {
     "chatml": ("<s>", "<|im_end|>"),             # teknium/OpenHermes-2.5-Mistral-7B
     "llama2": ("<s>", "</s>"),                   # meta-llama/Llama-2-7b-chat-hf
     "llama3": ("<|begin_of_text|>", "<|eot_id|>"),  # meta-llama/Meta-Llama-3-8B-Instruct
+    "llama3.1": ("<|begin_of_text|>", "<|eot_id|>"),  # meta-llama/Llama-3.3-70B-Instruct (= 3.1's)
+    "llama3.2": ("<|begin_of_text|>", "<|eot_id|>"),  # meta-llama/Llama-3.2-3B-Instruct
     "mistral": ("<s>", "</s>"),                  # mistralai/Mixtral-8x7B-Instruct-v0.1
     "mistral-v1": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.1 (current)
     "mistral-v3": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.3
@@ -117,14 +121,23 @@ FAMILY_TOKENS = {
 }
 
 
+# The day strftime_now() sees (HF's returns datetime.now().strftime(format)).
+FIXED_NOW = datetime.datetime(2026, 3, 5, 12, 0, 0)
+
+
 def raise_exception(message):
     raise TemplateError(message)
+
+
+def strftime_now(format):
+    return FIXED_NOW.strftime(format)
 
 
 def environment():
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=[jinja2.ext.loopcontrols])
     env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
     return env
 
 
@@ -164,7 +177,8 @@ def families_fixture(directory):
         families.append({"family": family, "file": f"{family}.jinja", "bos_token": bos,
                          "eos_token": eos,
                          "cases": render_cases(template, FAMILY_CONVERSATIONS, bos, eos)})
-    return {"command": FAMILIES_COMMAND, "jinja2": jinja2.__version__, "families": families}
+    return {"command": FAMILIES_COMMAND, "jinja2": jinja2.__version__,
+            "strftime_now_date": strftime_now("%d %b %Y"), "families": families}
 
 
 def main():

@@ -19,7 +19,7 @@ class ChatMl final : public Family {
     // Phi-4's "<|im_start|>system<|im_sep|>" is another format.
     return has(t, kStart) && has(t, kEnd) && !has(t, "<|im_sep|>");
   }
-  SpecialTexts default_special_texts() const override { return {"", std::string(kEnd)}; }
+  SpecialTexts default_special_texts() const override { return {"", std::string(kEnd), ""}; }
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd)};
   }

@@ -37,9 +37,11 @@ class Prompt {
   std::vector<Piece> pieces_;
 };
 
-/// The texts a template gets as bos_token / eos_token ("" = the model has none).
+/// The texts a template gets as bos_token / eos_token ("" = the model has none), and its
+/// date_string ("" = not given: the template's own default).
 struct SpecialTexts {
   std::string bos, eos;
+  std::string date_string;
 };
 
 /// The messages a family renders: the caller's, after an optional default system message.
@@ -95,6 +97,8 @@ std::span<const Family* const> all_families();
 const Family& chatml_family();
 const Family& llama2_family();
 const Family& llama3_family();
+const Family& llama3_1_family();
+const Family& llama3_2_family();
 const Family& mistral_family();
 const Family& mistral_v1_family();
 const Family& mistral_v3_family();

@@ -17,11 +17,11 @@ class Llama3 final : public Family {
     return "Llama 3 (<|start_header_id|>role<|end_header_id|> ... <|eot_id|>)";
   }
   bool recognises(std::string_view t) const override {
-    // Llama 3.1+ templates add tool calling and a dated system block: another rendering.
+    // Llama 3.1+ templates add tool calling and a dated system block: llama3_1.cpp.
     return has(t, kStart) && has(t, kEot) && !has(t, "Cutting Knowledge Date");
   }
   SpecialTexts default_special_texts() const override {
-    return {"<|begin_of_text|>", std::string(kEot)};
+    return {"<|begin_of_text|>", std::string(kEot), ""};
   }
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd), std::string(kEot)};

@@ -53,7 +53,7 @@ class Mistral final : public Family {
     }
     return false;
   }
-  SpecialTexts default_special_texts() const override { return {"<s>", "</s>"}; }
+  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", ""}; }
   std::vector<std::string> markers() const override { return {"[INST]", "[/INST]"}; }
 
   void render(const Conversation& conv, bool, const SpecialTexts& st, Prompt& out) const override {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -46,6 +47,8 @@ ChatTemplate::Options tokens_of(const json& family) {
   ChatTemplate::Options o;
   o.bos_token = family.at("bos_token").get<std::string>();
   o.eos_token = family.at("eos_token").get<std::string>();
+  // Llama 3.2's template prints strftime_now(), which the fixture ran over a fixed day.
+  if (family.at("family") == "llama3.2") o.date_string = fixture().at("strftime_now_date");
   return o;
 }
 
@@ -180,6 +183,28 @@ TEST(ChatFamilies, MarkersTheVocabularyLacksAreText) {
             "<start_of_turn>user\nx<end_of_turn>\n");
 }
 
+TEST(ChatFamilies, Llama32DatesTheSystemTurnTodayUnlessGivenADate) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char today[32];
+  today[std::strftime(today, sizeof today, "%d %b %Y", &local)] = 0;
+  const auto l32 = ChatTemplate::from_family("llama3.2", {});
+  const std::string text = l32.render_text({{"user", "hi"}}, true);
+  EXPECT_NE(text.find(std::string("\nToday Date: ") + today + "\n\n<|eot_id|>"), std::string::npos)
+      << text;
+  ChatTemplate::Options dated;
+  dated.date_string = "01 Jan 2030";
+  EXPECT_NE(ChatTemplate::from_family("llama3.1", dated)
+                .render_text({{"user", "hi"}}, true)
+                .find("Today Date: 01 Jan 2030\n"),
+            std::string::npos);
+  EXPECT_NE(ChatTemplate::from_family("llama3.1", {})
+                .render_text({{"user", "hi"}}, true)
+                .find("Today Date: 26 Jul 2024\n"),
+            std::string::npos);
+}
+
 TEST(ChatFamilies, StopTexts) {
   auto stops = [](const std::string& name) {
     return ChatTemplate::from_family(name, {}).stop_texts();
@@ -188,6 +213,7 @@ TEST(ChatFamilies, StopTexts) {
   EXPECT_EQ(stops("chatml"), V{"<|im_end|>"});
   EXPECT_EQ(stops("llama2"), V{"</s>"});
   EXPECT_EQ(stops("llama3"), (V{"<|eot_id|>", "<|end_of_text|>"}));
+  EXPECT_EQ(stops("llama3.2"), (V{"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"}));
   EXPECT_EQ(stops("mistral-v3"), V{"</s>"});
   EXPECT_EQ(stops("gemma3"), (V{"<end_of_turn>", "<eos>"}));
   EXPECT_EQ(stops("phi3"), (V{"<|end|>", "<|endoftext|>"}));
@@ -195,7 +221,8 @@ TEST(ChatFamilies, StopTexts) {
 }
 
 TEST(ChatFamilies, RecognitionRefusesOtherRenderings) {
-  // Llama 3.1's template adds a dated system block and tools: not rendered as Llama 3.
+  // A Llama 3 template with a dated system block but not 3.1's default date: neither llama3 nor
+  // llama3.1.
   const std::string llama31 =
       "{{- bos_token }}{%- set date_string = \"26 Jul 2024\" %}{{- \"<|start_header_id|>system"
       "<|end_header_id|>\\n\\n\" }}{{- \"Cutting Knowledge Date: December 2023\\n\" }}"
