@@ -1,7 +1,7 @@
 // The Int8 path's panel kernel with AVX-512 VNNI (vpdpbusd: 16 lanes × 4 u8·s8 products summed
 // into int32 per instruction), built with -mavx512f -mavx512bw -mavx512vnni and reached only after
 // the run-time CPU check (isa.cpp). One ZMM = one panel (lane r = output row r). Tiles of up to
-// 4 activation rows × 2 panels (8 int32 block sums + 8 f32 accumulators + 4 weight vectors), 1-2
+// 5 activation rows × 2 panels (10 int32 block sums + 10 f32 accumulators + 4 weight vectors), 1-2
 // rows × 4 panels when n <= 2. Same bits as kernels_int8_scalar.cpp (matmul_int8.hpp).
 #include "kernel_table.hpp"
 
@@ -31,7 +31,7 @@ __m512i bcast4(const int8_t* qx) {
 }
 
 struct Vnni {
-  static constexpr int kMaxRows = 4, kWide = 4, kNarrow = 2;
+  static constexpr int kMaxRows = 5, kWide = 4, kNarrow = 2;
 
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {

@@ -40,6 +40,15 @@ void block_sums(const float* x, int64_t cols, float* out) {
   for (int64_t b = nb; b < padded_blocks(nb); ++b) out[b] = 0.0f;
 }
 
+void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool) {
+  const int64_t panels = panel_count(job.rows);
+  const int64_t group = panels >= 16 * pool.size() ? 4 : 2;
+  const int64_t groups = (panels + group - 1) / group;
+  pool.parallel_for(groups, [&](int64_t g0, int64_t g1) {
+    run(job, g0 * group, g1 * group < panels ? g1 * group : panels);
+  });
+}
+
 void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool, PanelOrder order) {
   pool.parallel_for(panel_count(w.rows),
                     [&](int64_t p0, int64_t p1) { pack_panels(w, p0, p1, out, order); });
@@ -73,8 +82,7 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
     sx = out;
   }
   const PanelJob job{w.type, panels, nb, nb * panel_block_bytes(w.type), w.rows, x, sx, nbp, n, y};
-  const PanelRunFn run = active_panel_kernel();
-  pool.parallel_for(panel_count(w.rows), [&](int64_t p0, int64_t p1) { run(job, p0, p1); });
+  run_panels_parallel(job, active_panel_kernel(), pool);
 }
 
 }  // namespace plinth::cpu::detail

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 
+#include "kernel_table.hpp"
 #include "panel_layout.hpp"
 #include "thread_pool.hpp"
 #include "weight_types.hpp"
@@ -52,6 +53,13 @@ int64_t padded_blocks(int64_t nb);
 /// (16 output rows) are split across `pool`; a kernel tile holds up to 6 activation rows × 2
 /// panels (AVX-512), so each unpacked weight vector serves up to 6 rows.
 void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
+
+/// Runs `run` over every panel of `job` on `pool`, in groups of whole tiles: 4 panels (the kernels'
+/// wide tile for n <= 2, two narrow tiles otherwise) when that still gives each participant at
+/// least 4 groups, else 2 (one narrow tile). A chunk boundary inside a tile would force the
+/// thin 1- or 2-chain tiles, latency-bound at batch-1 decode. The grouping decides only which
+/// participant computes which panels, never how, so results do not depend on it.
+void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool);
 
 /// Packs the quantized matrix `w` into out[packed_bytes(w)] (panel_layout.hpp) in `order` (the
 /// Float path's or the Int8 path's), split over `pool`.

@@ -49,7 +49,7 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   const PanelRunFn run = active_isa() == Isa::Avx512 && cpu_has_avx512_vnni()
                              ? run_int8_panels_vnni
                              : run_int8_panels_scalar;
-  pool.parallel_for(panel_count(w.rows), [&](int64_t p0, int64_t p1) { run(job, p0, p1); });
+  run_panels_parallel(job, run, pool);
 }
 
 }  // namespace plinth::cpu::detail

@@ -31,7 +31,7 @@ namespace plinth::cpu::detail {
 
 /// y[n, w.rows] = x[n, w.cols] · Wᵀ for Q8_0, Q4_0, Q4_1 weights by the formula above. Reads
 /// w.int8_panels, or packs per call when it is null. Panels (16 output rows) are split across
-/// `pool`; the VNNI tile holds up to 4 activation rows × 2 panels (2 × 4 when n ≤ 2).
+/// `pool`; the VNNI tile holds up to 5 activation rows × 2 panels (2 × 4 when n ≤ 2).
 void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
 }  // namespace plinth::cpu::detail

@@ -187,7 +187,7 @@ TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount)
         const WeightView view{t, raw.data(), rows, cols};
         std::vector<float> ref(static_cast<size_t>(total * rows));
         matmul(view, x.data(), total, ref.data(), two, MatmulPath::Float);
-        for (int64_t n : {1, 3, 16, 65, 512}) {
+        for (int64_t n : {1, 3, 5, 7, 16, 65, 512}) {
           for (ThreadPool* pool : {&one, &two}) {
             // Rows [off, off + n): moves a row to another position within its activation group.
             const int64_t off = (n * 7 + 1) % (total - n + 1);
@@ -204,32 +204,35 @@ TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount)
 }
 
 // matmul_float.hpp: every step is one fused multiply-add, so the scalar (std::fma), AVX2 and
-// AVX-512 kernels give the same bits, for every tile shape (n = 1, 2 take the wide tiles; 7 and 13
-// leave row tails) and for a row count that leaves a partial last panel (61).
+// AVX-512 kernels give the same bits, for every tile shape (n = 1, 2 take the wide tiles; 5 one
+// tile; 7 and 13 two or three near-equal tiles), for row counts that leave a partial last panel
+// (61, 600) and for both panel groupings of run_panels_parallel (2 panels at 61 rows, 4 at 600).
 TEST(MatmulFloatIsaAgreement, EveryIsaGivesTheSameBits) {
   ThreadPool pool(2);
   std::mt19937 rng(23);
-  const int64_t rows = 61, cols = 1536;
-  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
-    const auto raw = random_weights(t, rows, cols, rng);
-    const WeightView view{t, raw.data(), rows, cols};
-    for (int64_t n : {1, 2, 7, 13}) {
-      const auto x = normal_rows(n, cols, rng);
-      std::vector<float> ref(static_cast<size_t>(n * rows));
-      {
-        IsaScope scope(Isa::Scalar);
-        matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Float);
-      }
-      for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
-        if (!isa_available(isa)) continue;
-        IsaScope scope(isa);
-        std::vector<float> y(ref.size(), NAN);
-        matmul(view, x.data(), n, y.data(), pool, MatmulPath::Float);
-        ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
-            << isa_name(isa) << " vs scalar, " << weight_type_name(t) << " n=" << n;
+  const int64_t cols = 1536;
+  for (int64_t rows : {61, 600})
+    for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
+      const auto raw = random_weights(t, rows, cols, rng);
+      const WeightView view{t, raw.data(), rows, cols};
+      for (int64_t n : {1, 2, 5, 7, 13}) {
+        const auto x = normal_rows(n, cols, rng);
+        std::vector<float> ref(static_cast<size_t>(n * rows));
+        {
+          IsaScope scope(Isa::Scalar);
+          matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Float);
+        }
+        for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+          if (!isa_available(isa)) continue;
+          IsaScope scope(isa);
+          std::vector<float> y(ref.size(), NAN);
+          matmul(view, x.data(), n, y.data(), pool, MatmulPath::Float);
+          ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
+              << isa_name(isa) << " vs scalar, " << weight_type_name(t) << " rows=" << rows
+              << " n=" << n;
+        }
       }
     }
-  }
 }
 
 // Weights packed once (how backend_cpu runs) give the bits of weights packed per call.

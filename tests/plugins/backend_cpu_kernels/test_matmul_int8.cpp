@@ -36,31 +36,34 @@ std::string vector_kernel() {
   return cpu_has_avx512_vnni() ? "vnni" : "scalar (CPU lacks AVX-512 VNNI)";
 }
 
-// The scalar and the VNNI kernel: same bits for every tile shape (n = 1, 2: wide tiles; 5, 9:
-// row tails of the 4-row tiles) and a partial last panel (61 rows), at the model's two row lengths.
+// The scalar and the VNNI kernel: same bits for every tile shape (n = 1, 2: wide tiles; 3, 5: one
+// tile; 7, 9, 11: two or three near-equal tiles of at most 5 rows), a partial last panel (61 and
+// 600 rows) and both panel groupings of run_panels_parallel (61 rows: groups of 2 panels; 600
+// rows, 38 panels: groups of 4), at the model's two row lengths.
 TEST(MatmulInt8IsaAgreement, ScalarAndVnniGiveTheSameBits) {
   if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "CPU lacks AVX-512";
   ThreadPool pool(2);
   std::mt19937 rng(31);
-  const int64_t rows = 61;
-  for (int64_t cols : {576, 1536}) {
-    for (WeightType t : kQuantTypes) {
-      const auto raw = random_weights(t, rows, cols, rng);
-      const WeightView view{t, raw.data(), rows, cols};
-      for (int64_t n : {1, 2, 5, 9}) {
-        const auto x = normal_rows(n, cols, rng);
-        std::vector<float> ref(static_cast<size_t>(n * rows), NAN), y(ref.size(), NAN);
-        {
-          IsaScope scope(Isa::Scalar);
-          matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Int8);
+  for (int64_t rows : {61, 600}) {
+    for (int64_t cols : {576, 1536}) {
+      for (WeightType t : kQuantTypes) {
+        const auto raw = random_weights(t, rows, cols, rng);
+        const WeightView view{t, raw.data(), rows, cols};
+        for (int64_t n : {1, 2, 3, 5, 7, 9, 11}) {
+          const auto x = normal_rows(n, cols, rng);
+          std::vector<float> ref(static_cast<size_t>(n * rows), NAN), y(ref.size(), NAN);
+          {
+            IsaScope scope(Isa::Scalar);
+            matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Int8);
+          }
+          {
+            IsaScope scope(Isa::Avx512);
+            matmul(view, x.data(), n, y.data(), pool, MatmulPath::Int8);
+          }
+          ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
+              << vector_kernel() << " vs scalar, " << weight_type_name(t) << " rows=" << rows
+              << " cols=" << cols << " n=" << n;
         }
-        {
-          IsaScope scope(Isa::Avx512);
-          matmul(view, x.data(), n, y.data(), pool, MatmulPath::Int8);
-        }
-        ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
-            << vector_kernel() << " vs scalar, " << weight_type_name(t) << " cols=" << cols
-            << " n=" << n;
       }
     }
   }
@@ -81,7 +84,7 @@ TEST(MatmulInt8BatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) 
       const WeightView view{t, raw.data(), rows, cols};
       std::vector<float> ref(static_cast<size_t>(total * rows));
       matmul(view, x.data(), total, ref.data(), two, MatmulPath::Int8);
-      for (int64_t n : {1, 3, 16, 65, 512}) {
+      for (int64_t n : {1, 3, 5, 9, 16, 65, 512}) {
         for (ThreadPool* pool : {&one, &two}) {
           const int64_t off = (n * 7 + 1) % (total - n + 1);
           std::vector<float> y(static_cast<size_t>(n * rows));
