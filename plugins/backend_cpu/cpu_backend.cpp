@@ -1,5 +1,7 @@
 #include "cpu_backend.hpp"
 
+#include "warm_up.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -209,6 +211,7 @@ plinth_memory_info CpuBackend::memory_info() const {
 
 void CpuBackend::allocate_kv(uint32_t num_blocks, uint32_t block_size) {
   forward_.kv().allocate(num_blocks, block_size);
+  warm_up(forward_);
 }
 
 plinth_forward_output CpuBackend::forward(const plinth_batch& batch) {
