@@ -10,8 +10,8 @@ Sequence::Sequence(uint64_t id, std::vector<int32_t> prompt, const SamplingParam
     : id_(id),
       tokens_(std::move(prompt)),
       num_prompt_(static_cast<uint32_t>(tokens_.size())),
-      sampler_(params),
-      detokenizer_(tokenizer, /*skip_special=*/true),
+      sampler_(params, eos_ids),
+      detokenizer_(tokenizer, params.skip_special_tokens),
       stop_(params, std::move(eos_ids)) {
   timings_.arrival = now;
   timings_.num_prompt_tokens = num_prompt_;
@@ -36,7 +36,8 @@ std::string Sequence::append_scored(std::span<const float> logits, int32_t token
 bool Sequence::argmax_suffices() const {
   const SamplingParams& p = sampler_.params();
   return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
-         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f;
+         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
+         p.min_tokens == 0;
 }
 
 std::string Sequence::append_argmax(int32_t token, double now) {

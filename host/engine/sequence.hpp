@@ -59,7 +59,8 @@ class Sequence {
   /// A draw in [0, 1) from the sequence's own RNG (seeded requests stay reproducible).
   double uniform() { return sampler_.uniform(); }
   bool greedy() const { return sampler_.greedy(); }
-  /// True when the next token is the plain argmax of the logits (greedy, no penalties) and nobody
+  /// True when the next token is the plain argmax of the logits (greedy, no penalties, no
+  /// logit_bias, no min_tokens) and nobody
   /// reads its logprobs: the backend's argmax id is then enough (ABI 1.3 argmax_only).
   bool argmax_suffices() const;
   /// Whether the caller reads logprobs (GenerationRequest::logprobs).

@@ -42,8 +42,15 @@ void check_tokens(std::span<const int32_t> tokens, size_t vocab, const char* wha
 
 }  // namespace
 
-Sampler::Sampler(const SamplingParams& params) : params_(params) {
+Sampler::Sampler(const SamplingParams& params, std::vector<int32_t> eos_token_ids)
+    : params_(params) {
   validate(params_);
+  if (params_.min_tokens > 0) {
+    suppressed_ = params_.stop_token_ids;
+    if (!params_.ignore_eos) {
+      suppressed_.insert(suppressed_.end(), eos_token_ids.begin(), eos_token_ids.end());
+    }
+  }
   rng_.seed(seed_from(params_));
 }
 
@@ -84,6 +91,21 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
       l = l - params_.frequency_penalty * static_cast<float>(c);
       l = l - params_.presence_penalty;
       c = 0;  // applied, and the buffer is clean for the next call
+    }
+  }
+
+  for (const auto& [id, bias] : params_.logit_bias) {
+    if (static_cast<size_t>(id) >= vocab) {
+      throw std::out_of_range("Sampler: logit_bias token id " + std::to_string(id) +
+                              " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+    cand_[static_cast<size_t>(id)].logit += bias;
+  }
+  if (output.size() < static_cast<size_t>(params_.min_tokens)) {
+    for (int32_t id : suppressed_) {
+      if (id >= 0 && static_cast<size_t>(id) < vocab) {
+        cand_[static_cast<size_t>(id)].logit = -std::numeric_limits<float>::infinity();
+      }
     }
   }
 

@@ -16,7 +16,9 @@ namespace plinth {
 ///
 /// Pipeline (the order of vLLM's and llama.cpp's samplers):
 ///  1. penalties, in float32 like the logits: repetition (prompt + output tokens, CTRL-style), then
-///     frequency and presence (output tokens only, OpenAI);
+///     frequency and presence (output tokens only, OpenAI); then logit_bias (OpenAI: added to the
+///     logits), then while fewer than min_tokens are generated EOS and stop_token_ids get -inf
+///     (vLLM's MinTokensLogitsProcessor);
 ///  2. temperature < 1e-5 (0 in practice) → greedy: argmax of the penalized logits, lowest id on
 ///     ties; steps 3–7 skipped;
 ///  3. temperature: x = logit / T;
@@ -49,7 +51,9 @@ class Sampler {
   };
 
   /// Validates `params` (std::invalid_argument naming the field) and seeds the RNG.
-  explicit Sampler(const SamplingParams& params);
+  /// eos_token_ids: the model's EOS tokens, masked with params.stop_token_ids while fewer than
+  /// params.min_tokens tokens are generated (unless params.ignore_eos).
+  explicit Sampler(const SamplingParams& params, std::vector<int32_t> eos_token_ids = {});
 
   /// Samples one token.
   /// logits: [vocab] float32 of the last position; not modified (copied into scratch). Must not
@@ -105,12 +109,13 @@ class Sampler {
 
   SamplingParams params_;
   std::mt19937_64 rng_;
-  std::vector<Candidate> cand_;  // [vocab] scratch
-  std::vector<uint8_t> seen_;    // [vocab] repetition-penalty mask; allocated on first use
-  std::vector<int32_t> counts_;  // [vocab] output-token counts; allocated on first use
-  size_t num_kept_ = 0;          // survivors of filter(): cand_[0, num_kept_)
-  double max_logit_ = 0.0;       // max penalized logit, set by apply_penalties
-  double full_sum_ = -1.0;       // filter()'s sum over the whole vocab when T = 1, else -1
+  std::vector<Candidate> cand_;      // [vocab] scratch
+  std::vector<uint8_t> seen_;        // [vocab] repetition-penalty mask; allocated on first use
+  std::vector<int32_t> counts_;      // [vocab] output-token counts; allocated on first use
+  std::vector<int32_t> suppressed_;  // masked while output < min_tokens (stop ids + EOS)
+  size_t num_kept_ = 0;              // survivors of filter(): cand_[0, num_kept_)
+  double max_logit_ = 0.0;           // max penalized logit, set by apply_penalties
+  double full_sum_ = -1.0;           // filter()'s sum over the whole vocab when T = 1, else -1
 };
 
 }  // namespace plinth

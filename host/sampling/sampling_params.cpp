@@ -60,6 +60,19 @@ void validate(const SamplingParams& p) {
       reject("stop[" + std::to_string(i) + "]", "\"\"", "stop strings must be non-empty");
     }
   }
+  if (p.min_tokens < 0 || p.min_tokens > p.max_tokens) {
+    reject("min_tokens", std::to_string(p.min_tokens),
+           "must be in [0, max_tokens = " + std::to_string(p.max_tokens) + "]");
+  }
+  for (size_t i = 0; i < p.logit_bias.size(); ++i) {
+    const auto& [id, bias] = p.logit_bias[i];
+    if (id < 0) {
+      reject("logit_bias[" + std::to_string(i) + "]", std::to_string(id), "token ids must be >= 0");
+    }
+    if (!(bias >= -100.0f && bias <= 100.0f)) {
+      reject("logit_bias[" + std::to_string(id) + "]", show(bias), "must be in [-100, 100]");
+    }
+  }
   if (p.logprobs < 0 || p.logprobs > kMaxLogprobs) {
     reject("logprobs", std::to_string(p.logprobs),
            "must be in [0, " + std::to_string(kMaxLogprobs) + "]");

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace plinth {
@@ -35,8 +36,20 @@ struct SamplingParams {
   /// is not emitted. Each id must be >= 0.
   std::vector<int32_t> stop_token_ids;
   /// Stop strings: generation stops when one appears in the output text, which is cut just before
-  /// it. Each must be non-empty.
+  /// it (or just after it with include_stop_str_in_output). Each must be non-empty.
   std::vector<std::string> stop;
+  /// vLLM's include_stop_str_in_output: the stop string that ended generation, or the stop
+  /// token's text (EOS, stop_token_ids), stays in the output text.
+  bool include_stop_str_in_output = false;
+  /// vLLM's min_tokens: until this many tokens are generated, EOS and stop_token_ids are masked
+  /// out of the logits (never sampled) and stop strings are not checked. In [0, max_tokens].
+  int32_t min_tokens = 0;
+  /// OpenAI's logit_bias: (token id, bias in [-100, 100]) added to the logit of that token after
+  /// the penalties and before temperature, in sampling and in the reported logprobs. Ids >= 0;
+  /// Sampler checks them against the vocabulary.
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  /// vLLM's skip_special_tokens: special tokens (EOS, <|im_end|>, ...) add no text to the output.
+  bool skip_special_tokens = true;
   /// Keep generating past the model's EOS token (stop_token_ids still apply).
   bool ignore_eos = false;
   /// Number of top logprobs to return per token (0..20). The sampled token's logprob is always

@@ -20,7 +20,10 @@ const char* to_string(FinishReason reason) {
 
 StopChecker::StopChecker(const SamplingParams& params, std::vector<int32_t> eos_token_ids)
     : max_tokens_(params.max_tokens),
+      min_tokens_(params.min_tokens),
+      include_stop_(params.include_stop_str_in_output),
       stop_tokens_(params.stop_token_ids),
+      stops_(params.stop),
       matcher_((validate(params), params.stop)) {
   if (!params.ignore_eos) {
     stop_tokens_.insert(stop_tokens_.end(), eos_token_ids.begin(), eos_token_ids.end());
@@ -38,19 +41,26 @@ StopChecker::Step StopChecker::on_token(int32_t token, std::string_view text_del
   }
   ++num_generated_;
   Step step;
-  if (is_stop_token(token)) {
+  if (num_generated_ < min_tokens_) {
+    // vLLM: no stop condition but max_tokens applies before min_tokens are generated (EOS and
+    // stop ids are masked in the sampler; stop strings are not looked for).
+    step.text = std::string(text_delta);
+  } else if (is_stop_token(token)) {
     // Text held back as a possible stop-string prefix is real output after all.
     step.text = matcher_.flush();
+    if (include_stop_) step.text += text_delta;
     step.finish = finish_ = FinishReason::kStop;
     step.stop_token = token;
     return step;
-  }
-  auto r = matcher_.feed(text_delta);
-  step.text = std::move(r.text);
-  if (r.stopped) {
-    step.finish = finish_ = FinishReason::kStop;
-    step.stop_string = r.stop_index;
-    return step;
+  } else {
+    auto r = matcher_.feed(text_delta);
+    step.text = std::move(r.text);
+    if (r.stopped) {
+      if (include_stop_) step.text += stops_.at(*r.stop_index);
+      step.finish = finish_ = FinishReason::kStop;
+      step.stop_string = r.stop_index;
+      return step;
+    }
   }
   if (num_generated_ >= max_tokens_) {
     step.text += matcher_.flush();

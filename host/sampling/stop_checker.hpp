@@ -24,7 +24,9 @@ const char* to_string(FinishReason reason);
 
 /// Decides, after each generated token, whether the sequence is done and which text to stream.
 /// Checks in vLLM's order: EOS (unless ignore_eos) and stop_token_ids first — the token's own text
-/// is then not emitted — then stop strings over the streamed text, then max_tokens.
+/// is then not emitted — then stop strings over the streamed text, then max_tokens. With
+/// params.include_stop_str_in_output the stop token's text / the stop string is emitted; before
+/// params.min_tokens tokens are generated only max_tokens is checked (vLLM's StopChecker).
 /// Thread rules: one checker per sequence; not safe for concurrent calls.
 class StopChecker {
  public:
@@ -36,8 +38,8 @@ class StopChecker {
     std::optional<size_t> stop_string;
   };
 
-  /// params: validated (std::invalid_argument); max_tokens, stop_token_ids, stop and ignore_eos
-  /// are copied.
+  /// params: validated (std::invalid_argument); max_tokens, min_tokens, stop_token_ids, stop,
+  /// include_stop_str_in_output and ignore_eos are copied.
   /// eos_token_ids: the model's end-of-sequence tokens (e.g. {2} for SmolLM2); ignored when
   /// params.ignore_eos.
   StopChecker(const SamplingParams& params, std::vector<int32_t> eos_token_ids);
@@ -54,7 +56,10 @@ class StopChecker {
   bool is_stop_token(int32_t token) const;
 
   int32_t max_tokens_;
+  int32_t min_tokens_;
+  bool include_stop_;
   std::vector<int32_t> stop_tokens_;  // stop_token_ids + EOS unless ignore_eos
+  std::vector<std::string> stops_;
   StopStringMatcher matcher_;
   int32_t num_generated_ = 0;
   FinishReason finish_ = FinishReason::kNone;

@@ -220,8 +220,12 @@ void HttpSession::handle(const Request& req) {
 void HttpSession::start_generation(const Request& req, ApiKind kind) {
   ApiRequest api = parse_request(kind, req.body(), state_->engine.host(), state_->limits);
   std::vector<GenerationRequest> requests;
+  // best_of ranks candidates by their logprobs, so the engine reports them.
+  const bool engine_logprobs = api.logprobs || api.best_of > api.n;
+  std::vector<std::string> echo_texts;
   for (const auto& prompt : api.prompts) {
-    for (int32_t i = 0; i < api.n; ++i) {
+    if (api.echo) echo_texts.push_back(state_->engine.host().tokenizer().decode(prompt, true));
+    for (int32_t i = 0; i < api.candidates_per_prompt(); ++i) {
       GenerationRequest g;
       g.prompt = prompt;
       g.params = api.params;
@@ -229,14 +233,14 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
       g.priority = api.priority;
       g.cache_salt = api.cache_salt;
       g.speculative = api.speculative;
-      g.logprobs = api.logprobs;
+      g.logprobs = engine_logprobs;
       g.share_prompt_with_previous = i > 0;
       requests.push_back(std::move(g));
     }
   }
   std::string id = (kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
                    "-" + std::to_string(state_->next_id++);
-  builder_.emplace(api, id, unix_now());
+  builder_.emplace(api, id, unix_now(), std::move(echo_texts));
   choice_done_.assign(requests.size(), false);
   refusal_hint_.clear();
   if (!api.max_tokens_given && kind == ApiKind::chat) {
@@ -254,7 +258,7 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
             self->on_event(generation, index, std::move(ev));
           });
         },
-        api.logprobs);
+        engine_logprobs);
   } catch (const Overloaded& e) {
     builder_.reset();
     if (e.draining()) {

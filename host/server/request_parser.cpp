@@ -1,6 +1,7 @@
 #include "server/request_parser.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -253,23 +254,79 @@ std::vector<std::string> parse_stop(const json& body) {
   return stop;
 }
 
+// logit_bias: {"token id": bias in [-100, 100]}; ids range-checked against the vocabulary.
+std::vector<std::pair<int32_t, float>> parse_logit_bias(const json& body, int64_t vocab) {
+  auto it = body.find("logit_bias");
+  if (it == body.end() || it->is_null()) return {};
+  if (!it->is_object()) {
+    throw ApiError::unprocessable(
+        "logit_bias", "logit_bias: expected an object {\"token id\": bias}, got " + type_name(*it));
+  }
+  std::vector<std::pair<int32_t, float>> out;
+  for (const auto& [key, value] : it->items()) {
+    const std::string at = "logit_bias[\"" + key + "\"]";
+    int64_t id = -1;
+    const char* end = key.data() + key.size();
+    auto [ptr, ec] = std::from_chars(key.data(), end, id);
+    if (key.empty() || ec != std::errc() || ptr != end) {
+      throw ApiError::invalid("logit_bias", at + ": keys must be token ids written as decimal "
+                                                 "integers, e.g. {\"50256\": -100}");
+    }
+    if (id < 0 || id >= vocab) {
+      throw ApiError::invalid("logit_bias", at + ": token id " + key +
+                                                " is outside the vocabulary [0, " +
+                                                std::to_string(vocab) + ")");
+    }
+    if (!value.is_number()) {
+      throw ApiError::unprocessable("logit_bias",
+                                    at + ": expected a number, got " + type_name(value));
+    }
+    const double bias = value.get<double>();
+    if (!(bias >= -100.0 && bias <= 100.0)) {
+      throw ApiError::invalid("logit_bias", at + " = " + value.dump() + ": must be in [-100, 100]");
+    }
+    out.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias));
+  }
+  return out;
+}
+
+// stop_token_ids (vLLM): an array of token ids in [0, vocab).
+std::vector<int32_t> parse_stop_token_ids(const json& body, int64_t vocab) {
+  auto it = body.find("stop_token_ids");
+  if (it == body.end() || it->is_null()) return {};
+  if (!it->is_array()) {
+    throw ApiError::unprocessable(
+        "stop_token_ids", "stop_token_ids: expected an array of token ids, got " + type_name(*it));
+  }
+  std::vector<int32_t> ids = token_array(*it, "stop_token_ids");
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab) {
+      throw ApiError::invalid("stop_token_ids", "stop_token_ids: token id " + std::to_string(id) +
+                                                    " is outside the vocabulary [0, " +
+                                                    std::to_string(vocab) + ")");
+    }
+  }
+  return ids;
+}
+
 }  // namespace
 
 /// OpenAI fields plinth does not implement: a request that uses one gets a 400 naming it
-/// rather than an answer that silently ignores it. A value that asks for nothing (echo false,
-/// best_of 1, an empty logit_bias or tools list, response_format text, tool_choice none) passes.
-void refuse_unsupported(const json& body) {
-  static constexpr const char* kFields[] = {"logit_bias",      "echo",  "best_of",     "suffix",
-                                            "response_format", "tools", "tool_choice", "functions",
-                                            "function_call"};
+/// rather than an answer that silently ignores it. A value that asks for nothing (an empty tools
+/// list, response_format text, tool_choice none) passes. echo and best_of are implemented for
+/// completions only (chat has no such fields in OpenAI's API).
+void refuse_unsupported(const json& body, ApiKind kind) {
+  static constexpr const char* kFields[] = {"echo",  "best_of",     "suffix",    "response_format",
+                                            "tools", "tool_choice", "functions", "function_call"};
   for (const char* key : kFields) {
     auto it = body.find(key);
     if (it == body.end() || it->is_null()) continue;
     const json& v = *it;
     const std::string k = key;
+    if (kind == ApiKind::completion && (k == "echo" || k == "best_of")) continue;
     const bool asks_nothing =
         (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
-        ((k == "logit_bias" || k == "tools" || k == "functions") && v.empty()) ||
+        ((k == "tools" || k == "functions") && v.empty()) ||
         (k == "response_format" && v.is_object() && v.value("type", "") == "text") ||
         ((k == "tool_choice" || k == "function_call") && v == "none");
     if (asks_nothing) continue;
@@ -292,7 +349,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   if (!body.is_object()) {
     throw ApiError(400, "invalid_request_error", "the body must be a JSON object");
   }
-  refuse_unsupported(body);
+  refuse_unsupported(body, kind);
 
   ApiRequest r;
   r.kind = kind;
@@ -333,7 +390,11 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   // vLLM's extension: keep generating past EOS and the template's end-of-turn tokens.
   read_bool(body, "ignore_eos", p.ignore_eos);
   if (!p.ignore_eos) p.stop_token_ids = host.stop_token_ids();
+  for (int32_t id : parse_stop_token_ids(body, host.vocab_size())) p.stop_token_ids.push_back(id);
   p.stop = parse_stop(body);
+  read_bool(body, "include_stop_str_in_output", p.include_stop_str_in_output);
+  read_bool(body, "skip_special_tokens", p.skip_special_tokens);
+  p.logit_bias = parse_logit_bias(body, host.vocab_size());
   if (read_int(body, "n", v)) {
     if (v < 1 || v > limits.max_n) {
       throw ApiError::invalid("n", "n = " + std::to_string(v) + ": must be in [1, " +
@@ -342,6 +403,22 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
     r.n = static_cast<int32_t>(v);
   }
   read_bool(body, "stream", r.stream);
+  if (kind == ApiKind::completion) {
+    read_bool(body, "echo", r.echo);
+    if (read_int(body, "best_of", v)) {
+      if (v < r.n || v > limits.max_n) {
+        throw ApiError::invalid("best_of", "best_of = " + std::to_string(v) +
+                                               ": must be in [n = " + std::to_string(r.n) + ", " +
+                                               std::to_string(limits.max_n) + "]");
+      }
+      r.best_of = static_cast<int32_t>(v);
+      if (r.stream && r.best_of > 1) {
+        throw ApiError::invalid("best_of",
+                                "best_of > 1 cannot be streamed (OpenAI: the best candidates are "
+                                "known only at the end); drop stream or best_of");
+      }
+    }
+  }
   if (auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
     if (!so->is_object()) {
       throw ApiError::unprocessable("stream_options", "stream_options: expected an object");
@@ -381,6 +458,11 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
     }
   }
   p.logprobs = r.top_logprobs;
+  if (r.echo && r.logprobs) {
+    throw ApiError::invalid("echo",
+                            "echo with logprobs is not supported (the prompt tokens' logprobs are "
+                            "not computed); drop one of them");
+  }
 
   if (kind == ApiKind::completion) {
     r.prompts = parse_prompt(body, host, limits);
@@ -401,6 +483,18 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   if (max_given && (max_tokens < 1 || max_tokens >= context)) {
     throw ApiError::invalid(max_key, std::string(max_key) + " = " + std::to_string(max_tokens) +
                                          ": must be in [1, " + std::to_string(context - 1) + "]");
+  }
+  if (read_int(body, "truncate_prompt_tokens", v)) {
+    if (v < 1) {
+      throw ApiError::invalid("truncate_prompt_tokens",
+                              "truncate_prompt_tokens = " + std::to_string(v) +
+                                  ": must be >= 1 (the number of last prompt tokens kept)");
+    }
+    for (auto& prompt : r.prompts) {
+      if (static_cast<int64_t>(prompt.size()) > v) {
+        prompt.erase(prompt.begin(), prompt.end() - v);
+      }
+    }
   }
   size_t longest = 0;
   for (const auto& prompt : r.prompts) longest = std::max(longest, prompt.size());
@@ -425,6 +519,14 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   }
   p.max_tokens = static_cast<int32_t>(max_tokens);
   r.max_tokens_given = max_given;
+  if (read_int(body, "min_tokens", v)) {
+    if (v < 0 || v > max_tokens) {
+      throw ApiError::invalid(
+          "min_tokens", "min_tokens = " + std::to_string(v) +
+                            ": must be in [0, max_tokens = " + std::to_string(max_tokens) + "]");
+    }
+    p.min_tokens = static_cast<int32_t>(v);
+  }
   try {
     validate(p);
   } catch (const std::invalid_argument& e) {

@@ -4,7 +4,11 @@
 //  https://platform.openai.com/docs/api-reference/chat/create) into engine requests.
 // Wrong types and missing required fields → ApiError 422; values out of range, a prompt over the
 // context, an unknown model → 400 / 404. Unknown fields are ignored, as OpenAI and vLLM do.
+// vLLM's extra sampling fields are read from the top level of the body (what the OpenAI client's
+// extra_body sends): truncate_prompt_tokens, min_tokens, stop_token_ids,
+// include_stop_str_in_output, skip_special_tokens, ignore_eos, top_k, min_p, repetition_penalty.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,6 +36,11 @@ struct ApiRequest {
   /// Shared by every choice; choice i of a seeded request gets seed + i.
   SamplingParams params;
   int32_t n = 1;  ///< choices per prompt
+  /// Completions: candidates generated per prompt (>= n); the n with the highest cumulative
+  /// logprob are returned (OpenAI's best_of). Candidate i is seeded like choice i.
+  int32_t best_of = 1;
+  /// Completions: each choice's text starts with its prompt's text (OpenAI's echo).
+  bool echo = false;
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage
   bool logprobs = false;       ///< return the sampled tokens' logprobs
@@ -48,6 +57,11 @@ struct ApiRequest {
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }
+  /// Engine requests generated: prompts.size() × max(n, best_of).
+  int32_t candidates_per_prompt() const { return std::max(n, best_of); }
+  size_t num_candidates() const {
+    return prompts.size() * static_cast<size_t>(candidates_per_prompt());
+  }
 };
 
 struct ParseLimits {

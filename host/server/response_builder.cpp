@@ -1,5 +1,8 @@
 #include "server/response_builder.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 namespace plinth::server {
 
 using nlohmann::json;
@@ -12,7 +15,18 @@ std::string sse_frame(const std::string& payload) {
   return "data: " + payload + "\n\n";
 }
 
-ResponseBuilder::ResponseBuilder(const ApiRequest& r, std::string id, int64_t created)
+namespace {
+
+// Unicode code points in UTF-8 bytes: the bytes that are not continuation bytes.
+size_t count_chars(std::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+ResponseBuilder::ResponseBuilder(const ApiRequest& r, std::string id, int64_t created,
+                                 std::vector<std::string> echo_texts)
     : kind_(r.kind),
       stream_(r.stream),
       include_usage_(r.include_usage),
@@ -20,7 +34,10 @@ ResponseBuilder::ResponseBuilder(const ApiRequest& r, std::string id, int64_t cr
       id_(std::move(id)),
       model_(r.model),
       created_(created),
-      choices_(r.num_choices()) {
+      choices_(r.num_candidates()),
+      n_(static_cast<size_t>(r.n)),
+      per_prompt_(static_cast<size_t>(r.candidates_per_prompt())),
+      echo_(std::move(echo_texts)) {
   for (const auto& p : r.prompts) prompt_tokens_ += static_cast<uint32_t>(p.size());
 }
 
@@ -32,12 +49,27 @@ json ResponseBuilder::usage() const {
           {"total_tokens", prompt_tokens_ + completion}};
 }
 
-// The logprobs of choice tokens [from, end); `text_offset`: characters of text before them.
-json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t text_offset) const {
+const std::string& ResponseBuilder::echo_of(size_t index) const {
+  static const std::string kNone;
+  const size_t prompt = index / per_prompt_;
+  return prompt < echo_.size() ? echo_[prompt] : kNone;
+}
+
+size_t ResponseBuilder::num_visible(const Choice& c) {
+  size_t start = 0, i = 0;
+  for (; i < c.logprobs.size() && start < c.text.size(); ++i) start += c.logprobs[i].text.size();
+  return i;
+}
+
+// The logprobs of choice tokens [from, to); offsets in characters, after `echo_chars`.
+json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t to,
+                                    size_t echo_chars) const {
   if (kind_ == ApiKind::completion) {
+    size_t text_offset = echo_chars;
+    for (size_t i = 0; i < from; ++i) text_offset += count_chars(c.logprobs[i].text);
     json tokens = json::array(), token_logprobs = json::array(), top = json::array(),
          offsets = json::array();
-    for (size_t i = from; i < c.logprobs.size(); ++i) {
+    for (size_t i = from; i < to; ++i) {
       const TokenLogprob& t = c.logprobs[i];
       tokens.push_back(t.text);
       token_logprobs.push_back(t.logprob);
@@ -45,7 +77,7 @@ json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t text_of
       for (const auto& [text, lp] : t.top) alt[text] = lp;
       top.push_back(std::move(alt));
       offsets.push_back(text_offset);
-      text_offset += t.text.size();
+      text_offset += count_chars(t.text);
     }
     return {{"tokens", tokens},
             {"token_logprobs", token_logprobs},
@@ -58,7 +90,7 @@ json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t text_of
     return b;
   };
   json content = json::array();
-  for (size_t i = from; i < c.logprobs.size(); ++i) {
+  for (size_t i = from; i < to; ++i) {
     const TokenLogprob& t = c.logprobs[i];
     json top = json::array();
     for (const auto& [text, lp] : t.top) {
@@ -84,9 +116,8 @@ json ResponseBuilder::chunk_base() const {
 std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
   Choice& c = choices_.at(index);
   if (c.finished) return {};
-  size_t lp_from = c.logprobs.size();
-  size_t text_offset = c.text.size();
   c.text += ev.text_delta;
+  for (const TokenLogprob& t : ev.logprobs) c.cumulative_logprob += t.logprob;
   if (logprobs_) c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
   c.completion_tokens = std::max(c.completion_tokens, ev.num_generated_tokens);
   if (ev.finished) {
@@ -108,7 +139,15 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
                   {"code", ev.error_status}}}};
     frames += sse_frame(dump_json(err));
   }
-  bool has_logprobs = logprobs_ && c.logprobs.size() > lp_from;
+  const size_t lp_from = c.lp_sent;
+  const size_t lp_to = logprobs_ ? num_visible(c) : lp_from;
+  c.lp_sent = lp_to;
+  const bool has_logprobs = lp_to > lp_from;
+  std::string text_delta = ev.text_delta;
+  if (!c.echo_sent) {
+    text_delta = echo_of(index) + text_delta;
+    c.echo_sent = true;
+  }
   if (kind_ == ApiKind::chat && !c.role_sent) {
     json j = chunk_base();
     j["choices"] = json::array({{{"index", index},
@@ -118,14 +157,15 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
     frames += sse_frame(dump_json(j));
     c.role_sent = true;
   }
-  if (ev.text_delta.empty() && !ev.finished && !has_logprobs) return frames;
+  if (text_delta.empty() && !ev.finished && !has_logprobs) return frames;
   json choice = {{"index", index}};
   if (kind_ == ApiKind::chat) {
-    choice["delta"] = ev.text_delta.empty() ? json::object() : json{{"content", ev.text_delta}};
+    choice["delta"] = text_delta.empty() ? json::object() : json{{"content", text_delta}};
   } else {
-    choice["text"] = ev.text_delta;
+    choice["text"] = text_delta;
   }
-  choice["logprobs"] = has_logprobs ? logprobs_json(c, lp_from, text_offset) : json(nullptr);
+  choice["logprobs"] =
+      has_logprobs ? logprobs_json(c, lp_from, lp_to, count_chars(echo_of(index))) : json(nullptr);
   choice["finish_reason"] = ev.finished ? json(c.finish_reason) : json(nullptr);
   json j = chunk_base();
   j["choices"] = json::array({std::move(choice)});
@@ -145,16 +185,31 @@ std::string ResponseBuilder::stream_end() const {
 }
 
 std::string ResponseBuilder::body() const {
+  // Per prompt, its candidates ranked by cumulative logprob (stable: ties keep their order); the
+  // first n are its choices. Without best_of, n = per_prompt_ and the order is kept.
+  std::vector<size_t> order;
+  for (size_t p = 0; p * per_prompt_ < choices_.size(); ++p) {
+    std::vector<size_t> cand(per_prompt_);
+    std::iota(cand.begin(), cand.end(), p * per_prompt_);
+    if (per_prompt_ > n_) {
+      std::stable_sort(cand.begin(), cand.end(), [&](size_t a, size_t b) {
+        return choices_[a].cumulative_logprob > choices_[b].cumulative_logprob;
+      });
+    }
+    order.insert(order.end(), cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(n_));
+  }
   json choices = json::array();
-  for (size_t i = 0; i < choices_.size(); ++i) {
-    const Choice& c = choices_[i];
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Choice& c = choices_[order[i]];
+    const std::string& echo = echo_of(order[i]);
     json choice = {{"index", i}};
     if (kind_ == ApiKind::chat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
     } else {
-      choice["text"] = c.text;
+      choice["text"] = echo + c.text;
     }
-    choice["logprobs"] = logprobs_ ? logprobs_json(c, 0, 0) : json(nullptr);
+    choice["logprobs"] =
+        logprobs_ ? logprobs_json(c, 0, num_visible(c), count_chars(echo)) : json(nullptr);
     choice["finish_reason"] = c.finish_reason;
     choices.push_back(std::move(choice));
   }

@@ -7,6 +7,14 @@
 //   chat:        object "chat.completion" / "chat.completion.chunk", choices[i].message / .delta,
 //                logprobs {content: [{token, logprob, bytes, top_logprobs}]}
 // Choice index = prompt index × n + sample index, as OpenAI numbers them.
+//
+// Logprobs describe exactly the returned text, streamed or not: a token's entry is returned when it
+// starts inside the text (an end-of-turn token or a stop string cut from the text has none);
+// streamed entries wait until the text they start in has been sent. text_offset counts characters
+// (Unicode code points) from the start of the choice's text, echoed prompt included.
+// best_of: the engine events are per candidate (prompt index × best_of + candidate); the body
+// returns, per prompt, the n candidates with the highest cumulative logprob (every sampled token
+// counted, as vLLM), best first.
 
 #include <cstdint>
 #include <string>
@@ -27,10 +35,13 @@ std::string sse_frame(const std::string& payload);
 class ResponseBuilder {
  public:
   /// `id`: "cmpl-..." / "chatcmpl-..."; `created`: Unix seconds.
-  ResponseBuilder(const ApiRequest& request, std::string id, int64_t created);
+  /// `echo_texts`: with request.echo, each prompt's text (one per prompt), put before its choices'
+  /// text; else empty.
+  ResponseBuilder(const ApiRequest& request, std::string id, int64_t created,
+                  std::vector<std::string> echo_texts = {});
 
-  /// Records an event of choice `index`. Streaming: returns the SSE frames to send now (may be
-  /// empty). Not streaming: returns "".
+  /// Records an event of candidate `index` (= choice index unless best_of > n). Streaming: returns
+  /// the SSE frames to send now (may be empty). Not streaming: returns "".
   std::string on_event(size_t index, const StreamEvent& event);
   bool stream() const { return stream_; }
   /// Every choice finished.
@@ -46,22 +57,32 @@ class ResponseBuilder {
 
  private:
   struct Choice {
-    std::string text;
+    std::string text;  ///< generated text (without the echoed prompt)
     std::vector<TokenLogprob> logprobs;
+    size_t lp_sent = 0;             ///< streamed entries so far
+    double cumulative_logprob = 0;  ///< every sampled token's logprob
+    bool echo_sent = false;
     std::string finish_reason;
     uint32_t completion_tokens = 0;
     bool finished = false;
     bool role_sent = false;
   };
   nlohmann::json usage() const;
-  nlohmann::json logprobs_json(const Choice& choice, size_t from, size_t text_offset) const;
+  /// Entries [from, to) of `choice`, text offsets counted after `echo_chars` characters.
+  nlohmann::json logprobs_json(const Choice& choice, size_t from, size_t to,
+                               size_t echo_chars) const;
+  /// Entries of `choice` that start inside its text so far.
+  static size_t num_visible(const Choice& choice);
+  const std::string& echo_of(size_t index) const;
   nlohmann::json chunk_base() const;
 
   ApiKind kind_;
   bool stream_, include_usage_, logprobs_;
   std::string id_, model_;
   int64_t created_;
-  std::vector<Choice> choices_;
+  std::vector<Choice> choices_;    // one per candidate
+  size_t n_ = 1, per_prompt_ = 1;  // choices and candidates per prompt
+  std::vector<std::string> echo_;
   uint32_t prompt_tokens_ = 0;
   size_t num_finished_ = 0;
   std::string error_;
