@@ -344,5 +344,44 @@ TEST(Sampler, FullVocabTopPMatchesBruteForce) {
     EXPECT_GT(probs[static_cast<size_t>(s.sample(logits, {}, {}).token)], 0.0f);
 }
 
+TEST(Sampler, LogitBiasIsAddedToTheLogits) {
+  const std::vector<float> logits = {2.0f, 1.0f, 0.5f, 0.0f};
+  SamplingParams p;
+  p.temperature = 0;
+  p.logprobs = 2;
+  p.logit_bias = {{0, -100.0f}};
+  Sampler banned(p);
+  auto r = banned.sample(logits, {}, {});
+  EXPECT_EQ(r.token, 1);  // the runner-up
+  // Logprobs are of the biased logits: log-softmax of {-98, 1, 0.5, 0} at token 1.
+  const double z = std::log(std::exp(-98.0) + std::exp(1.0) + std::exp(0.5) + std::exp(0.0));
+  EXPECT_NEAR(r.logprob, 1.0 - z, 1e-5);
+  p.logit_bias = {{3, 100.0f}};
+  Sampler forced(p);
+  EXPECT_EQ(forced.sample(logits, {}, {}).token, 3);
+  p.logit_bias = {{4, 1.0f}};
+  Sampler outside(p);
+  EXPECT_THROW(outside.sample(logits, {}, {}), std::out_of_range);
+  p.logit_bias = {{1, 100.5f}};
+  EXPECT_THROW(Sampler{p}, std::invalid_argument);
+}
+
+TEST(Sampler, MinTokensMasksEosAndStopTokenIds) {
+  const std::vector<float> logits = {5.0f, 4.0f, 3.0f, 0.0f};  // EOS = 0, stop id 1
+  SamplingParams p;
+  p.temperature = 0;
+  p.min_tokens = 2;
+  p.max_tokens = 4;
+  p.stop_token_ids = {1};
+  Sampler s(p, {0});
+  const std::vector<int32_t> none, one = {2}, two = {2, 2};
+  EXPECT_EQ(s.sample(logits, {}, none).token, 2);
+  EXPECT_EQ(s.sample(logits, {}, one).token, 2);
+  EXPECT_EQ(s.sample(logits, {}, two).token, 0);  // min_tokens reached: EOS again
+  p.ignore_eos = true;
+  Sampler ignoring(p, {0});
+  EXPECT_EQ(ignoring.sample(logits, {}, none).token, 0);  // EOS not a stop: not masked
+}
+
 }  // namespace
 }  // namespace plinth

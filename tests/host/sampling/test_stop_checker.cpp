@@ -83,5 +83,42 @@ TEST(StopChecker, RejectsInvalidParams) {
   EXPECT_THROW(StopChecker(p, {kEos}), std::invalid_argument);
 }
 
+TEST(StopChecker, IncludeStopStrInOutputKeepsTheStopStringAndTheStopTokensText) {
+  SamplingParams p;
+  p.stop = {"END"};
+  p.include_stop_str_in_output = true;
+  StopChecker c(p, {kEos});
+  EXPECT_EQ(c.on_token(5, "abE").text, "ab");  // "E" may start "END": held back
+  const auto s = c.on_token(6, "NDx");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.text, "END");  // the held "E" starts the stop string; "x" after it is cut
+}
+
+TEST(StopChecker, IncludeStopStrInOutputWithAStopToken) {
+  SamplingParams p;
+  p.include_stop_str_in_output = true;
+  StopChecker c(p, {kEos});
+  EXPECT_EQ(c.on_token(5, "a").text, "a");
+  const auto s = c.on_token(kEos, "<|im_end|>");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.text, "<|im_end|>");
+}
+
+TEST(StopChecker, MinTokensIgnoresStopsUntilReached) {
+  SamplingParams p;
+  p.min_tokens = 2;
+  p.stop = {"x"};
+  StopChecker c(p, {kEos});
+  EXPECT_EQ(c.on_token(kEos, "").finish, FinishReason::kNone);  // token 1 < min_tokens
+  EXPECT_EQ(c.on_token(5, "x").finish, FinishReason::kStop);    // token 2: checked
+  SamplingParams q;
+  q.min_tokens = 3;
+  q.stop = {"x"};
+  StopChecker d(q, {kEos});
+  EXPECT_EQ(d.on_token(5, "x").text, "x");
+  EXPECT_EQ(d.on_token(kEos, "").finish, FinishReason::kNone);
+  EXPECT_EQ(d.on_token(kEos, "").finish, FinishReason::kStop);
+}
+
 }  // namespace
 }  // namespace plinth
