@@ -153,6 +153,28 @@ double decode_tps(plinth::cpu::CpuBackend& be, int seqs, int vocab, int runs) {
   return median(tps);
 }
 
+// ms per forward of `rows` new tokens of one sequence after kContext cached tokens, every row's
+// logits: the shape of a speculative verification of rows - 1 draft tokens.
+double verify_ms(plinth::cpu::CpuBackend& be, int rows, int vocab, int runs) {
+  constexpr int kSteps = 16;
+  std::mt19937 rng(3);
+  const uint32_t blocks_per_seq = (kContext + kDecodeSteps + kBlockSize - 1) / kBlockSize;
+  std::vector<double> ms;
+  for (int r = 0; r < runs + 1; ++r) {  // run 0 warms up
+    Batch ctx(1, 0, kContext, blocks_per_seq, rng, vocab);
+    be.forward(ctx.b);
+    Batch step(1, kContext, rows, blocks_per_seq, rng, vocab);
+    step.logits.clear();
+    for (int i = 0; i < rows; ++i) step.logits.push_back(i);
+    step.b.num_logits = static_cast<uint32_t>(rows);
+    step.b.logits_indices = step.logits.data();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < kSteps; ++k) be.forward(step.b);
+    if (r > 0) ms.push_back(seconds_since(t0) * 1000 / kSteps);
+  }
+  return median(ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,6 +206,12 @@ int main(int argc, char** argv) {
                  "DRAM triad and peaks, 3 runs)")
       ->check(CLI::ExistingFile);
   app.add_flag("--no-roofline", no_roofline, "skip the bounds")->excludes("--roofline");
+  std::vector<int> verify_rows;
+  app.add_option("--verify-rows", verify_rows,
+                 "also time one sequence forwarding R new tokens with every row's logits (a "
+                 "verification of R - 1 drafts), for each R, comma-separated, as x one row")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
   try {
     std::optional<plinth::roofline::Bounds> bounds;
@@ -224,6 +252,17 @@ int main(int argc, char** argv) {
       std::printf("%-8d %16.1f %16.1f %16.1f\n", t, p, d1, d16);
       std::fflush(stdout);
       figures.push_back({t, p, d1, d16});
+      if (!verify_rows.empty()) {
+        const double one = verify_ms(be, 1, vocab, runs);
+        std::printf("  verification shape, %d threads (1 sequence, %d cached tokens):\n", t,
+                    kContext);
+        for (int rows : verify_rows) {
+          const double ms = verify_ms(be, rows, vocab, runs);
+          std::printf("  %2d rows: %7.3f ms = x%.2f one row (each extra row x%.3f)\n", rows, ms,
+                      ms / one, rows > 1 ? (ms / one - 1) / (rows - 1) : 0.0);
+        }
+        std::fflush(stdout);
+      }
     }
     if (bounds) {
       const plinth::roofline::ModelCost cost = plinth::roofline::model_cost(*m.file);
