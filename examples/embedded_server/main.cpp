@@ -7,16 +7,16 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "app/engine_host.hpp"
-#include "server/server.hpp"
+#include <plinth/embed/engine.hpp>
+#include <plinth/embed/server.hpp>
 
 int main(int argc, char** argv) {
   if (argc < 2) return std::fprintf(stderr, "usage: %s MANIFEST [PORT]\n", argv[0]), 2;
-  auto engine = plinth::server::AsyncEngine::load(argv[1]);  // model, plugins, engine thread
-  boost::asio::io_context io;                                // the program's own event loop
-  plinth::server::ServerOptions options;
+  auto engine = plinth::embed::Engine::load(argv[1]);  // model, plugins, engine thread
+  boost::asio::io_context io;                          // the program's own event loop
+  plinth::embed::ServerOptions options;
   options.port = argc > 2 ? static_cast<uint16_t>(std::stoi(argv[2])) : 8000;
-  plinth::server::Server server(io, *engine, options);
+  plinth::embed::Server server(io, *engine, options);
   server.start();
   std::printf("plinth: serving %s on http://127.0.0.1:%u\n", server.served_model_name().c_str(),
               static_cast<unsigned>(server.port()));

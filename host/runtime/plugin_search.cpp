@@ -1,5 +1,7 @@
 #include "runtime/plugin_search.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -23,6 +25,35 @@ bool valid_plugin_name(std::string_view name) {
   });
 }
 
+fs::path host_binary() {
+  // The shared library holding this code (libplinth.so, for a program embedding plinth), else the
+  // executable: dladdr names the main program only as it was invoked, /proc/self/exe exactly.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&host_binary), &info) != 0 && info.dli_fname != nullptr) {
+    fs::path p(info.dli_fname);
+    if (p.is_absolute() && p.filename().string().find(".so") != std::string::npos) return p;
+  }
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe;
+}
+
+std::optional<fs::path> build_tree_plugin_dir(const fs::path& binary) {
+  std::error_code ec;
+  for (fs::path dir = binary.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / "CMakeCache.txt", ec)) return dir / "plugins";
+    if (dir == dir.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+fs::path installed_plugin_dir(const fs::path& binary) {
+  const bool library = binary.filename().string().find(".so") != std::string::npos;
+  return (binary.parent_path() /
+          (library ? PLINTH_PLUGIN_DIR_FROM_LIBDIR : PLINTH_PLUGIN_DIR_FROM_BINDIR))
+      .lexically_normal();
+}
+
 std::vector<fs::path> plugin_search_path(const fs::path& manifest_dir) {
   std::vector<fs::path> dirs;
   if (!manifest_dir.empty()) dirs.push_back(manifest_dir);
@@ -35,8 +66,10 @@ std::vector<fs::path> plugin_search_path(const fs::path& manifest_dir) {
       rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     }
   }
-  dirs.emplace_back(PLINTH_BUILD_PLUGIN_DIR);
-  dirs.emplace_back(PLINTH_INSTALL_PLUGIN_DIR);
+  const fs::path binary = host_binary();
+  if (binary.empty()) return dirs;
+  if (std::optional<fs::path> build = build_tree_plugin_dir(binary)) dirs.push_back(*build);
+  dirs.push_back(installed_plugin_dir(binary));
   return dirs;
 }
 
