@@ -2,23 +2,30 @@
 //   plinth generate --manifest manifests/cpu.json --prompt "Hello" [--chat] [--max-tokens N] ...
 //   plinth generate ... --chat --chat-template llama3   (a family name or a Jinja template file)
 //   plinth generate --manifest manifests/cpu.json --prompts-file in.jsonl --output out.jsonl
-// One prompt streams its completion to stdout as it is generated; a prompts file runs every line
-// as one continuous batch and writes one JSON line per prompt. Figures (prompt and generated
-// tokens, TTFT, TPOT, tokens/s) go to stderr after each run. Bad input exits with code 2.
+// One prompt streams its completion to stdout as it is generated; a prompts file (plinth lines or
+// OpenAI batch lines, cli/batch_input.hpp) runs every line as one continuous batch and writes one
+// JSON line per request as soon as it finishes (cli/batch_output.hpp), with a progress line on a
+// terminal's stderr. Figures (prompt and generated tokens, TTFT, TPOT, tokens/s) go to stderr
+// after each run. Bad input exits with code 2.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "app/engine_host.hpp"
+#include "cli/batch_input.hpp"
+#include "cli/batch_output.hpp"
 #include "cli/chat_template_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/generate_report.hpp"
+#include "cli/progress_line.hpp"
 #include "model/gguf.hpp"
 
 namespace plinth::cli {
@@ -38,15 +45,7 @@ struct GenerateOptions {
   bool ignore_eos = false;
 };
 
-// A prompt as text or chat messages, plus per-line overrides of the sampling parameters.
-struct PromptSpec {
-  std::string text;
-  std::vector<ChatMessage> messages;
-  bool chat = false;
-  SamplingParams params;
-  bool speculative = true;  // the line's "speculative" (false: no drafts for it)
-};
-
+// The command line's sampling options, checked once before any line (messages name the option).
 SamplingParams params_from(const GenerateOptions& o, const EngineHost& host) {
   SamplingParams p;
   p.max_tokens = o.max_tokens;
@@ -64,73 +63,74 @@ SamplingParams params_from(const GenerateOptions& o, const EngineHost& host) {
   return p;
 }
 
-// One JSON line of --prompts-file: {"prompt": "..."} or {"messages": [...]}, optional
-// "max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "speculative" (false opts the
-// prompt out of speculative decoding).
-PromptSpec parse_prompt_line(const std::string& line, size_t lineno, const GenerateOptions& o,
-                             const SamplingParams& defaults) {
-  auto where = o.prompts_file + ":" + std::to_string(lineno) + ": ";
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::exception& e) {  // parse_error; out_of_range for 1E400
-    throw std::invalid_argument(where + "not valid JSON (" + e.what() + ")");
-  }
-  if (!j.is_object()) throw std::invalid_argument(where + "each line must be a JSON object");
-  PromptSpec spec;
-  spec.params = defaults;
-  spec.chat = o.chat;
-  try {
-    for (auto& [key, value] : j.items()) {
-      if (key == "prompt") {
-        spec.text = value.get<std::string>();
-      } else if (key == "messages") {
-        spec.chat = true;
-        for (const auto& m : value) {
-          spec.messages.push_back(
-              {m.at("role").get<std::string>(), m.at("content").get<std::string>()});
-        }
-      } else if (key == "max_tokens") {
-        spec.params.max_tokens = value.get<int32_t>();
-      } else if (key == "temperature") {
-        spec.params.temperature = value.get<float>();
-      } else if (key == "top_p") {
-        spec.params.top_p = value.get<float>();
-      } else if (key == "top_k") {
-        spec.params.top_k = value.get<int32_t>();
-      } else if (key == "seed") {
-        spec.params.seed = value.get<uint64_t>();
-      } else if (key == "stop") {
-        spec.params.stop = value.is_string() ? std::vector<std::string>{value.get<std::string>()}
-                                             : value.get<std::vector<std::string>>();
-      } else if (key == "speculative") {
-        spec.speculative = value.get<bool>();
-      } else {
-        throw std::invalid_argument("unknown key \"" + key +
-                                    "\" (allowed: prompt, messages, max_tokens, temperature, "
-                                    "top_p, top_k, seed, stop, speculative)");
-      }
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(where + "wrong type: " + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(where + e.what());
-  }
-  if (spec.text.empty() && spec.messages.empty()) {
-    throw std::invalid_argument(where + "needs \"prompt\" or \"messages\"");
-  }
-  return spec;
+// The keys a prompts-file line starts from: the sampling options of the command line.
+LineDefaults line_defaults(const GenerateOptions& o) {
+  LineDefaults d;
+  d.chat = o.chat;
+  d.system = o.system;
+  nlohmann::json& b = d.body;
+  b = {{"max_tokens", o.max_tokens},
+       {"temperature", o.temperature},
+       {"top_p", o.top_p},
+       {"top_k", o.top_k},
+       {"min_p", o.min_p},
+       {"repetition_penalty", o.repetition_penalty},
+       {"presence_penalty", o.presence_penalty},
+       {"frequency_penalty", o.frequency_penalty},
+       {"ignore_eos", o.ignore_eos}};
+  if (o.seed) b["seed"] = *o.seed;
+  if (!o.stop.empty()) b["stop"] = o.stop;
+  return d;
 }
 
-std::vector<int32_t> encode(const EngineHost& host, const PromptSpec& spec,
-                            const std::string& system) {
-  if (!spec.chat) return host.encode(spec.text);
-  std::vector<ChatMessage> messages = spec.messages;
-  if (messages.empty()) {
-    if (!system.empty()) messages.push_back({"system", system});
-    messages.push_back({"user", spec.text});
+std::vector<BatchItem> read_items(const GenerateOptions& o, const EngineHost& host) {
+  const LineDefaults defaults = line_defaults(o);
+  std::vector<BatchItem> items;
+  if (!o.prompt.empty()) {
+    // Invalid UTF-8 is refused here, by the tokenizer's message: JSON cannot carry it.
+    (void)host.encode(o.prompt);
+    const nlohmann::json line = {{"prompt", o.prompt}};
+    items.push_back(parse_batch_line(line.dump(), "--prompt: ", defaults, host));
+    return items;
   }
-  return host.encode_chat(messages);
+  std::ifstream in(o.prompts_file);
+  if (!in) throw std::invalid_argument("--prompts-file: cannot open " + o.prompts_file);
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = o.prompts_file + ":" + std::to_string(n) + ": ";
+    items.push_back(parse_batch_line(line, where, defaults, host));
+    items.back().index = items.size() - 1;
+  }
+  if (items.empty())
+    throw std::invalid_argument("--prompts-file: " + o.prompts_file + " holds no prompt");
+  return items;
+}
+
+// The engine requests of one item: prompt × n choices, as the server submits them.
+std::vector<GenerationRequest> engine_requests(const server::ApiRequest& api) {
+  std::vector<GenerationRequest> out;
+  for (const auto& prompt : api.prompts) {
+    for (int32_t i = 0; i < api.n; ++i) {
+      GenerationRequest g;
+      g.prompt = prompt;
+      g.params = api.params;
+      if (api.params.seed) g.params.seed = *api.params.seed + static_cast<uint64_t>(i);
+      g.priority = api.priority;
+      g.cache_salt = api.cache_salt;
+      g.speculative = api.speculative;
+      g.logprobs = api.logprobs;
+      g.share_prompt_with_previous = i > 0;
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 void run(const GenerateOptions& o) {
@@ -144,61 +144,64 @@ void run(const GenerateOptions& o) {
   ho.max_model_len = o.max_model_len;
   ho.chat_template = o.chat_template;
   std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
-  SamplingParams defaults = params_from(o, *host);
-  validate(defaults);
+  validate(params_from(o, *host));
 
-  std::vector<PromptSpec> specs;
-  if (!o.prompt.empty()) {
-    PromptSpec s;
-    s.text = o.prompt;
-    s.chat = o.chat;
-    s.params = defaults;
-    specs.push_back(std::move(s));
-  } else {
-    std::ifstream in(o.prompts_file);
-    if (!in) throw std::invalid_argument("--prompts-file: cannot open " + o.prompts_file);
-    std::string line;
-    for (size_t n = 1; std::getline(in, line); ++n) {
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      specs.push_back(parse_prompt_line(line, n, o, defaults));
-    }
-    if (specs.empty())
-      throw std::invalid_argument("--prompts-file: " + o.prompts_file + " holds no prompt");
+  // Every line is checked before anything runs: a bad line 900 fails at once, not in an hour.
+  const std::vector<BatchItem> items = read_items(o, *host);
+
+  std::ofstream file;
+  if (!o.output.empty()) {
+    file.open(o.output);
+    if (!file) throw std::invalid_argument("--output: cannot write " + o.output);
   }
+  std::ostream& os = o.output.empty() ? std::cout : file;
 
   Engine& engine = host->engine();
   std::vector<uint64_t> ids;
-  for (const PromptSpec& s : specs) {
-    GenerationRequest r;
-    r.prompt = encode(*host, s, o.system);
-    r.params = s.params;
-    r.speculative = s.speculative;
-    ids.push_back(engine.add_request(std::move(r)));
+  std::vector<std::vector<uint64_t>> item_ids(items.size());
+  std::unordered_map<uint64_t, size_t> item_of;  // engine id → item
+  std::vector<size_t> unfinished(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (GenerationRequest& r : engine_requests(items[i].api)) {
+      const uint64_t id = engine.add_request(std::move(r));
+      ids.push_back(id);
+      item_ids[i].push_back(id);
+      item_of[id] = i;
+    }
+    unfinished[i] = item_ids[i].size();
   }
-  const bool stream = specs.size() == 1 && o.output.empty();
+  const bool stream = !o.prompt.empty() && o.output.empty() && ids.size() == 1;
+  ProgressLine progress(stderr, items.size(), !stream && ProgressLine::is_terminal(stderr));
+  const int64_t created = unix_now();
+  size_t done = 0;
+  uint64_t generated = 0;
   RunClock clock;
   while (engine.has_unfinished()) {
     for (const RequestOutput& out : engine.step()) {
+      generated += out.new_token_ids.size();
       if (stream && !out.text_delta.empty()) {
         std::fwrite(out.text_delta.data(), 1, out.text_delta.size(), stdout);
         std::fflush(stdout);
       }
+      if (stream || !out.finished) continue;
+      // The item's line goes out, flushed, as soon as its last choice finishes: a run killed
+      // midway keeps every finished line whole.
+      const size_t i = item_of.at(out.request_id);
+      if (--unfinished[i] > 0) continue;
+      std::vector<const Sequence*> choices;
+      for (uint64_t id : item_ids[i]) choices.push_back(engine.find(id));
+      const nlohmann::json line =
+          items[i].openai ? openai_result_line(items[i], choices, host->tokenizer(), created)
+                          : plain_result_line(items[i], choices, host->tokenizer());
+      os << line.dump() << '\n';
+      os.flush();
+      ++done;
     }
+    progress.update(done, generated);
   }
   clock.stop();
+  progress.finish(done, generated);
   if (stream) std::fputs("\n", stdout);
-
-  if (!stream) {
-    std::ofstream file;
-    if (!o.output.empty()) {
-      file.open(o.output);
-      if (!file) throw std::invalid_argument("--output: cannot write " + o.output);
-    }
-    std::ostream& os = o.output.empty() ? std::cout : file;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      os << result_json(i, *engine.find(ids[i])).dump() << "\n";
-    }
-  }
   // The text on stdout ends before the figures on stderr, also when both go to one pipe.
   std::cout.flush();
   std::fflush(stdout);
@@ -222,8 +225,11 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--prompt", opts->prompt, "Prompt text");
   cmd->add_option(
       "--prompts-file", opts->prompts_file,
-      "JSONL file: one {\"prompt\": ...} or {\"messages\": [...]} per line, run as one batch");
-  cmd->add_option("--output", opts->output, "Write one JSON line per prompt here (default stdout)");
+      "JSONL file, run as one batch: one {\"prompt\": ...} or {\"messages\": [...]} per line "
+      "(plus any sampling key of the server and \"custom_id\"), or OpenAI batch lines "
+      "{\"custom_id\", \"method\", \"url\", \"body\"}");
+  cmd->add_option("--output", opts->output,
+                  "Write one JSON line per request here as each finishes (default stdout)");
   cmd->add_flag("--chat", opts->chat, "Apply the model's chat template to the prompt");
   cmd->add_option("--system", opts->system, "System message with --chat");
   add_chat_template_option(cmd, opts->chat_template);

@@ -1,0 +1,163 @@
+#include "cli/batch_input.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string_view>
+
+#include "app/engine_host.hpp"
+#include "server/api_error.hpp"
+
+namespace plinth::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// The request keys of POST /v1/completions and /v1/chat/completions that server/request_parser
+// reads, plus the line's own "prompt", "messages" and "custom_id".
+constexpr std::array<std::string_view, 30> kPlainKeys = {"prompt",
+                                                         "messages",
+                                                         "custom_id",
+                                                         "max_tokens",
+                                                         "max_completion_tokens",
+                                                         "temperature",
+                                                         "top_p",
+                                                         "top_k",
+                                                         "min_p",
+                                                         "presence_penalty",
+                                                         "frequency_penalty",
+                                                         "repetition_penalty",
+                                                         "seed",
+                                                         "stop",
+                                                         "stop_token_ids",
+                                                         "ignore_eos",
+                                                         "min_tokens",
+                                                         "include_stop_str_in_output",
+                                                         "skip_special_tokens",
+                                                         "truncate_prompt_tokens",
+                                                         "logit_bias",
+                                                         "n",
+                                                         "logprobs",
+                                                         "top_logprobs",
+                                                         "priority",
+                                                         "cache_salt",
+                                                         "user",
+                                                         "speculative",
+                                                         "model",
+                                                         "stream"};
+
+std::string allowed_keys() {
+  std::string s;
+  for (std::string_view k : kPlainKeys) {
+    if (!s.empty()) s += ", ";
+    s += k;
+  }
+  return s;
+}
+
+std::string read_custom_id(const json& j, const std::string& where) {
+  auto it = j.find("custom_id");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_string()) {
+    throw std::invalid_argument(where + "key \"custom_id\": expected a string, got " +
+                                it->type_name());
+  }
+  return it->get<std::string>();
+}
+
+// A plinth line → the body the server would get, and its kind.
+server::ApiKind plain_body(const json& line, const LineDefaults& d, const std::string& where,
+                           json& body) {
+  body = d.body;
+  for (const auto& [key, value] : line.items()) {
+    if (std::find(kPlainKeys.begin(), kPlainKeys.end(), key) == kPlainKeys.end()) {
+      throw std::invalid_argument(where + "unknown key \"" + key +
+                                  "\" (allowed: " + allowed_keys() + ")");
+    }
+    if (key != "custom_id") body[key] = value;
+  }
+  if (line.contains("prompt") && line.contains("messages")) {
+    throw std::invalid_argument(where + "give \"prompt\" or \"messages\", not both");
+  }
+  if (!line.contains("prompt") && !line.contains("messages")) {
+    throw std::invalid_argument(where + "needs \"prompt\" or \"messages\"");
+  }
+  if (line.contains("messages")) return server::ApiKind::chat;
+  if (!d.chat) return server::ApiKind::completion;
+  // --chat: the prompt text is the user's turn, after --system.
+  const json& prompt = line.at("prompt");
+  if (!prompt.is_string()) {
+    throw std::invalid_argument(where + "key \"prompt\": with --chat, expected a string, got " +
+                                std::string(prompt.type_name()));
+  }
+  json messages = json::array();
+  if (!d.system.empty()) messages.push_back({{"role", "system"}, {"content", d.system}});
+  messages.push_back({{"role", "user"}, {"content", prompt}});
+  body.erase("prompt");
+  body["messages"] = std::move(messages);
+  return server::ApiKind::chat;
+}
+
+// An OpenAI batch line → its body and kind.
+server::ApiKind openai_body(const json& line, const std::string& where, json& body) {
+  auto method = line.find("method");
+  if (method != line.end() && *method != "POST") {
+    throw std::invalid_argument(where + "key \"method\": " + method->dump() +
+                                ": only \"POST\" is supported");
+  }
+  auto u = line.find("url");
+  if (u == line.end()) {
+    throw std::invalid_argument(where +
+                                "key \"url\": required (\"/v1/completions\" or "
+                                "\"/v1/chat/completions\")");
+  }
+  const json& url = *u;
+  server::ApiKind kind;
+  if (url == "/v1/completions") {
+    kind = server::ApiKind::completion;
+  } else if (url == "/v1/chat/completions") {
+    kind = server::ApiKind::chat;
+  } else {
+    throw std::invalid_argument(where + "key \"url\": " + url.dump() +
+                                ": expected \"/v1/completions\" or \"/v1/chat/completions\"");
+  }
+  auto b = line.find("body");
+  if (b == line.end() || !b->is_object()) {
+    throw std::invalid_argument(where + "key \"body\": required, the request body (an object)");
+  }
+  body = *b;
+  return kind;
+}
+
+}  // namespace
+
+BatchItem parse_batch_line(const std::string& line, const std::string& where,
+                           const LineDefaults& defaults, const EngineHost& host) {
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::exception& e) {  // parse_error; out_of_range for 1E400
+    throw std::invalid_argument(where + "not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw std::invalid_argument(where + "each line must be a JSON object");
+  BatchItem item;
+  item.custom_id = read_custom_id(j, where);
+  item.openai = j.contains("url") || j.contains("body");
+  json body;
+  const server::ApiKind kind =
+      item.openai ? openai_body(j, where, body) : plain_body(j, defaults, where, body);
+  body.erase("model");  // the manifest's model answers every line
+  server::ParseLimits limits;
+  limits.served_model_name = host.model_name();
+  try {
+    item.api = server::parse_request(kind, body.dump(), host, limits);
+  } catch (const server::ApiError& e) {
+    std::string key = e.param().empty() ? "" : "key \"" + e.param() + "\": ";
+    throw std::invalid_argument(where + key + e.what());
+  }
+  item.api.stream = false;  // a batch writes whole answers
+  return item;
+}
+
+}  // namespace plinth::cli

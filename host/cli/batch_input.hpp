@@ -1,0 +1,52 @@
+#pragma once
+// The lines of `plinth generate --prompts-file`: plinth's own prompt lines and OpenAI batch-file
+// lines (https://platform.openai.com/docs/api-reference/batch/request-input), each turned into a
+// parsed API request by the server's request parser (server/request_parser.hpp), so a line
+// accepts every sampling key POST /v1/completions and /v1/chat/completions accept, with the same
+// validation.
+
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/request_parser.hpp"
+
+namespace plinth {
+class EngineHost;
+}
+
+namespace plinth::cli {
+
+/// One request of a prompts file.
+struct BatchItem {
+  size_t index = 0;       ///< 0-based position among the file's requests (blank lines skipped)
+  std::string custom_id;  ///< the line's "custom_id", "" when it has none
+  bool openai = false;    ///< an OpenAI batch line: the output line takes OpenAI's shape too
+  server::ApiRequest api;
+};
+
+/// What a plinth prompt line inherits from the command line.
+struct LineDefaults {
+  /// Request-body keys every plinth line starts from (the --max-tokens, --temperature ...
+  /// options); the line's own keys replace them.
+  nlohmann::json body = nlohmann::json::object();
+  bool chat = false;   ///< --chat: a "prompt" goes through the chat template as a user message
+  std::string system;  ///< --system: the system message of such a prompt ("" = none)
+};
+
+/// Parses one line. A plinth line is {"prompt": ...} or {"messages": [...]} plus any request
+/// key of the server (max_tokens, temperature, top_p, top_k, min_p, presence_penalty,
+/// frequency_penalty, repetition_penalty, seed, stop, ignore_eos, n, logprobs, top_logprobs,
+/// priority, cache_salt, speculative ...) and "custom_id"; an unknown key is an error (a typo
+/// would otherwise be ignored). An OpenAI batch line is {"custom_id", "method": "POST", "url":
+/// "/v1/completions" | "/v1/chat/completions", "body": {...}}; its body is read as the server
+/// reads it (the server's defaults; unknown keys ignored, "model" ignored: the manifest's model
+/// answers every line).
+/// `where`: "FILE:LINE: ", the prefix of every error. Throws std::invalid_argument naming the
+/// line and, for a bad value, the key (e.g. `in.jsonl:3: key "temperature": temperature = 5:
+/// must be in [0, 2]`).
+BatchItem parse_batch_line(const std::string& line, const std::string& where,
+                           const LineDefaults& defaults, const EngineHost& host);
+
+}  // namespace plinth::cli
