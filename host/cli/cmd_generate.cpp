@@ -171,7 +171,10 @@ void run(const GenerateOptions& o) {
     unfinished[i] = item_ids[i].size();
   }
   const bool stream = !o.prompt.empty() && o.output.empty() && ids.size() == 1;
-  ProgressLine progress(stderr, items.size(), !stream && ProgressLine::is_terminal(stderr));
+  // Not when the result lines go to the same terminal: the \r redraws would cut into them.
+  const bool show_progress = !stream && ProgressLine::is_terminal(stderr) &&
+                             (!o.output.empty() || !ProgressLine::is_terminal(stdout));
+  ProgressLine progress(stderr, items.size(), show_progress);
   const int64_t created = unix_now();
   size_t done = 0;
   uint64_t generated = 0;

@@ -2,7 +2,8 @@
 // The progress line of a long `plinth generate --prompts-file` run on a terminal:
 //   "12/500 done | 843.2 generated tokens/s | ETA 3m07s"
 // rewritten in place (\r) on stderr, at most every quarter second. Silent when stderr is not a
-// terminal (a pipe or a file gets no \r noise). Not thread-safe: one caller drives it.
+// terminal (a pipe or a file gets no \r noise); the caller also leaves it off when the results
+// go to that terminal. Not thread-safe: one caller drives it.
 
 #include <chrono>
 #include <cstddef>
