@@ -240,8 +240,13 @@ std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output
   }
   copy_blocks(sched);
   entries.reserve(sched.num_scheduled);
+  const double t = now();
   for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
-    if (auto e = entry(sched, i)) entries.push_back(std::move(*e));
+    if (auto e = entry(sched, i)) {
+      SequenceTimings& timings = live_.at(sched.seqs[i])->timings();
+      if (timings.scheduled == 0) timings.scheduled = t;
+      entries.push_back(std::move(*e));
+    }
   }
   last_batch_size_ = static_cast<uint32_t>(entries.size());
   return entries;

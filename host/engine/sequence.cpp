@@ -58,6 +58,7 @@ std::string Sequence::append(Sampler::Result r, double now) {
   samples_.push_back(std::move(r));
   int32_t token = tokens_.back();
   if (timings_.first_token == 0) timings_.first_token = now;
+  timings_.last_token = now;
   timings_.num_generated_tokens++;
   std::string delta = detokenizer_.push(token);
   StopChecker::Step step = stop_.on_token(token, delta);

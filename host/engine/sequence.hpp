@@ -16,7 +16,9 @@ namespace plinth {
 /// Timestamps in seconds on the steady clock, and counts; TTFT / TPOT derive from them.
 struct SequenceTimings {
   double arrival = 0;      ///< add_request
+  double scheduled = 0;    ///< first scheduled (0 until then): arrival → here is queue time
   double first_token = 0;  ///< first generated token sampled (0 until then)
+  double last_token = 0;   ///< latest generated token sampled (0 until then)
   double finished = 0;     ///< finish or abort (0 until then)
   uint32_t num_prompt_tokens = 0;
   uint32_t num_generated_tokens = 0;

@@ -11,12 +11,22 @@
 
 namespace plinth::server {
 
+namespace {
+
+// The periodic engine log line's clock, seconds.
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
 AsyncEngine::AsyncEngine(EngineHost& host, HostContext& context, Options options)
     : host_(host),
       context_(context),
       options_(options),
-      metrics_(std::make_unique<ServerMetrics>(context.metrics())) {
-  metrics_->update(host_.engine().stats());
+      metrics_(std::make_unique<ServerMetrics>(context.metrics(), context.logger(),
+                                               host.max_model_len())) {
+  metrics_->update(host_.engine().stats(), seconds_now());
   thread_ = std::thread([this] { run(); });
 }
 
@@ -177,7 +187,8 @@ void AsyncEngine::deliver(const std::vector<RequestOutput>& outputs) {
           ev.logprobs.push_back(std::move(lp));
         }
       }
-      if (o.finished) metrics_->on_finished(seq->timings(), o.finish_reason);
+      metrics_->on_tokens(o.request_id, seq->timings(), o.new_token_ids.size());
+      if (o.finished) metrics_->on_finished(o.request_id, seq->timings(), o.finish_reason);
     }
     (*live.callback)(live.index, std::move(ev));
     if (o.finished) {
@@ -249,7 +260,7 @@ void AsyncEngine::run() {
     commands.clear();
     try {
       if (engine.has_unfinished() || !live_.empty()) deliver(engine.step());
-      metrics_->update(engine.stats());
+      metrics_->update(engine.stats(), seconds_now());
     } catch (const std::exception& e) {
       context_.logger().error("engine step failed: {}; failing {} requests", e.what(),
                               live_.size());

@@ -55,7 +55,9 @@ std::string ApiError::body() const {
 }
 
 HttpSession::HttpSession(net::ip::tcp::socket socket, std::shared_ptr<Server::State> state)
-    : stream_(std::move(socket)), state_(std::move(state)) {}
+    : stream_(std::move(socket)),
+      state_(std::move(state)),
+      access_(state_->engine.context().logger(), state_->engine.context().metrics()) {}
 
 HttpSession::~HttpSession() {
   state_->remove_session(this);
@@ -128,6 +130,7 @@ void HttpSession::on_read(beast::error_code ec) {
 void HttpSession::handle(const Request& req) {
   std::string target(req.target());
   if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
+  access_.begin(std::string(req.method_string()), target);
   const ServerOptions& o = state_->options;
   try {
     if (target.rfind("/v1/", 0) == 0 && !o.api_key.empty()) {
@@ -210,9 +213,7 @@ void HttpSession::handle(const Request& req) {
   } catch (const nlohmann::json::exception& e) {
     respond_error(400,
                   error_body(std::string("invalid request: ") + e.what(), "invalid_request_error"));
-  } catch (const std::exception& e) {
-    state_->engine.context().logger().error("{} {}: {}", std::string(req.method_string()), target,
-                                            e.what());
+  } catch (const std::exception& e) {  // the access log writes the 500's cause
     respond_error(500, error_body(e.what(), "server_error"));
   }
 }
@@ -278,6 +279,7 @@ void HttpSession::on_event(uint64_t generation, size_t index, StreamEvent event)
       choice_done_[index]) {
     return;
   }
+  access_.on_event(index, event);
   if (stream_head_pending_) {
     if (event.finished && event.finish_reason == "error" && event.token_ids.empty()) {
       return fail_generation(static_cast<unsigned>(event.error_status), event.error);
@@ -303,6 +305,7 @@ void HttpSession::finish_generation() {
   if (closed_) return;
   if (b.stream()) {
     send_chunk(b.stream_end());
+    access_.end(200);
     response_complete_ = true;
     write("0\r\n\r\n");
   } else if (!b.error().empty()) {
@@ -338,6 +341,7 @@ void HttpSession::respond(unsigned status, std::string body, const std::string& 
   res.set(http::field::content_type, content_type);
   for (const auto& [k, v] : extra_headers) res.set(k, v);
   res.keep_alive(keep_alive_);
+  access_.end(status, status >= 500 ? body : std::string());
   res.body() = std::move(body);
   res.prepare_payload();
   std::ostringstream os;
@@ -432,6 +436,7 @@ void HttpSession::on_watch(beast::error_code ec, size_t n) {
 }
 
 void HttpSession::client_gone() {
+  access_.end(499);  // nginx's "client closed request"; not counted
   for (uint64_t h : handles_) state_->engine.abort(h);
   state_->engine.context().logger().debug("client gone; aborted {} engine requests",
                                           handles_.size());

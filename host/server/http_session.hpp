@@ -15,6 +15,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "server/access_log.hpp"
 #include "server/response_builder.hpp"
 #include "server/server_state.hpp"
 
@@ -73,6 +74,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::shared_ptr<Server::State> state_;
+  AccessLog access_;  // the current request's access line and status counter
 
   std::deque<std::string> out_;
   bool writing_ = false;

@@ -133,6 +133,9 @@ Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
   }
   state_->limits.max_n = state_->options.max_n;
   state_->limits.served_model_name = state_->options.served_model_name;
+  // Every /metrics series carries the served name, as vLLM's model_name label.
+  engine.context().metrics().set_constant_labels(
+      {{"model_name", state_->options.served_model_name}});
 }
 
 Server::~Server() {

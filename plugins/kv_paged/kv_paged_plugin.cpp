@@ -51,16 +51,14 @@ KvPagedPlugin::KvPagedPlugin(const plinth_create_args& args, const KvPagedConfig
   watermark_ext_.struct_size = sizeof(watermark_ext_);
   watermark_ext_.watermark_blocks = size.watermark_blocks;
 #endif
-  m_total_ =
-      host_.metric("plinth_kv_blocks_total", "KV cache blocks in the pool", PLINTH_METRIC_GAUGE);
-  m_used_ = host_.metric("plinth_kv_blocks_used", "KV cache blocks with a reference",
-                         PLINTH_METRIC_GAUGE);
+  m_total_ = host_.metric("plinth_kv_cache_num_blocks", "KV cache blocks in the pool",
+                          PLINTH_METRIC_GAUGE);
   m_free_ = host_.metric("plinth_kv_blocks_free", "KV cache blocks on the free list",
                          PLINTH_METRIC_GAUGE);
-  m_usage_ = host_.metric("plinth_kv_cache_usage_percent", "used KV blocks, % of the pool",
-                          PLINTH_METRIC_GAUGE);
-  m_waste_ = host_.metric("plinth_kv_waste_percent",
-                          "allocated KV slots not holding a token, % of allocated slots",
+  // Used blocks and usage reach /metrics through get_stats (the host's
+  // plinth_kv_cache_used_blocks, plinth_kv_cache_usage_perc), so they are not exported twice.
+  m_waste_ = host_.metric("plinth_kv_waste_ratio",
+                          "allocated KV slots not holding a token / allocated slots (0-1)",
                           PLINTH_METRIC_GAUGE);
   publish_metrics();
   host_.info("kv pool: " + std::to_string(size.num_blocks) + " blocks x " +
@@ -81,12 +79,10 @@ plinth_kv_info KvPagedPlugin::info() const {
 void KvPagedPlugin::publish_metrics() const {
   plinth_kv_stats s = manager_.stats();
   host_.set(m_total_, s.num_blocks);
-  host_.set(m_used_, s.num_used_blocks);
   host_.set(m_free_, s.num_free_blocks);
-  host_.set(m_usage_, 100.0 * s.num_used_blocks / s.num_blocks);
   host_.set(m_waste_, s.num_allocated_slots == 0
                           ? 0.0
-                          : 100.0 * static_cast<double>(s.num_allocated_slots - s.num_used_slots) /
+                          : static_cast<double>(s.num_allocated_slots - s.num_used_slots) /
                                 static_cast<double>(s.num_allocated_slots));
 }
 

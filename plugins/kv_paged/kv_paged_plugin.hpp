@@ -63,7 +63,7 @@ class KvPagedPlugin {
 #ifdef PLINTH_KV_PAGED_WATERMARK_EXT
   plinth_kv_watermark_ext watermark_ext_{};
 #endif
-  int64_t m_total_ = -1, m_used_ = -1, m_free_ = -1, m_usage_ = -1, m_waste_ = -1;
+  int64_t m_total_ = -1, m_free_ = -1, m_waste_ = -1;
 };
 
 }  // namespace plinth::kv_paged

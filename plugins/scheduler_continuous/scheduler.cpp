@@ -22,11 +22,8 @@ Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk:
   block_size_ = info.block_size;
   num_blocks_ = info.num_blocks;
   watermark_blocks_ = kv_.watermark_blocks(kDefaultWatermark);
-  m_running_ = host_.metric("plinth_sched_running", "sequences running", PLINTH_METRIC_GAUGE);
-  m_waiting_ = host_.metric("plinth_sched_waiting", "sequences waiting", PLINTH_METRIC_GAUGE);
-  m_preemptions_ =
-      host_.metric("plinth_sched_preemptions_total", "sequences preempted (recompute) since start",
-                   PLINTH_METRIC_COUNTER);
+  // Running, waiting and preemptions reach /metrics through get_stats (the host's
+  // plinth_num_requests_*, plinth_num_preemptions_total), so they are not exported twice here.
   if (prefix_.enabled()) {
     m_prefix_queries_ =
         host_.metric("plinth_prefix_cache_queries_total",
@@ -94,7 +91,6 @@ void Scheduler::add(const plinth_sched_request& req) {
   s.parent = PLINTH_HAS_FIELD(&req, plinth_sched_request, parent) ? req.parent : 0;
   known_.insert(req.seq);
   enqueue_waiting(std::move(s), false);
-  publish_metrics();
 }
 
 void Scheduler::enqueue_waiting(SeqState s, bool preempted) {
@@ -125,7 +121,6 @@ void Scheduler::abort_seq(plinth_seq_id seq) {
                           [&](const SeqState& s) { return s.seq == seq; });
     if (w != waiting_.end()) waiting_.erase(w);
   }
-  publish_metrics();
 }
 
 void Scheduler::preempt(size_t index) {
@@ -136,7 +131,6 @@ void Scheduler::preempt(size_t index) {
   s.num_computed = 0;
   ++s.num_preemptions;
   ++num_preemptions_;
-  host_.add(m_preemptions_, 1.0);
   out_preempted_.push_back(s.seq);
   enqueue_waiting(std::move(s), true);
 }
@@ -233,7 +227,6 @@ plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
   out.num_copies = static_cast<uint32_t>(out_copies_.size());
   out.copies = out_copies_.data();
   host_.set(m_batched_, out.num_batched_tokens);
-  publish_metrics();
   return out;
 }
 
@@ -288,7 +281,6 @@ void Scheduler::update(std::span<const plinth_sched_result> results) {
     std::unordered_set<plinth_seq_id> done(finished.begin(), finished.end());
     std::erase_if(running_, [&](const SeqState& s) { return done.count(s.seq) != 0; });
   }
-  publish_metrics();
 }
 
 plinth_sched_stats Scheduler::stats() const {
@@ -298,11 +290,6 @@ plinth_sched_stats Scheduler::stats() const {
   s.num_waiting = static_cast<uint32_t>(waiting_.size());
   s.num_preemptions = num_preemptions_;
   return s;
-}
-
-void Scheduler::publish_metrics() const {
-  host_.set(m_running_, static_cast<double>(running_.size()));
-  host_.set(m_waiting_, static_cast<double>(waiting_.size()));
 }
 
 }  // namespace plinth::scheduler_continuous

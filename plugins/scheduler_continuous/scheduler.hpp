@@ -113,7 +113,6 @@ class Scheduler {
   void drop_prefix_lock(SeqState& s);
   uint32_t chunk(const SeqState& s, uint32_t budget) const;
   void record(const SeqState& s, uint32_t num_new);
-  void publish_metrics() const;
 
   SchedulerConfig config_;
   KvClient kv_;
@@ -135,7 +134,7 @@ class Scheduler {
   std::vector<uint32_t> out_new_;
   std::vector<plinth_seq_id> out_preempted_;
   std::vector<plinth_block_copy> out_copies_;
-  int64_t m_running_ = -1, m_waiting_ = -1, m_preemptions_ = -1, m_batched_ = -1;
+  int64_t m_batched_ = -1;
 };
 
 }  // namespace plinth::scheduler_continuous

@@ -11,9 +11,14 @@ import urllib.request
 
 
 class PlinthServer:
-    def __init__(self, plinth, manifest, *extra_args, log_level="warn", preexec_fn=None):
-        """`preexec_fn` runs in the child before exec (e.g. to lower its resource limits)."""
+    def __init__(self, plinth, manifest, *extra_args, log_level="warn", preexec_fn=None,
+                 capture_stderr=False):
+        """`preexec_fn` runs in the child before exec (e.g. to lower its resource limits).
+        `capture_stderr`: the server's log lines are kept in `self.stderr_lines` (and still
+        echoed to this process's stderr)."""
         self.preexec_fn = preexec_fn
+        self.capture_stderr = capture_stderr
+        self.stderr_lines = []
         self.cmd = [plinth, "--log-level", log_level, "serve", "--manifest", manifest,
                     "--port", "0", *extra_args]
         self.proc = None
@@ -21,8 +26,16 @@ class PlinthServer:
         self.model = None
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
-                                     preexec_fn=self.preexec_fn)
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if self.capture_stderr else sys.stderr, text=True,
+            preexec_fn=self.preexec_fn)
+        if self.capture_stderr:
+            def keep(stream):
+                for line in stream:
+                    self.stderr_lines.append(line)
+                    sys.stderr.write(line)
+            threading.Thread(target=keep, args=(self.proc.stderr,), daemon=True).start()
         m = None
         for _ in range(50):  # a wrapper (gdb, valgrind) may print lines first
             line = self.proc.stdout.readline()
@@ -52,15 +65,26 @@ class PlinthServer:
         if self.proc.poll() is None:
             self.stop()
 
-    def metrics(self):
-        """/metrics as {name: value} (samples without labels, plus histogram _count/_sum)."""
+    def metrics_text(self):
+        """/metrics as served (Prometheus text format 0.0.4)."""
         with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
-            text = r.read().decode()
+            return r.read().decode()
+
+    def metrics(self):
+        """/metrics as {name: value}: samples whose only label is model_name (every series has
+        it) under their bare name, others as name{k="v",...} without model_name; histogram
+        buckets left out (their _count and _sum are in)."""
         out = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#") and "{" not in line:
-                name, value = line.rsplit(" ", 1)
-                out[name] = float(value)
+        for line in self.metrics_text().splitlines():
+            if not line or line.startswith("#"):
+                continue
+            series, value = line.rsplit(" ", 1)
+            name, _, labels = series.partition("{")
+            if name.endswith("_bucket"):
+                continue
+            kept = [kv for kv in re.findall(r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"',
+                                            labels) if not kv.startswith("model_name=")]
+            out[name + ("{" + ",".join(kept) + "}" if kept else "")] = float(value)
         return out
 
     def cpu_seconds(self):

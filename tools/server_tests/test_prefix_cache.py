@@ -84,7 +84,7 @@ class PrefixCacheServer(unittest.TestCase):
     def test_idle_kv_is_only_the_cache(self):
         chat("How long is the coastal line?")
         m = SERVER.metrics()
-        self.assertEqual(m["plinth_kv_blocks_used"], m["plinth_prefix_cache_cached_blocks"])
+        self.assertEqual(m["plinth_kv_cache_used_blocks"], m["plinth_prefix_cache_cached_blocks"])
 
 
 class TinyPool(unittest.TestCase):

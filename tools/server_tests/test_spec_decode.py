@@ -84,7 +84,7 @@ class SpecDecodeServer(unittest.TestCase):
         self.assertGreater(m["plinth_spec_decode_acceptance_rate"], 0)
         self.assertGreater(m["plinth_spec_decode_mean_acceptance_length"], 1)
         self.assertGreater(m["plinth_spec_decode_num_accepted_tokens_pos0_total"], 0)
-        self.assertEqual(m["plinth_kv_blocks_used"], 0)
+        self.assertEqual(m["plinth_kv_cache_used_blocks"], 0)
 
 
 def main():

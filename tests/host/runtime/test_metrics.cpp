@@ -63,6 +63,61 @@ TEST(Metrics, RendersCountersGaugesAndHistograms) {
       << text;
 }
 
+TEST(Metrics, LabelledSeriesShareOneFamilyAndConstantLabelsComeFirst) {
+  MetricsRegistry m;
+  m.set_constant_labels({{"model_name", "tiny \"q\""}, {"bad-name", "dropped"}});
+  int64_t stop = m.register_metric("plinth_request_success_total", "by reason",
+                                   PLINTH_METRIC_COUNTER, {{"finished_reason", "stop"}});
+  int64_t other = m.register_metric("plinth_other", "", PLINTH_METRIC_GAUGE);
+  int64_t length = m.register_metric("plinth_request_success_total", "by reason",
+                                     PLINTH_METRIC_COUNTER, {{"finished_reason", "length"}});
+  ASSERT_GE(stop, 0);
+  ASSERT_GE(length, 0);
+  EXPECT_NE(stop, length);
+  EXPECT_EQ(m.register_metric("plinth_request_success_total", "", PLINTH_METRIC_COUNTER,
+                              {{"finished_reason", "stop"}}),
+            stop);
+  EXPECT_EQ(m.register_metric("plinth_request_success_total", "", PLINTH_METRIC_GAUGE,
+                              {{"finished_reason", "x"}}),
+            -1);  // one type per family
+  EXPECT_EQ(m.register_metric("plinth_x", "", PLINTH_METRIC_GAUGE, {{"le", "1"}}), -1);
+  EXPECT_EQ(m.register_metric("plinth_x", "", PLINTH_METRIC_GAUGE, {{"__x", "1"}}), -1);
+  EXPECT_EQ(m.id_of("plinth_other"), other);
+  EXPECT_EQ(m.id_of("plinth_request_success_total"), -1);  // only labelled series
+  m.add(stop, 2);
+  m.add(length, 1);
+  m.set(other, 0.5);
+  EXPECT_EQ(
+      m.render_prometheus(),
+      "# HELP plinth_request_success_total by reason\n"
+      "# TYPE plinth_request_success_total counter\n"
+      "plinth_request_success_total{model_name=\"tiny \\\"q\\\"\",finished_reason=\"stop\"} 2\n"
+      "plinth_request_success_total{model_name=\"tiny \\\"q\\\"\",finished_reason=\"length\"} "
+      "1\n"
+      "# HELP plinth_other \n"
+      "# TYPE plinth_other gauge\n"
+      "plinth_other{model_name=\"tiny \\\"q\\\"\"} 0.5\n");
+}
+
+TEST(Metrics, HistogramsTakeTheirOwnBuckets) {
+  MetricsRegistry m;
+  m.set_constant_labels({{"model_name", "m"}});
+  EXPECT_EQ(m.register_metric("plinth_h", "", PLINTH_METRIC_HISTOGRAM, {}, {1, 1}), -1);
+  EXPECT_EQ(m.register_metric("plinth_g", "", PLINTH_METRIC_GAUGE, {}, {1, 2}), -1);
+  int64_t h = m.register_metric("plinth_tokens", "", PLINTH_METRIC_HISTOGRAM, {}, {1, 2, 5});
+  ASSERT_GE(h, 0);
+  for (double v : {1.0, 3.0, 5.0, 9.0}) m.observe(h, v);
+  std::string text = m.render_prometheus();
+  EXPECT_NE(text.find("plinth_tokens_bucket{model_name=\"m\",le=\"1\"} 1\n"
+                      "plinth_tokens_bucket{model_name=\"m\",le=\"2\"} 1\n"
+                      "plinth_tokens_bucket{model_name=\"m\",le=\"5\"} 3\n"
+                      "plinth_tokens_bucket{model_name=\"m\",le=\"+Inf\"} 4\n"
+                      "plinth_tokens_sum{model_name=\"m\"} 18\n"
+                      "plinth_tokens_count{model_name=\"m\"} 4\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(HostApi, PluginsReachLoggerAndMetricsThroughTheTable) {
   plinth::HostContext host;
   const plinth_host_api* api = host.api();

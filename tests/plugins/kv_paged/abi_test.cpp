@@ -85,12 +85,11 @@ TEST_F(KvPagedAbi, CreateAllocateForkFree) {
   ASSERT_EQ(vt_->get_block_table(inst, 2, &blocks, &nb, &err), PLINTH_OK);
   ASSERT_EQ(nb, 2u);
   EXPECT_EQ(blocks[1], copies[0].dst);
-  EXPECT_EQ(host_.values["plinth_kv_blocks_total"], 64.0);
-  EXPECT_EQ(host_.values["plinth_kv_blocks_used"], 3.0);
+  EXPECT_EQ(host_.values["plinth_kv_cache_num_blocks"], 64.0);
+  EXPECT_EQ(host_.values.count("plinth_kv_blocks_used"), 0u);  // the host's, from get_stats
   EXPECT_EQ(host_.values["plinth_kv_blocks_free"], 61.0);
   // 3 blocks = 48 slots: the shared full block (16), seq 1's last (4), seq 2's copy (5) -> 25.
-  EXPECT_NEAR(host_.values["plinth_kv_waste_percent"], 100.0 * 23 / 48, 1e-9);
-  EXPECT_NEAR(host_.values["plinth_kv_cache_usage_percent"], 100.0 * 3 / 64, 1e-9);
+  EXPECT_NEAR(host_.values["plinth_kv_waste_ratio"], 23.0 / 48, 1e-9);
 
   EXPECT_EQ(vt_->get_block_table(inst, 77, &blocks, &nb, &err), PLINTH_ERR_NOT_FOUND);
   EXPECT_EQ(vt_->truncate(inst, 1, 500, &err), PLINTH_ERR_INVALID_ARGUMENT);
@@ -105,7 +104,7 @@ TEST_F(KvPagedAbi, CreateAllocateForkFree) {
   plinth_kv_stats stats{};
   ASSERT_EQ(vt_->get_stats(inst, &stats, &err), PLINTH_OK);
   EXPECT_EQ(stats.num_free_blocks, 64u);
-  EXPECT_EQ(host_.values["plinth_kv_blocks_used"], 0.0);
+  EXPECT_EQ(host_.values["plinth_kv_blocks_free"], 64.0);
   vt_->lifecycle.destroy(inst);
 }
 

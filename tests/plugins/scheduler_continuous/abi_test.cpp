@@ -74,8 +74,7 @@ TEST(SchedulerAbi, LoadCreateScheduleUpdate) {
   vt->abort_seq(inst, 7);
   ASSERT_EQ(vt->get_stats(inst, &stats, &err), PLINTH_OK);
   EXPECT_EQ(stats.num_running, 0u);
-  EXPECT_EQ(host.values["plinth_kv_blocks_used"], 0.0);
-  EXPECT_EQ(host.values["plinth_sched_running"], 0.0);
+  EXPECT_EQ(host.values["plinth_kv_blocks_free"], host.values["plinth_kv_cache_num_blocks"]);
 
   vt->lifecycle.destroy(inst);
   kv_paged_table()->lifecycle.destroy(kv_inst);
