@@ -37,9 +37,11 @@ struct LineDefaults {
 
 /// Parses one line. A plinth line is {"prompt": ...} or {"messages": [...]} plus any request
 /// key of the server (max_tokens, temperature, top_p, top_k, min_p, presence_penalty,
-/// frequency_penalty, repetition_penalty, seed, stop, ignore_eos, n, logprobs, top_logprobs,
-/// priority, cache_salt, speculative ...) and "custom_id"; an unknown key is an error (a typo
-/// would otherwise be ignored). An OpenAI batch line is {"custom_id", "method": "POST", "url":
+/// frequency_penalty, repetition_penalty, seed, stop, stop_token_ids, min_tokens, ignore_eos,
+/// include_stop_str_in_output, skip_special_tokens, logit_bias, truncate_prompt_tokens, n,
+/// logprobs, top_logprobs, priority, cache_salt, speculative ...; not best_of / echo) and
+/// "custom_id"; an unknown key is an error (a typo would otherwise be ignored). An OpenAI batch
+/// line is {"custom_id", "method": "POST", "url":
 /// "/v1/completions" | "/v1/chat/completions", "body": {...}}; its body is read as the server
 /// reads it (the server's defaults; unknown keys ignored, "model" ignored: the manifest's model
 /// answers every line).

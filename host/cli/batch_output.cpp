@@ -63,13 +63,18 @@ json openai_result_line(const BatchItem& item, std::span<const Sequence* const> 
                         const Tokenizer& tok, int64_t created) {
   const std::string request_id = (item.api.kind == server::ApiKind::chat ? "chatcmpl-" : "cmpl-") +
                                  std::to_string(created) + "-" + std::to_string(item.index);
-  server::ResponseBuilder builder(item.api, request_id, created);
+  std::vector<std::string> echo_texts;
+  if (item.api.echo) {
+    for (const auto& prompt : item.api.prompts) echo_texts.push_back(tok.decode(prompt, true));
+  }
+  server::ResponseBuilder builder(item.api, request_id, created, std::move(echo_texts));
+  const bool logprobs = item.api.logprobs || item.api.best_of > item.api.n;
   for (size_t i = 0; i < choices.size(); ++i) {
     const Sequence& seq = *choices[i];
     server::StreamEvent ev;
     ev.text_delta = seq.text();
     ev.token_ids.assign(seq.output().begin(), seq.output().end());
-    if (item.api.logprobs) ev.logprobs = token_logprobs(seq, tok);
+    if (logprobs) ev.logprobs = token_logprobs(seq, tok);
     ev.finished = true;
     ev.finish_reason = seq.finish_reason().value_or("stop");
     ev.error = seq.error();

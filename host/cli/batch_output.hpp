@@ -25,12 +25,15 @@ std::vector<server::TokenLogprob> token_logprobs(const Sequence& seq, const Toke
 /// plinth's line: with one choice, result_json (generate_report.hpp) plus "custom_id" (when the
 /// input had one) and "logprobs" ([{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}],
 /// when asked); with several (n > 1 or a prompt array), {"index", "custom_id", "choices": [those
-/// objects, "index" = choice index]}. `choices`: the finished sequences, prompt index × n +
+/// objects, "index" = choice index]}. (A plinth line has no best_of / echo: one sequence per
+/// choice.) `choices`: the finished sequences, prompt index × n +
 /// sample index.
 nlohmann::json plain_result_line(const BatchItem& item, std::span<const Sequence* const> choices,
                                  const Tokenizer& tok);
 
-/// OpenAI's batch output line. A choice a plugin failed makes the response status 500 with
+/// OpenAI's batch output line, the body built by the server's ResponseBuilder (so best_of and
+/// echo answer as the server does). `choices`: every candidate, prompt index × max(n, best_of)
+/// + candidate index. A choice a plugin failed makes the response status 500 with
 /// body {"error": {"message", "type": "server_error", ...}}, as the server answers it.
 /// `created`: Unix seconds.
 nlohmann::json openai_result_line(const BatchItem& item, std::span<const Sequence* const> choices,

@@ -107,11 +107,14 @@ std::vector<BatchItem> read_items(const GenerateOptions& o, const EngineHost& ho
   return items;
 }
 
-// The engine requests of one item: prompt × n choices, as the server submits them.
+// The engine requests of one item: prompt × max(n, best_of) candidates, as the server submits
+// them (server/http_session.cpp).
 std::vector<GenerationRequest> engine_requests(const server::ApiRequest& api) {
   std::vector<GenerationRequest> out;
+  // best_of ranks candidates by their logprobs, so the engine reports them.
+  const bool engine_logprobs = api.logprobs || api.best_of > api.n;
   for (const auto& prompt : api.prompts) {
-    for (int32_t i = 0; i < api.n; ++i) {
+    for (int32_t i = 0; i < api.candidates_per_prompt(); ++i) {
       GenerationRequest g;
       g.prompt = prompt;
       g.params = api.params;
@@ -119,7 +122,7 @@ std::vector<GenerationRequest> engine_requests(const server::ApiRequest& api) {
       g.priority = api.priority;
       g.cache_salt = api.cache_salt;
       g.speculative = api.speculative;
-      g.logprobs = api.logprobs;
+      g.logprobs = engine_logprobs;
       g.share_prompt_with_previous = i > 0;
       out.push_back(std::move(g));
     }

@@ -220,6 +220,16 @@ TEST_F(CliBatch, EverySamplingKeyOfALineIsApplied) {
     }
   }
   EXPECT_FALSE(by_id["greedy"].contains("logprobs"));
+
+  // stop_token_ids: the greedy run's third token ends it there (the id kept in token_ids).
+  const json& ids = by_id["greedy"].at("token_ids");
+  ASSERT_GE(ids.size(), 3u);
+  r = run_file({"{\"custom_id\": \"stop_ids\", " + paris +
+                ", \"max_tokens\": 8, \"stop_token_ids\": [" + ids[2].dump() + "]}"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json stopped = read_lines(out()).at(0);
+  EXPECT_EQ(stopped.at("finish_reason"), "stop") << stopped;
+  EXPECT_EQ(stopped.at("token_ids"), json(std::vector<json>(ids.begin(), ids.begin() + 3)));
 }
 
 TEST_F(CliBatch, ABadValueNamesItsLineAndKey) {
@@ -261,11 +271,12 @@ TEST_F(CliBatch, OpenAiBatchFileRoundTripsIntoTheOutputShape) {
   CliRun r = run_file({
       R"({"custom_id": "chat-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "What is 2+2?"}], "max_tokens": 5, "temperature": 0}})",
       R"({"custom_id": "cmpl-1", "method": "POST", "url": "/v1/completions", "body": {"model": "whatever", "prompt": "The capital of France is", "max_tokens": 4, "temperature": 0, "logprobs": 1}})",
+      R"({"custom_id": "best-of", "method": "POST", "url": "/v1/completions", "body": {"prompt": "The capital of France is", "max_tokens": 3, "echo": true, "best_of": 3, "n": 2, "temperature": 1, "seed": 4}})",
   });
   ASSERT_EQ(r.code, 0) << r.out;
   std::map<std::string, json> by_id;
   for (const json& j : read_lines(out())) by_id[j.at("custom_id").get<std::string>()] = j;
-  ASSERT_EQ(by_id.size(), 2u);
+  ASSERT_EQ(by_id.size(), 3u);
   for (const auto& [id, line] : by_id) {
     EXPECT_TRUE(line.at("id").is_string()) << line;
     EXPECT_TRUE(line.at("error").is_null()) << line;
@@ -275,7 +286,7 @@ TEST_F(CliBatch, OpenAiBatchFileRoundTripsIntoTheOutputShape) {
     const json& body = resp.at("body");
     EXPECT_TRUE(body.at("id").is_string());
     EXPECT_TRUE(body.at("created").is_number_integer());
-    EXPECT_EQ(body.at("choices").size(), 1u);
+    EXPECT_EQ(body.at("choices").size(), id == "best-of" ? 2u : 1u);
     EXPECT_EQ(body.at("usage").at("total_tokens"),
               body.at("usage").at("prompt_tokens").get<int>() +
                   body.at("usage").at("completion_tokens").get<int>());
@@ -290,6 +301,12 @@ TEST_F(CliBatch, OpenAiBatchFileRoundTripsIntoTheOutputShape) {
   EXPECT_EQ(cmpl.at("choices")[0].at("finish_reason"), "length");
   EXPECT_EQ(cmpl.at("usage").at("completion_tokens"), 4);
   EXPECT_EQ(cmpl.at("choices")[0].at("logprobs").at("tokens").size(), 4u) << cmpl;
+  // best_of 3, n 2: two choices (the server's ranking), each echoing its prompt.
+  const json& best = by_id["best-of"].at("response").at("body");
+  ASSERT_EQ(best.at("choices").size(), 2u) << best;
+  for (const json& c : best.at("choices")) {
+    EXPECT_EQ(c.at("text").get<std::string>().rfind("The capital of France is", 0), 0u) << c;
+  }
 
   // A line for another endpoint names its line and the key.
   CliRun bad = run_file(
