@@ -12,6 +12,8 @@
 //   decode b16  16 such requests (distinct prompts) added at once. t0 = end of the first step
 //               after which every request has its first token; t1 = end of the last step.
 //               tokens/s = (tokens generated in steps after t0) / (t1 - t0)
+//   first token (plinth only) TTFT of a 7-token prompt, max_tokens 1: cold = the first request
+//               after EngineHost::load, warm = the median of one such request per run
 // Each figure is also printed as a fraction of its roofline bound (bench/roofline): measured
 // in-process before the engines run (DRAM triad and peaks, 3 runs) or read from --roofline FILE.
 // --llama-cpp-lib DIR loads llama.cpp from DIR (LLAMA_CPP_LIB_PATH, e.g. the native build of
@@ -175,6 +177,15 @@ double run_prefill(plinth::Engine& engine, const std::vector<int32_t>& prompt) {
   const double ttft = engine.find(id)->timings().ttft();
   engine.release(id);
   return static_cast<double>(prompt.size()) / ttft;
+}
+
+/// TTFT of one request, seconds.
+double first_token_seconds(plinth::Engine& engine, const std::vector<int32_t>& prompt) {
+  const uint64_t id = engine.add_request(greedy(prompt, 1));
+  drain(engine);
+  const double ttft = engine.find(id)->timings().ttft();
+  engine.release(id);
+  return ttft;
 }
 
 /// (generated - 1) / (finished - first_token), tokens/s, one request.
@@ -368,14 +379,28 @@ int run(const Options& o) {
   std::printf("load average before: %s\n", load_average().c_str());
   std::fflush(stdout);
 
-  Stat pre, b1, bn;
+  // Cold first token: the first request after EngineHost::load, a short prompt (what `plinth
+  // generate --prompt` pays); warm: the same length later, other ids (no prefix-cache hit).
+  constexpr int kShortPrompt = 7;
+  const double cold_ttft = first_token_seconds(engine, make_ids(7, kShortPrompt, kFirstId, vocab));
+  Stat pre, b1, bn, warm_ttft;
   std::vector<int32_t> b1_tokens;
   for (int r = 0; r <= o.runs; ++r) {  // run 0 is the warm-up
     const double p = run_prefill(engine, prefill);
     const double d1 = run_decode_b1(engine, prompts[0], o.decode_tokens, b1_tokens);
     const double dn = run_decode_batch(engine, prompts, o.decode_tokens);
-    if (r > 0) pre.runs.push_back(p), b1.runs.push_back(d1), bn.runs.push_back(dn);
+    const double w = first_token_seconds(
+        engine, make_ids(100 + static_cast<uint64_t>(r), kShortPrompt, kFirstId, vocab));
+    if (r > 0) {
+      pre.runs.push_back(p), b1.runs.push_back(d1), bn.runs.push_back(dn);
+      warm_ttft.runs.push_back(w);
+    }
   }
+  std::printf(
+      "plinth first token, %d-token prompt: cold %.1f ms (first request after load), warm %.1f "
+      "ms (median of %d) = cold x%.2f warm\n",
+      kShortPrompt, cold_ttft * 1e3, warm_ttft.median() * 1e3, o.runs,
+      cold_ttft / warm_ttft.median());
   std::printf("load average after plinth: %s\n", load_average().c_str());
   std::fflush(stdout);
   host.reset();  // free the model and threads before llama.cpp runs
