@@ -122,3 +122,15 @@ def ensure_openai():
         return openai
     except ImportError:
         return None
+
+
+def run_tests(server, argv_rest):
+    """Runs this module's unittest cases against `server`, then stops it (SIGINT, graceful drain).
+    Returns the process exit code: 0 when every test passed and the server exited 0, else 1."""
+    import unittest
+    prog = unittest.main(argv=[sys.argv[0], "-v", *argv_rest], exit=False)
+    rc = server.stop()
+    if rc != 0:
+        print(f"plinth serve exited {rc} after SIGINT")
+        return 1
+    return 0 if prog.result.wasSuccessful() else 1

@@ -24,7 +24,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer  # noqa: E402
+from plinth_server import PlinthServer, run_tests  # noqa: E402
 
 SERVER = None
 ARGS = None
@@ -173,12 +173,7 @@ def main():
     with PlinthServer(ARGS.plinth, ARGS.manifest, log_level="info",
                       capture_stderr=True) as server:
         SERVER = server
-        prog = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False)
-        rc = server.stop()
-    if rc != 0:
-        print(f"plinth serve exited {rc} after SIGINT")
-        return 1
-    return 0 if prog.result.wasSuccessful() else 1
+        return run_tests(server, rest)
 
 
 if __name__ == "__main__":

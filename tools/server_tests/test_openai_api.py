@@ -15,7 +15,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -333,12 +333,7 @@ def main():
         return 77
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
-        prog = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False)
-        rc = server.stop()
-    if rc != 0:
-        print(f"plinth serve exited {rc} after SIGINT")
-        return 1
-    return 0 if prog.result.wasSuccessful() else 1
+        return run_tests(server, rest)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import sys
 import unittest
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
 from test_openai_api import raw  # noqa: E402
 import test_openai_api  # noqa: E402
 
@@ -100,12 +100,7 @@ def main():
     with PlinthServer(args.plinth, args.manifest) as server:
         SERVER = server
         test_openai_api.SERVER = server
-        prog = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False)
-        rc = server.stop()
-    if rc != 0:
-        print(f"plinth serve exited with {rc}")
-        return 1
-    return 0 if prog.result.wasSuccessful() else 1
+        return run_tests(server, rest)
 
 
 if __name__ == "__main__":
