@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -33,28 +35,13 @@ const fs::path kPlinth = fs::path(PLINTH_BUILD_DIR) / "plinth";
 const fs::path kModel = kSource / "models/SmolLM2-135M-Instruct.Q4_1.gguf";
 const fs::path kManifest = kSource / "manifests/cpu.json";
 
-struct CliRun {
-  int code;
-  std::string out;  // stdout + stderr
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using plinth::test::CliRun;
+using plinth::test::run_plinth;
+const auto& quote = plinth::test::shell_quote;
 
 // `plinth generate --manifest manifests/cpu.json ARGS`, stdout and stderr together (a pipe).
 CliRun run(const std::string& args) {
-  std::string cmd = quote(kPlinth.string()) + " generate --manifest " + quote(kManifest.string()) +
-                    " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return run_plinth("generate --manifest " + quote(kManifest.string()) + " " + args);
 }
 
 std::vector<json> read_lines(const fs::path& file) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "gguf_test_files.hpp"
 
 namespace {
@@ -24,29 +25,9 @@ const fs::path kPlinth = fs::path(PLINTH_BUILD_DIR) / "plinth";
 const fs::path kModel = kSource / "models/SmolLM2-135M-Instruct.Q4_1.gguf";
 const fs::path kManifest = kSource / "manifests/cpu.json";
 
-struct CliRun {
-  int code;
-  std::string out;  // stdout + stderr
-};
-
-// Single-quotes `s` for /bin/sh.
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// `plinth ARGS`, stdout and stderr together.
-CliRun run_plinth(const std::string& args) {
-  std::string cmd = quote(kPlinth.string()) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using plinth::test::CliRun;
+using plinth::test::run_plinth;
+const auto& quote = plinth::test::shell_quote;
 
 // `plinth generate --manifest manifests/cpu.json ARGS`.
 CliRun run(const std::string& args) {

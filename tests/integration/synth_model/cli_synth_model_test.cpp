@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../cli/cli_run.hpp"
 #include "gguf_test_files.hpp"
 #include "model/gguf.hpp"
 #include "model/model_config.hpp"
@@ -25,27 +26,9 @@ namespace fs = std::filesystem;
 const fs::path kPlinth = fs::path(PLINTH_BUILD_DIR) / "plinth";
 const fs::path kManifest = fs::path(PLINTH_SOURCE_DIR) / "manifests/cpu.json";
 
-struct CliRun {
-  int code;
-  std::string out;  // stdout + stderr
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-CliRun plinth(const std::string& args) {
-  const std::string cmd = quote(kPlinth.string()) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using plinth::test::CliRun;
+const auto& quote = plinth::test::shell_quote;
+const auto& plinth = plinth::test::run_plinth;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
