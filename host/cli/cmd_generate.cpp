@@ -27,6 +27,7 @@
 #include "cli/generate_report.hpp"
 #include "cli/progress_line.hpp"
 #include "model/gguf.hpp"
+#include "server/engine_requests.hpp"
 
 namespace plinth::cli {
 
@@ -107,29 +108,6 @@ std::vector<BatchItem> read_items(const GenerateOptions& o, const EngineHost& ho
   return items;
 }
 
-// The engine requests of one item: prompt × max(n, best_of) candidates, as the server submits
-// them (server/http_session.cpp).
-std::vector<GenerationRequest> engine_requests(const server::ApiRequest& api) {
-  std::vector<GenerationRequest> out;
-  // best_of ranks candidates by their logprobs, so the engine reports them.
-  const bool engine_logprobs = api.logprobs || api.best_of > api.n;
-  for (const auto& prompt : api.prompts) {
-    for (int32_t i = 0; i < api.candidates_per_prompt(); ++i) {
-      GenerationRequest g;
-      g.prompt = prompt;
-      g.params = api.params;
-      if (api.params.seed) g.params.seed = *api.params.seed + static_cast<uint64_t>(i);
-      g.priority = api.priority;
-      g.cache_salt = api.cache_salt;
-      g.speculative = api.speculative;
-      g.logprobs = engine_logprobs;
-      g.share_prompt_with_previous = i > 0;
-      out.push_back(std::move(g));
-    }
-  }
-  return out;
-}
-
 int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -165,7 +143,7 @@ void run(const GenerateOptions& o) {
   std::unordered_map<uint64_t, size_t> item_of;  // engine id → item
   std::vector<size_t> unfinished(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
-    for (GenerationRequest& r : engine_requests(items[i].api)) {
+    for (GenerationRequest& r : server::engine_requests(items[i].api)) {
       const uint64_t id = engine.add_request(std::move(r));
       ids.push_back(id);
       item_ids[i].push_back(id);

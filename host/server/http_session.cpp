@@ -11,6 +11,7 @@
 #include "plinth/abi.h"
 #include "runtime/host_context.hpp"
 #include "server/api_error.hpp"
+#include "server/engine_requests.hpp"
 #include "server/tokenize_api.hpp"
 
 namespace plinth::server {
@@ -220,23 +221,11 @@ void HttpSession::handle(const Request& req) {
 
 void HttpSession::start_generation(const Request& req, ApiKind kind) {
   ApiRequest api = parse_request(kind, req.body(), state_->engine.host(), state_->limits);
-  std::vector<GenerationRequest> requests;
-  // best_of ranks candidates by their logprobs, so the engine reports them.
-  const bool engine_logprobs = api.logprobs || api.best_of > api.n;
+  std::vector<GenerationRequest> requests = engine_requests(api);
   std::vector<std::string> echo_texts;
-  for (const auto& prompt : api.prompts) {
-    if (api.echo) echo_texts.push_back(state_->engine.host().tokenizer().decode(prompt, true));
-    for (int32_t i = 0; i < api.candidates_per_prompt(); ++i) {
-      GenerationRequest g;
-      g.prompt = prompt;
-      g.params = api.params;
-      if (api.params.seed) g.params.seed = *api.params.seed + static_cast<uint64_t>(i);
-      g.priority = api.priority;
-      g.cache_salt = api.cache_salt;
-      g.speculative = api.speculative;
-      g.logprobs = engine_logprobs;
-      g.share_prompt_with_previous = i > 0;
-      requests.push_back(std::move(g));
+  if (api.echo) {
+    for (const auto& prompt : api.prompts) {
+      echo_texts.push_back(state_->engine.host().tokenizer().decode(prompt, true));
     }
   }
   std::string id = (kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
@@ -259,7 +248,7 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
             self->on_event(generation, index, std::move(ev));
           });
         },
-        engine_logprobs);
+        engine_reports_logprobs(api));
   } catch (const Overloaded& e) {
     builder_.reset();
     if (e.draining()) {
