@@ -22,7 +22,7 @@ typedef struct plinth_kv_info {
 typedef struct plinth_kv_stats {
   uint32_t struct_size;
   uint32_t num_blocks;
-  uint32_t num_used_blocks;   /* blocks with a reference count > 0 */
+  uint32_t num_used_blocks; /* blocks with a reference count > 0 */
   uint32_t num_free_blocks;
   uint64_t num_allocated_slots; /* slots of blocks held by sequences (shared blocks once) */
   uint64_t num_used_slots;      /* of those, slots holding a token */

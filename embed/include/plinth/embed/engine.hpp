@@ -1,10 +1,9 @@
 #pragma once
 // plinth::embed::Engine — one served model, loaded from a manifest, for a program that embeds
-// plinth (CMake: find_package(plinth) and link plinth::engine; docs/server.md, "Embedding"). It owns the
-// model, its tokenizer, the plugin pipeline and the engine thread that runs requests; serve it over
-// HTTP with plinth::embed::Server (plinth/embed/server.hpp, plinth::server).
-// This header needs nothing but the C++ standard library; the host's internals stay inside
-// libplinth.so.
+// plinth (CMake: find_package(plinth) and link plinth::engine; docs/server.md, "Embedding"). It
+// owns the model, its tokenizer, the plugin pipeline and the engine thread that runs requests;
+// serve it over HTTP with plinth::embed::Server (plinth/embed/server.hpp, plinth::server). This
+// header needs nothing but the C++ standard library; the host's internals stay inside libplinth.so.
 
 #include <cstdint>
 #include <filesystem>
