@@ -65,6 +65,15 @@ class PlinthServer:
         if self.proc.poll() is None:
             self.stop()
 
+    def wait_for_stderr(self, predicate, timeout=30):
+        """The captured log lines once `predicate(lines)` holds, or after `timeout` seconds
+        (the server logs a request after its last byte is sent, and the reader thread may lag
+        on a loaded machine, so a test must not read the lines the moment a reply arrives)."""
+        deadline = time.monotonic() + timeout
+        while not predicate(self.stderr_lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.stderr_lines
+
     def metrics_text(self):
         """/metrics as served (Prometheus text format 0.0.4)."""
         with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:

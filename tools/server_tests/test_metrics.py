@@ -150,7 +150,11 @@ class Metrics(unittest.TestCase):
     def test_access_lines(self):
         line = re.compile(r"POST /v1/completions 200 prompt_tokens=(\d+) generation_tokens=(\d+) "
                           r"ttft=\d+\.\d+s latency=\d+\.\d+s")
-        found = [line.search(x) for x in SERVER.stderr_lines]
+        lines = SERVER.wait_for_stderr(lambda ls: (
+            sum(1 for x in ls if line.search(x)) >= 2
+            and any("POST /v1/chat/completions 200" in x for x in ls)
+            and any("GET unmatched 404" in x for x in ls)))
+        found = [line.search(x) for x in lines]
         found = [f for f in found if f]
         self.assertEqual(len(found), 2, "".join(SERVER.stderr_lines[-20:]))
         self.assertEqual(sorted(int(f.group(2)) for f in found), [4, 6])
