@@ -1,7 +1,8 @@
 /* plinth plugin ABI — extension "plinth.cuda_stream/1", offered by CUDA backends through
  * lifecycle.get_extension. It exposes what CUDA Graph capture needs without widening the core
  * backend table: the stream the backend enqueues on, and a forward pass over fixed (static) device
- * buffers that only enqueues work (no host synchronisation, no allocation), so it can be captured. */
+ * buffers that only enqueues work (no host synchronisation, no allocation), so it can be
+ * captured. */
 #ifndef PLINTH_EXT_CUDA_H
 #define PLINTH_EXT_CUDA_H
 

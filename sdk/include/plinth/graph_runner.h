@@ -18,7 +18,8 @@ typedef struct plinth_graph_runner_vtable {
   /* Required. Captures one graph per capture size (decode batches of that many sequences), after
    * the backend's KV cache is allocated. */
   int32_t (*capture)(plinth_instance* inst, plinth_error* err);
-  /* Required. Non-zero when `batch` can be replayed (decode-only, within the largest capture size). */
+  /* Required. Non-zero when `batch` can be replayed (decode-only, at most the largest capture
+   * size). */
   int32_t (*can_run)(plinth_instance* inst, const plinth_batch* batch);
   /* Required. Replays the graph for `batch`; output as plinth_backend_vtable.forward. */
   int32_t (*run)(plinth_instance* inst, const plinth_batch* batch, plinth_forward_output* out,

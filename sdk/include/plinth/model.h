@@ -24,31 +24,31 @@ typedef enum plinth_dtype {
 /* A read-only view of one tensor. */
 typedef struct plinth_tensor_view {
   uint32_t struct_size;
-  const char* name;  /* GGUF tensor name, e.g. "blk.0.attn_q.weight" */
-  int32_t dtype;     /* a plinth_dtype */
-  uint32_t n_dims;   /* 1..4 */
-  uint64_t dims[4];  /* ggml order: dims[0] (ne0) is contiguous; a weight of a linear layer
-                        in -> out has dims {in, out}; unused dims are 1 */
-  const void* data;  /* host memory (the file mapping), nbytes long */
+  const char* name; /* GGUF tensor name, e.g. "blk.0.attn_q.weight" */
+  int32_t dtype;    /* a plinth_dtype */
+  uint32_t n_dims;  /* 1..4 */
+  uint64_t dims[4]; /* ggml order: dims[0] (ne0) is contiguous; a weight of a linear layer
+                       in -> out has dims {in, out}; unused dims are 1 */
+  const void* data; /* host memory (the file mapping), nbytes long */
   uint64_t nbytes;
 } plinth_tensor_view;
 
 /* LLaMA-family hyper-parameters. */
 typedef struct plinth_model_config {
   uint32_t struct_size;
-  const char* architecture;  /* "llama" */
+  const char* architecture; /* "llama" */
   uint32_t n_layers;
-  uint32_t hidden_size;      /* model width, elements */
-  uint32_t n_heads;          /* query heads */
-  uint32_t n_kv_heads;       /* key/value heads (grouped-query attention when < n_heads) */
-  uint32_t head_dim;         /* elements per head */
-  uint32_t ffn_size;         /* SwiGLU intermediate size */
+  uint32_t hidden_size; /* model width, elements */
+  uint32_t n_heads;     /* query heads */
+  uint32_t n_kv_heads;  /* key/value heads (grouped-query attention when < n_heads) */
+  uint32_t head_dim;    /* elements per head */
+  uint32_t ffn_size;    /* SwiGLU intermediate size */
   uint32_t vocab_size;
-  uint32_t context_length;   /* maximum positions, tokens */
-  float rope_theta;          /* RoPE base frequency */
+  uint32_t context_length; /* maximum positions, tokens */
+  float rope_theta;        /* RoPE base frequency */
   float rms_norm_eps;
-  uint32_t rope_neox;        /* 0: rotate adjacent pairs (GGML "normal", LLaMA GGUFs); 1: NeoX halves */
-  uint32_t tied_embeddings;  /* 1: the LM head is token_embd.weight (no output.weight) */
+  uint32_t rope_neox;       /* 0: rotate adjacent pairs (GGML "normal", LLaMA); 1: NeoX halves */
+  uint32_t tied_embeddings; /* 1: the LM head is token_embd.weight (no output.weight) */
 } plinth_model_config;
 
 /* The whole model. Owned by the host; valid, with every pointer inside, until the backend
