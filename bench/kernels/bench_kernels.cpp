@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     else if (a == "--min-time")
       min_time = std::atof(argv[i + 1]);
     else if (a == "--isa")
-      set_active_isa(std::string(argv[i + 1]) == "scalar"   ? Isa::Scalar
+      set_active_isa(std::string(argv[i + 1]) == "scalar" ? Isa::Scalar
                      : std::string(argv[i + 1]) == "avx2" ? Isa::Avx2
                                                           : Isa::Avx512);
     else {

@@ -218,7 +218,8 @@ LlamaWeights bind_llama_weights(const plinth_model_desc& model) {
 
 void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool) {
   if (path != MatmulPath::Float && path != MatmulPath::Int8) return;
-  const auto order = path == MatmulPath::Float ? detail::PanelOrder::Float : detail::PanelOrder::Int8;
+  const auto order =
+      path == MatmulPath::Float ? detail::PanelOrder::Float : detail::PanelOrder::Int8;
   const auto pack = [&](WeightView& v) {
     if (v.type != WeightType::Q8_0 && v.type != WeightType::Q4_0 && v.type != WeightType::Q4_1) {
       return;

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "plinth/model.h"
 #include "matmul.hpp"
+#include "plinth/model.h"
 #include "thread_pool.hpp"
 #include "weight_types.hpp"
 

@@ -44,7 +44,8 @@ TEST(ThreadPool, AlternatingJobSizesNeverRunAChunkTwice) {
       for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
     });
     for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "job " << rep << " n=" << n << " i=" << i;
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1)
+          << "job " << rep << " n=" << n << " i=" << i;
     }
   }
 }
