@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "isa.hpp"
+#include "matmul_choice.hpp"
 
 // The early-exit extension is ABI 1.2; a build against older headers (tests/plugins/abi_compat
 // rebuilds this plugin against the frozen 1.0 ones) offers no extension.
@@ -78,11 +79,18 @@ const plinth_early_exit_ext kEarlyExit = {
 
 }  // namespace
 
-ForwardOptions parse_options(const char* config_json) {
-  ForwardOptions o;
+BackendConfig parse_config(const char* config_json, const CpuFeatures& cpu) {
+  BackendConfig c;
+  ForwardOptions& o = c.forward;
   const unsigned cores = std::thread::hardware_concurrency();
   o.threads = cores > 0 ? static_cast<int>(cores) : 1;
-  if (config_json == nullptr || *config_json == '\0') return o;
+  // "matmul" absent means "auto": the path and the log label resolved here.
+  const MatmulChoice automatic = choose_auto_matmul(cpu);
+  const std::string auto_label =
+      std::string("auto -> ") + matmul_path_name(automatic.path) + " (" + automatic.reason + ")";
+  o.matmul = automatic.path;
+  c.matmul_label = auto_label;
+  if (config_json == nullptr || *config_json == '\0') return c;
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(config_json);
@@ -119,8 +127,12 @@ ForwardOptions parse_options(const char* config_json) {
       }
     } else if (key == "matmul") {
       const std::string d = value.is_string() ? value.get<std::string>() : "";
+      c.matmul_label = d;
       if (d == "auto") {
-        o.matmul = MatmulPath::Auto;
+        o.matmul = automatic.path;
+        c.matmul_label = auto_label;
+      } else if (d == "simd_blas") {
+        o.matmul = MatmulPath::Auto;  // the kernels' per-size choice
       } else if (d == "simd") {
         o.matmul = MatmulPath::Simd;
       } else if (d == "blas") {
@@ -131,15 +143,15 @@ ForwardOptions parse_options(const char* config_json) {
         o.matmul = MatmulPath::Int8;
       } else {
         throw std::invalid_argument("backend_cpu config: matmul = " + value.dump() +
-                                    " must be \"float\", \"int8\", \"simd\", \"blas\" or "
-                                    "\"auto\"");
+                                    " must be \"auto\", \"float\", \"int8\", \"simd\", "
+                                    "\"blas\" or \"simd_blas\"");
       }
     } else {
       throw std::invalid_argument("backend_cpu config: unknown key \"" + key +
                                   "\" (allowed: threads, kv_dtype, max_batch_tokens, matmul)");
     }
   }
-  return o;
+  return c;
 }
 
 MemInfo read_meminfo(const std::string& path) {
@@ -168,22 +180,23 @@ MemInfo read_meminfo(const std::string& path) {
 }
 
 CpuBackend::CpuBackend(const plinth_create_args& args)
+    : CpuBackend(args, parse_config(args.config_json)) {}
+
+CpuBackend::CpuBackend(const plinth_create_args& args, const BackendConfig& config)
     : host_(args.host, args.instance_name != nullptr ? args.instance_name : "backend_cpu"),
-      forward_(require_model(args), parse_options(args.config_json)) {
+      forward_(require_model(args), config.forward) {
   const LlamaShape& s = forward_.shape();
-  host_.info("llama: " + std::to_string(s.n_layers) + " layers, hidden " +
-             std::to_string(s.hidden) + ", heads " + std::to_string(s.n_heads) + "/" +
-             std::to_string(s.n_kv_heads) + ", vocab " + std::to_string(s.vocab) + "; threads " +
-             std::to_string(forward_.options().threads) + ", kv_dtype " +
-             kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
-             std::to_string(forward_.options().max_batch_tokens) + ", matmul " +
-             matmul_path_name(forward_.options().matmul));
+  host_.info(
+      "llama: " + std::to_string(s.n_layers) + " layers, hidden " + std::to_string(s.hidden) +
+      ", heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) + ", vocab " +
+      std::to_string(s.vocab) + "; threads " + std::to_string(forward_.options().threads) +
+      ", kv_dtype " + kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
+      std::to_string(forward_.options().max_batch_tokens) + ", matmul " + config.matmul_label);
   if (forward_.options().matmul == MatmulPath::Int8 &&
       !(cpu_has_avx512_vnni() && active_isa() == Isa::Avx512)) {
     host_.warn(
         "matmul int8: this CPU lacks AVX-512 VNNI, so the int8 path runs its portable kernel "
-        "(same results, an order of magnitude slower); use \"float\" (the default) or \"simd\" "
-        "here");
+        "(same results, an order of magnitude slower); use \"float\" or \"simd\" here");
   }
 }
 

@@ -7,16 +7,25 @@
 #include <vector>
 
 #include "llama_forward.hpp"
+#include "matmul_choice.hpp"
 #include "plinth/backend.h"
 #include "plinth/plugin.hpp"
 
 namespace plinth::cpu {
 
+/// A parsed backend_cpu config: the forward's options and how the matmul path was chosen.
+struct BackendConfig {
+  ForwardOptions forward;    // matmul resolved: "auto" is already Int8 or Float here
+  std::string matmul_label;  // for the start-up log: "auto -> int8 (AVX-512 VNNI)", "float", ...
+};
+
 /// Parses the manifest config (schema in plugin.cpp): {"threads": int >= 1 (default: the number
 /// of cores), "kv_dtype": "f32" | "f16" (default "f32"), "max_batch_tokens": int >= 1 (default
-/// 2048), "matmul": "float" | "simd" | "blas" | "auto" (default "float")}. NULL or "" means {}.
-/// Throws std::invalid_argument naming the key for a wrong value or an unknown key.
-ForwardOptions parse_options(const char* config_json);
+/// 2048), "matmul": "auto" | "float" | "int8" | "simd" | "blas" | "simd_blas" (default "auto",
+/// resolved for `cpu` by choose_auto_matmul; "simd_blas" is the kernels' MatmulPath::Auto)}.
+/// NULL or "" means {}. Throws std::invalid_argument naming the key for a wrong value or an
+/// unknown key.
+BackendConfig parse_config(const char* config_json, const CpuFeatures& cpu = CpuFeatures::detect());
 
 /// Bytes of MemTotal and MemAvailable in /proc/meminfo ("MemAvailable: N kB"). Throws
 /// std::runtime_error when the file or a field is missing.
@@ -53,6 +62,8 @@ class CpuBackend {
   LlamaForward& model() { return forward_; }
 
  private:
+  CpuBackend(const plinth_create_args& args, const BackendConfig& config);
+
   std::vector<int32_t> argmax_;  // [num_logits] ids of the last argmax_only forward (ABI 1.3)
   sdk::Host host_;
   LlamaForward forward_;

@@ -14,8 +14,8 @@ constexpr const char* kSchema = R"json({
                  "description": "element type of the KV cache"},
     "max_batch_tokens": {"type": "integer", "minimum": 1, "default": 2048,
                          "description": "largest num_tokens of one forward; sizes the activation scratch"},
-    "matmul": {"type": "string", "enum": ["float", "int8", "simd", "blas", "auto"], "default": "float",
-               "description": "float (default): f32 activations, batch-invariant and f32-accurate (greedy output equals the float reference); int8: int8-quantized activations (llama.cpp scheme) with AVX-512 VNNI integer dot products over weights packed at load, batch-invariant, the fastest for batches on VNNI CPUs, logits ~1 away from the float reference; simd: int8-quantized activations (llama.cpp scheme), batch-invariant, faster decode but logits ~1 away from the float reference; blas: weights dequantized to f32 + sgemm (f32-accurate, slow decode); auto: the kernels' per-size choice (logits depend on chunking)"}
+    "matmul": {"type": "string", "enum": ["auto", "float", "int8", "simd", "blas", "simd_blas"], "default": "auto",
+               "description": "auto (default): int8 where the CPU runs the int8 path with a vector kernel (AVX-512 VNNI, AVX-VNNI or AVX2), float elsewhere; the start-up log names the choice and why. float: f32 activations, batch-invariant and f32-accurate (greedy output equals the float reference); int8: int8-quantized activations (llama.cpp scheme) with integer dot products over weights packed at load, batch-invariant, the fastest path on VNNI CPUs, logits ~1 away from the float reference; simd: int8-quantized activations (llama.cpp scheme), batch-invariant, logits ~1 away from the float reference; blas: weights dequantized to f32 + sgemm (f32-accurate, slow decode); simd_blas: the kernels' per-size choice between simd and blas (logits depend on chunking)"}
   }
 })json";
 

@@ -69,7 +69,7 @@ TEST(BackendCpuCreate, ValidatesItsConfig) {
           .first,
       PLINTH_OK);
   EXPECT_EQ(try_create(lib, &m.desc(), nullptr).first, PLINTH_OK);
-  for (const char* path : {"simd", "float", "int8", "blas", "auto"}) {
+  for (const char* path : {"auto", "float", "int8", "simd", "blas", "simd_blas"}) {
     const std::string c = std::string(R"({"matmul": ")") + path + "\"}";
     EXPECT_EQ(try_create(lib, &m.desc(), c.c_str()).first, PLINTH_OK) << c;
   }
