@@ -293,15 +293,15 @@ Stat stat_from(const json& j) {
   return s;
 }
 
-/// The backend's "matmul" config of `o.manifest` ("float" when absent, the plugin's default).
+/// The backend's "matmul" config of `o.manifest` ("auto" when absent, the plugin's default).
 std::string manifest_matmul(const Options& o) {
   const json doc = json::parse(read_file(fs::absolute(o.manifest)));
   for (const json& plugin : doc.at("plugins")) {
     if (plugin.value("kind", "") == "backend" && plugin.contains("config")) {
-      return plugin["config"].value("matmul", "float");
+      return plugin["config"].value("matmul", "auto");
     }
   }
-  return "float";
+  return "auto";
 }
 
 /// Each figure as a fraction of its roofline bound, plinth and llama.cpp (whose matmuls quantize

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "cpu_info.hpp"
+
 namespace plinth::roofline {
 namespace {
 
@@ -21,6 +23,7 @@ bool has_level(const Bounds& b, const std::string& where) {
 }  // namespace
 
 bool matmul_is_int8(const std::string& matmul) {
+  if (matmul == "auto") return cpu_info().int8_isa != Isa::Scalar;  // backend_cpu's choice
   return matmul == "int8" || matmul == "simd";
 }
 

@@ -10,7 +10,9 @@
 namespace plinth::roofline {
 
 /// Which compute peak bounds a backend_cpu matmul path: "int8" and "simd" quantize activations to
-/// int8 (int8 dot-product peak); every other path multiplies in f32 (FMA peak).
+/// int8 (int8 dot-product peak), as "auto" does where this CPU has AVX2 (backend_cpu's
+/// matmul_choice.hpp: int8 with AVX2, AVX-VNNI or AVX-512 VNNI); every other path multiplies in
+/// f32 (FMA peak).
 bool matmul_is_int8(const std::string& matmul);
 
 /// The shape of a bench's measurements.

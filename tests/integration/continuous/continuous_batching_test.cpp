@@ -1,8 +1,9 @@
 // Continuous batching on the real model (SmolLM2-135M, backend_cpu) at temperature 0: 64 prompts
 // of mixed lengths (5..300 tokens; slices of a fixed English text, some through the chat
 // template) give the same token ids run one by one, all in one continuous batch, and with a KV
-// pool so small that the scheduler preempts and recomputes (asserted) — with the backend's default
-// float path (f32 KV) and with the pipeline of manifests/cpu_fast.json (int8 matmul, f16 KV).
+// pool so small that the scheduler preempts and recomputes (asserted) — with the float reference
+// path (manifests/cpu_float.json: float matmul, f32 KV) and with the default pipeline of
+// manifests/cpu.json (matmul auto: int8 where the CPU has AVX2 or VNNI; f16 KV).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -194,9 +195,9 @@ TEST_P(ContinuousBatching, SameIdsAloneBatchedAndPreempted) {
 
 INSTANTIATE_TEST_SUITE_P(
     Backends, ContinuousBatching,
-    ::testing::Values(Backend{"float", R"({"threads": 2})"},
-                      Backend{"int8_f16kv",
-                              R"({"threads": 2, "matmul": "int8", "kv_dtype": "f16"})"}),
+    ::testing::Values(Backend{"float", R"({"threads": 2, "matmul": "float", "kv_dtype": "f32"})"},
+                      Backend{"default_auto_f16kv",
+                              R"({"threads": 2, "matmul": "auto", "kv_dtype": "f16"})"}),
     [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The engine's graph-runner path on the real model (SmolLM2-135M, backend_cpu's float path) at
+// The engine's graph-runner path on the real model (SmolLM2-135M, backend_cpu's default path) at
 // temperature 0, without a GPU: EngineHost loads a manifest whose backend is backend_cpu offering
 // plinth.cuda_stream/1 on the host (host_cuda_backend.cpp) and whose graph_runner is cuda_graph's
 // GraphRunner over a host-emulated stream (host_graph_runner.cpp). Decode batches of 1, 3, 13,

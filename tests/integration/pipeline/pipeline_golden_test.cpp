@@ -39,12 +39,14 @@ std::vector<GoldenPrompt> load_golden() {
 }
 
 // A manifest in a temp folder: the plugins resolve through the build tree's plugin folder.
+// backend_cpu runs the float reference path (manifests/cpu_float.json's config), whose greedy ids
+// equal the NumPy reference's.
 fs::path write_manifest(const std::string& name, const std::string& kv_config) {
   fs::path dir = fs::temp_directory_path() / "plinth_pipeline_golden";
   fs::create_directories(dir);
   fs::path file = dir / (name + ".json");
   std::ofstream(file) << R"({"model": ")" << kModel.string() << R"(", "plugins": [
-    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2}},
+    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2, "matmul": "float", "kv_dtype": "f32"}},
     {"kind": "kv_cache", "library": "kv_paged", "config": )"
                       << kv_config << R"(},
     {"kind": "scheduler", "library": "scheduler_continuous", "config": {"max_num_batched_tokens": 256}}]})";

@@ -1,4 +1,4 @@
-// Prefix caching on the real model (SmolLM2-135M, backend_cpu with manifests/cpu_fast.json's
+// Prefix caching on the real model (SmolLM2-135M, backend_cpu with manifests/cpu.json's
 // numerics): the token ids at temperature 0 are the same with prefix_radix loaded and without it
 //  - for 300 chat requests that share three long system prompts, all queued at once, on a KV pool
 //    so small that the cache evicts and the scheduler preempts (both asserted), under the fcfs
@@ -57,7 +57,7 @@ fs::path write_manifest(const std::string& name, bool prefix, const char* policy
   std::ofstream out(file);
   out << R"({"model": ")" << kModel.string() << R"(", "plugins": [
     {"kind": "backend", "library": "backend_cpu",
-     "config": {"threads": 2, "matmul": "int8", "kv_dtype": "f16"}},
+     "config": {"threads": 2, "matmul": "auto", "kv_dtype": "f16"}},
     {"kind": "kv_cache", "library": "kv_paged", "config": {"block_size": 16, "num_blocks": 32}},)";
   if (prefix) out << R"({"kind": "prefix_cache", "library": "prefix_radix"},)";
   out << R"({"kind": "scheduler", "library": "scheduler_continuous",

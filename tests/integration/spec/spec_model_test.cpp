@@ -1,4 +1,4 @@
-// Speculative decoding on the real model (SmolLM2-135M, backend_cpu with manifests/cpu_fast.json's
+// Speculative decoding on the real model (SmolLM2-135M, backend_cpu with manifests/cpu.json's
 // numerics), for each method of spec_decode (ngram, layer_skip, draft with a 8-layer cut of the
 // target made by `plinth draft-model`):
 //  - temperature 0: the token ids and finish reasons of 64 chat prompts (half input-grounded
@@ -32,7 +32,7 @@ const fs::path kDraft = fs::path(PLINTH_BUILD_DIR) / "models/SmolLM2-135M-Instru
 
 const char* const kBackend =
     R"({"kind": "backend", "library": "backend_cpu",
-        "config": {"threads": 2, "matmul": "int8", "kv_dtype": "f16"}})";
+        "config": {"threads": 2, "matmul": "auto", "kv_dtype": "f16"}})";
 
 // `spec`: the speculator's config ("" = none); `draft`: add the draft backend.
 fs::path write_manifest(const std::string& name, const std::string& spec, bool draft,
@@ -46,7 +46,7 @@ fs::path write_manifest(const std::string& name, const std::string& spec, bool d
     out << R"({"kind": "backend", "name": "draft", "role": "draft", "library": "backend_cpu",
                "model": ")"
         << kDraft.string()
-        << R"(", "config": {"threads": 2, "matmul": "int8", "kv_dtype": "f16"}},)";
+        << R"(", "config": {"threads": 2, "matmul": "auto", "kv_dtype": "f16"}},)";
   }
   out << R"({"kind": "kv_cache", "library": "kv_paged", "config": {"block_size": 16)";
   if (num_blocks > 0) out << R"(, "num_blocks": )" << num_blocks;

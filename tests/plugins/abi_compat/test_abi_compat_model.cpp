@@ -1,6 +1,7 @@
 // ABI 1.0 compatibility on the real model (SmolLM2-135M, greedy): a pipeline made only of plugins
 // built against the released 1.0 headers (backend_cpu, kv_paged, the example scheduler_fcfs) gives
-// the same token ids as the in-tree pipeline of manifests/cpu.json; and the 1.0 prefix cache
+// the same token ids as the in-tree pipeline of manifests/cpu_float.json (both on backend_cpu's
+// float path with f32 KV, whatever int8 kernel this CPU has); and the 1.0 prefix cache
 // prefix_exact wired with the current scheduler_continuous loads, runs, and is asked to match.
 #include <gtest/gtest.h>
 
@@ -102,7 +103,7 @@ TEST_F(Abi10Model, PipelineOfAbi10PluginsGivesTheInTreeGreedyIds) {
   std::vector<std::vector<int32_t>> ps, expected;
   {
     EngineHost::Options o;
-    o.manifest = fs::path(PLINTH_SOURCE_DIR) / "manifests/cpu.json";
+    o.manifest = fs::path(PLINTH_SOURCE_DIR) / "manifests/cpu_float.json";
     auto host = EngineHost::load(o, context_);
     for (const PipelinePlugin& p : host->pipeline().plugins()) {
       EXPECT_EQ(p.library->descriptor().abi_minor, PLINTH_ABI_MINOR) << p.library->describe();
@@ -111,13 +112,15 @@ TEST_F(Abi10Model, PipelineOfAbi10PluginsGivesTheInTreeGreedyIds) {
     expected = run_alone(host->engine(), ps);
   }
   EngineHost::Options o;
-  o.manifest = write_manifest("abi_1_0_only", R"([
+  o.manifest =
+      write_manifest("abi_1_0_only", R"([
     {"kind": "backend", "library": ")" + abi10("backend_cpu") +
-                                                  R"(", "config": {"threads": 2}},
+                                         R"(", "config": {"threads": 2, "matmul": "float"}},
     {"kind": "kv_cache", "library": ")" + abi10("kv_paged") +
-                                                  R"(", "config": {"block_size": 16}},
-    {"kind": "scheduler", "library": ")" + abi10("scheduler_fcfs") +
-                                                  R"(", "config": {"max_num_seqs": 8}}])");
+                                         R"(", "config": {"block_size": 16}},
+    {"kind": "scheduler", "library": ")" +
+                                         abi10("scheduler_fcfs") +
+                                         R"(", "config": {"max_num_seqs": 8}}])");
   auto host = EngineHost::load(o, context_);
   ASSERT_EQ(host->pipeline().plugins().size(), 3u);
   for (const PipelinePlugin& p : host->pipeline().plugins()) {
