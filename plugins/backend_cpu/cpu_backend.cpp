@@ -192,11 +192,16 @@ CpuBackend::CpuBackend(const plinth_create_args& args, const BackendConfig& conf
       std::to_string(s.vocab) + "; threads " + std::to_string(forward_.options().threads) +
       ", kv_dtype " + kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
       std::to_string(forward_.options().max_batch_tokens) + ", matmul " + config.matmul_label);
-  if (forward_.options().matmul == MatmulPath::Int8 &&
-      !(cpu_has_avx512_vnni() && active_isa() == Isa::Avx512)) {
-    host_.warn(
-        "matmul int8: this CPU lacks AVX-512 VNNI, so the int8 path runs its portable kernel "
-        "(same results, an order of magnitude slower); use \"float\" or \"simd\" here");
+  if (forward_.options().matmul == MatmulPath::Int8) {
+    const Int8Kernel k = int8_kernel();
+    if (k == Int8Kernel::Scalar) {
+      host_.warn(
+          "matmul int8: kernel scalar (this CPU lacks AVX2, or PLINTH_INT8_KERNEL chose it): the "
+          "int8 path runs its portable kernel (same results, an order of magnitude slower); use "
+          "\"float\" here");
+    } else {
+      host_.info(std::string("matmul int8: kernel ") + int8_kernel_name(k));
+    }
   }
 }
 

@@ -1,6 +1,9 @@
 #include "isa.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +39,33 @@ bool cpu_has_vnni() {
 #endif
 }
 
+bool cpu_has_avxvnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  return cpu_has_avx2() && __builtin_cpu_supports("avxvnni");
+#else
+  return false;
+#endif
+}
+
+// The initial limit: best_int8_kernel(), or the kernel PLINTH_INT8_KERNEL names (scalar, avx2,
+// avx-vnni, avx512-vnni) for benchmarks; another value is ignored, and one above what the CPU
+// has still runs the best kernel below it (int8_kernel()).
+Int8Kernel initial_int8_limit() {
+  const char* env = std::getenv("PLINTH_INT8_KERNEL");
+  if (env != nullptr) {
+    for (Int8Kernel k :
+         {Int8Kernel::Scalar, Int8Kernel::Avx2, Int8Kernel::AvxVnni, Int8Kernel::Avx512Vnni}) {
+      if (std::strcmp(env, int8_kernel_name(k)) == 0) return k;
+    }
+  }
+  return best_int8_kernel();
+}
+
+std::atomic<Int8Kernel>& int8_limit() {
+  static std::atomic<Int8Kernel> k{initial_int8_limit()};
+  return k;
+}
+
 std::atomic<Isa>& active() {
   static std::atomic<Isa> isa{best_isa()};
   return isa;
@@ -58,6 +88,65 @@ const char* isa_name(Isa isa) {
 bool cpu_has_avx512_vnni() {
   static const bool has = cpu_has_vnni();
   return has;
+}
+
+const char* int8_kernel_name(Int8Kernel k) {
+  switch (k) {
+    case Int8Kernel::Avx512Vnni:
+      return "avx512-vnni";
+    case Int8Kernel::AvxVnni:
+      return "avx-vnni";
+    case Int8Kernel::Avx2:
+      return "avx2";
+    case Int8Kernel::Scalar:
+      break;
+  }
+  return "scalar";
+}
+
+bool int8_kernel_supported(Int8Kernel k) {
+  static const bool avx2 = cpu_has_avx2(), avxvnni = cpu_has_avxvnni();
+  switch (k) {
+    case Int8Kernel::Avx512Vnni:
+      return cpu_has_avx512_vnni();
+    case Int8Kernel::AvxVnni:
+      return avxvnni;
+    case Int8Kernel::Avx2:
+      return avx2;
+    case Int8Kernel::Scalar:
+      break;
+  }
+  return true;
+}
+
+Int8Kernel best_int8_kernel() {
+  static const Int8Kernel best = [] {
+    for (Int8Kernel k : {Int8Kernel::Avx512Vnni, Int8Kernel::AvxVnni, Int8Kernel::Avx2}) {
+      if (int8_kernel_supported(k)) return k;
+    }
+    return Int8Kernel::Scalar;
+  }();
+  return best;
+}
+
+Int8Kernel int8_kernel() {
+  const Isa isa = active_isa();
+  const Int8Kernel cap = isa == Isa::Avx512 ? Int8Kernel::Avx512Vnni
+                         : isa == Isa::Avx2 ? Int8Kernel::AvxVnni
+                                            : Int8Kernel::Scalar;
+  const Int8Kernel limit = int8_limit().load(std::memory_order_relaxed);
+  int k = std::min(static_cast<int>(cap), static_cast<int>(limit));
+  while (k > 0 && !int8_kernel_supported(static_cast<Int8Kernel>(k))) --k;
+  return static_cast<Int8Kernel>(k);
+}
+
+void set_int8_kernel(Int8Kernel k) {
+  if (!int8_kernel_supported(k)) {
+    throw std::invalid_argument(
+        std::string("set_int8_kernel(") + int8_kernel_name(k) + "): this CPU lacks it (best: " +
+        int8_kernel_name(best_int8_kernel()) + "); use Int8Kernel::Scalar or best_int8_kernel()");
+  }
+  int8_limit().store(k, std::memory_order_relaxed);
 }
 
 Isa best_isa() {

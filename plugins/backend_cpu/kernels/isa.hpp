@@ -17,6 +17,29 @@ inline bool has_avx2(Isa isa) {
 /// needs on top of `Isa::Avx512` (checked once).
 bool cpu_has_avx512_vnni();
 
+/// The Int8 path's kernels (matmul_int8.hpp), each faster than the one before; all give the same
+/// bits. `Avx2`: vpmaddubsw + vpmaddwd (AVX2 + FMA + F16C); `AvxVnni`: the VEX-encoded 256-bit
+/// vpdpbusd (AVX-VNNI, e.g. Alder Lake, Zen 5); `Avx512Vnni`: AVX-512F + BW + VNNI; `Scalar`: any
+/// CPU.
+enum class Int8Kernel { Scalar, Avx2, AvxVnni, Avx512Vnni };
+
+/// "scalar" / "avx2" / "avx-vnni" / "avx512-vnni".
+const char* int8_kernel_name(Int8Kernel k);
+/// True when this CPU has the instructions of `k` (checked once).
+bool int8_kernel_supported(Int8Kernel k);
+/// The fastest Int8 kernel this CPU runs.
+Int8Kernel best_int8_kernel();
+/// The Int8 kernel every int8 matmul call uses now: the fastest one this CPU supports that is
+/// neither above the limit set_int8_kernel() set (initially best_int8_kernel(), or the kernel the
+/// environment variable PLINTH_INT8_KERNEL names, read once, for benchmarks) nor above what
+/// active_isa() allows (Scalar: scalar; Avx2: up to AvxVnni, which needs no AVX-512; Avx512: any),
+/// so forcing `Isa::Scalar` also forces the scalar Int8 kernel.
+Int8Kernel int8_kernel();
+/// Sets the limit above (tests force each lower kernel to compare it with the others). Throws
+/// std::invalid_argument when this CPU lacks `k`. Not to be called while kernels run on other
+/// threads.
+void set_int8_kernel(Int8Kernel k);
+
 /// "scalar" / "avx2" / "avx512".
 const char* isa_name(Isa isa);
 /// The best family this CPU supports (checked once with __builtin_cpu_supports).

@@ -90,10 +90,14 @@ void run_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1);
 void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1);
 void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1);
 
-/// The Int8 path over PanelOrder::Int8 panels (matmul_int8.hpp): kernels_int8_scalar.cpp (any
-/// CPU) and kernels_int8_vnni.cpp (AVX-512F + BW + VNNI: call only where cpu_has_avx512_vnni()).
-/// Same bits: every output follows the one formula of matmul_int8.hpp.
+/// The Int8 path over PanelOrder::Int8 panels (matmul_int8.hpp), one per Int8Kernel (isa.hpp):
+/// kernels_int8_scalar.cpp (any CPU), kernels_int8_avx2.cpp (AVX2 + FMA + F16C),
+/// kernels_int8_avxvnni.cpp (also AVX-VNNI) and kernels_int8_vnni.cpp (AVX-512F + BW + VNNI); call
+/// each only where int8_kernel_supported() says so. Same bits: every output follows the one
+/// formula of matmul_int8.hpp.
 void run_int8_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1);
+void run_int8_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1);
+void run_int8_panels_avxvnni(const PanelJob& job, int64_t p0, int64_t p1);
 void run_int8_panels_vnni(const PanelJob& job, int64_t p0, int64_t p1);
 
 const KernelTable& scalar_kernels();

@@ -46,9 +46,20 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   }
   PanelJob job{w.type, panels, nb, nb * panel_block_bytes(w.type), w.rows, nullptr, nullptr, 0,
                n,      y,      xq, offset ? qsum : nullptr};
-  const PanelRunFn run = active_isa() == Isa::Avx512 && cpu_has_avx512_vnni()
-                             ? run_int8_panels_vnni
-                             : run_int8_panels_scalar;
+  PanelRunFn run = run_int8_panels_scalar;
+  switch (int8_kernel()) {
+    case Int8Kernel::Avx512Vnni:
+      run = run_int8_panels_vnni;
+      break;
+    case Int8Kernel::AvxVnni:
+      run = run_int8_panels_avxvnni;
+      break;
+    case Int8Kernel::Avx2:
+      run = run_int8_panels_avx2;
+      break;
+    case Int8Kernel::Scalar:
+      break;
+  }
   run_panels_parallel(job, run, pool);
 }
 

@@ -17,7 +17,9 @@
 //   y = A
 //
 // |P| ≤ 32·255·127 < 2²⁴, so float(P) is exact, and the integer part has no order: the scalar
-// kernel (int32 loops, std::fma) and the AVX-512 VNNI kernel (vpdpbusd) give the same bits.
+// kernel (int32 loops, std::fma), the AVX2 one (vpmaddubsw + vpmaddwd, operands chosen so that no
+// int16 sum saturates: kernels_int8_avx2.cpp), the AVX-VNNI one (256-bit vpdpbusd) and the AVX-512
+// VNNI one (vpdpbusd) give the same bits (isa.hpp's int8_kernel() picks one per CPU).
 // Error: the activation rounding of the Simd path (|Δx| ≤ dx_b/2 per element; its bound in
 // README.md holds unchanged) plus ≤ 3 f32 roundings per block in A.
 #pragma once
@@ -31,7 +33,8 @@ namespace plinth::cpu::detail {
 
 /// y[n, w.rows] = x[n, w.cols] · Wᵀ for Q8_0, Q4_0, Q4_1 weights by the formula above. Reads
 /// w.int8_panels, or packs per call when it is null. Panels (16 output rows) are split across
-/// `pool`; the VNNI tile holds up to 5 activation rows × 2 panels (2 × 4 when n ≤ 2).
+/// `pool`; the AVX-512 VNNI tile holds up to 5 activation rows × 2 panels (2 × 4 when n ≤ 2), the
+/// 256-bit ones 2 × 1 (1–2 × 2 when n ≤ 2).
 void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
 }  // namespace plinth::cpu::detail

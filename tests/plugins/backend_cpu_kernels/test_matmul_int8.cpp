@@ -1,4 +1,5 @@
-// MatmulPath::Int8 (matmul_int8.hpp): the scalar and AVX-512 VNNI kernels give the same bits, rows
+// MatmulPath::Int8 (matmul_int8.hpp): the scalar, AVX2, AVX-VNNI and AVX-512 VNNI kernels give the
+// same bits (also on extreme operands that would saturate vpmaddubsw), rows
 // are bit-identical for any batch, offset and thread count (docs/architecture.md,
 // 'Batch invariance'), weights packed once equal weights packed per call, and the result equals
 // the Simd path's activation quantization applied exactly (float64 over the same int8
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -31,67 +33,192 @@ std::vector<float> normal_rows(int64_t n, int64_t cols, std::mt19937& rng) {
   return x;
 }
 
-// Isa::Avx512 runs the VNNI kernel only where the CPU has VNNI; say which one a test compared.
-std::string vector_kernel() {
-  return cpu_has_avx512_vnni() ? "vnni" : "scalar (CPU lacks AVX-512 VNNI)";
+// Forces an Int8 kernel (isa.hpp) for one scope, the ISA left at the best one.
+class Int8KernelScope {
+ public:
+  explicit Int8KernelScope(Int8Kernel k) { set_int8_kernel(k); }
+  ~Int8KernelScope() { set_int8_kernel(best_int8_kernel()); }
+  Int8KernelScope(const Int8KernelScope&) = delete;
+  Int8KernelScope& operator=(const Int8KernelScope&) = delete;
+};
+
+// The vector Int8 kernels this CPU runs (each is compared with the scalar one).
+std::vector<Int8Kernel> vector_kernels() {
+  std::vector<Int8Kernel> ks;
+  for (Int8Kernel k : {Int8Kernel::Avx2, Int8Kernel::AvxVnni, Int8Kernel::Avx512Vnni}) {
+    if (int8_kernel_supported(k)) ks.push_back(k);
+  }
+  return ks;
 }
 
-// The scalar and the VNNI kernel: same bits for every tile shape (n = 1, 2: wide tiles; 3, 5: one
-// tile; 7, 9, 11: two or three near-equal tiles of at most 5 rows), a partial last panel (61 and
-// 600 rows) and both panel groupings of run_panels_parallel (61 rows: groups of 2 panels; 600
-// rows, 38 panels: groups of 4), at the model's two row lengths.
-TEST(MatmulInt8IsaAgreement, ScalarAndVnniGiveTheSameBits) {
-  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "CPU lacks AVX-512";
+// y[n, rows] by the Int8 path with kernel k (Scalar also forces the scalar ISA).
+std::vector<float> int8_matmul(Int8Kernel k, const WeightView& view, const std::vector<float>& x,
+                               int64_t n, ThreadPool& pool) {
+  std::vector<float> y(static_cast<size_t>(n * view.rows), NAN);
+  Int8KernelScope scope(k);
+  EXPECT_EQ(k, int8_kernel());
+  matmul(view, x.data(), n, y.data(), pool, MatmulPath::Int8);
+  return y;
+}
+
+TEST(MatmulInt8Dispatch, ForcingAKernelAndTheIsaSelectsIt) {
+  EXPECT_STREQ("avx-vnni", int8_kernel_name(Int8Kernel::AvxVnni));
+  if (std::getenv("PLINTH_INT8_KERNEL") == nullptr) {
+    EXPECT_EQ(best_int8_kernel(), int8_kernel());
+  }
+  {
+    IsaScope scope(Isa::Scalar);
+    EXPECT_EQ(Int8Kernel::Scalar, int8_kernel());
+  }
+  if (isa_available(Isa::Avx2)) {
+    IsaScope scope(Isa::Avx2);  // no AVX-512 kernel under Isa::Avx2
+    EXPECT_NE(Int8Kernel::Avx512Vnni, int8_kernel());
+    EXPECT_TRUE(int8_kernel_supported(int8_kernel()));
+  }
+  for (Int8Kernel k : vector_kernels()) {
+    Int8KernelScope scope(k);
+    EXPECT_EQ(k, int8_kernel()) << int8_kernel_name(k);
+  }
+  if (!int8_kernel_supported(Int8Kernel::Avx512Vnni)) {
+    EXPECT_THROW(set_int8_kernel(Int8Kernel::Avx512Vnni), std::invalid_argument);
+  }
+}
+
+// Every vector kernel gives the scalar kernel's bits for every tile shape (n = 1 .. 6 covers
+// every tile of up to 5 rows and one more; 7, 9, 11: two or three near-equal tiles), a partial
+// last panel (61 and 600 rows) and both panel groupings of run_panels_parallel (61 rows: groups
+// of 2 panels; 600 rows, 38 panels: groups of 4), at odd block counts (1, 3, 5 blocks of 32) and
+// the model's two row lengths.
+TEST(MatmulInt8KernelAgreement, EveryKernelGivesTheScalarBits) {
+  const auto kernels = vector_kernels();
+  if (kernels.empty()) GTEST_SKIP() << "CPU has no vector Int8 kernel (no AVX2)";
   ThreadPool pool(2);
   std::mt19937 rng(31);
   for (int64_t rows : {61, 600}) {
-    for (int64_t cols : {576, 1536}) {
+    for (int64_t cols : {32, 96, 160, 576, 1536}) {
+      if (rows == 600 && cols < 576) continue;
       for (WeightType t : kQuantTypes) {
         const auto raw = random_weights(t, rows, cols, rng);
         const WeightView view{t, raw.data(), rows, cols};
-        for (int64_t n : {1, 2, 3, 5, 7, 9, 11}) {
+        for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 9, 11}) {
           const auto x = normal_rows(n, cols, rng);
-          std::vector<float> ref(static_cast<size_t>(n * rows), NAN), y(ref.size(), NAN);
-          {
-            IsaScope scope(Isa::Scalar);
-            matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Int8);
+          const auto ref = int8_matmul(Int8Kernel::Scalar, view, x, n, pool);
+          for (Int8Kernel k : kernels) {
+            const auto y = int8_matmul(k, view, x, n, pool);
+            ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
+                << int8_kernel_name(k) << " vs scalar, " << weight_type_name(t) << " rows=" << rows
+                << " cols=" << cols << " n=" << n;
           }
-          {
-            IsaScope scope(Isa::Avx512);
-            matmul(view, x.data(), n, y.data(), pool, MatmulPath::Int8);
-          }
-          ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
-              << vector_kernel() << " vs scalar, " << weight_type_name(t) << " rows=" << rows
-              << " cols=" << cols << " n=" << n;
         }
       }
     }
   }
 }
 
+// Extreme operands, where vpmaddubsw would saturate with the wrong operand choice (Q8_0 stored as
+// q + 128 = 255 times qx = 127 gives an int16 pair sum of 64770): weights all +127, all −128,
+// alternating, or random among the extremes (Q4: nibbles 0 / 15), against activations that all
+// quantize to ±127 (equal magnitudes: all +, all −, alternating, random signs). Every kernel
+// equals the scalar one bit for bit, and the scalar one equals float64 over the same int8 values.
+TEST(MatmulInt8KernelAgreement, ExtremeValuesGiveTheScalarBits) {
+  ThreadPool pool(2);
+  std::mt19937 rng(53);
+  std::uniform_int_distribution<int> coin(0, 1);
+  const int64_t rows = 40, cols = 256, nb = cols / 32, n = 6;
+  for (WeightType t : kQuantTypes) {
+    auto raw = random_weights(t, rows, cols, rng);  // sane f16 scales; quants replaced below
+    const int64_t bb = block_bytes(t);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* blk = raw.data() + (r * nb + b) * bb;
+        const int64_t off = t == WeightType::Q8_0 ? 2 : (t == WeightType::Q4_1 ? 4 : 2);
+        const int64_t nq = t == WeightType::Q8_0 ? 32 : 16;
+        const uint8_t hi = t == WeightType::Q8_0 ? 0x7f : 0xff;  // +127 / nibbles 15, 15
+        const uint8_t lo = t == WeightType::Q8_0 ? 0x80 : 0x00;  // −128 / nibbles 0, 0
+        for (int64_t q = 0; q < nq; ++q) {
+          const int mode = static_cast<int>(r % 4);
+          const bool high = mode == 0 || (mode == 2 && q % 2 == 0) || (mode == 3 && coin(rng));
+          uint8_t v = high ? hi : lo;
+          if (t != WeightType::Q8_0 && mode == 3) v = static_cast<uint8_t>(coin(rng) ? 0xf0 : 0x0f);
+          blk[off + q] = v;
+        }
+      }
+    }
+    std::vector<float> x(static_cast<size_t>(n * cols));
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const int mode = static_cast<int>(i % 4);
+        const bool neg = mode == 1 || (mode == 2 && c % 2 == 1) || (mode == 3 && coin(rng));
+        x[i * cols + c] = neg ? -0.75f : 0.75f;
+      }
+    }
+    const WeightView view{t, raw.data(), rows, cols};
+    const auto ref = int8_matmul(Int8Kernel::Scalar, view, x, n, pool);
+    for (Int8Kernel k : vector_kernels()) {
+      const auto y = int8_matmul(k, view, x, n, pool);
+      ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
+          << int8_kernel_name(k) << " vs scalar, " << weight_type_name(t);
+    }
+    // The oracle itself: every activation is ±127·d_x exactly, so float64 over the dequantized
+    // weights gives y within the f32 roundings of the formula.
+    std::vector<BlockQ8A> xq(static_cast<size_t>(n * nb));
+    std::vector<float> wdeq(static_cast<size_t>(rows * cols));
+    dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
+    for (int64_t i = 0; i < n; ++i) {
+      detail::scalar_kernels().quantize_row_q8a(x.data() + i * cols, cols, xq.data() + i * nb);
+      for (int64_t j = 0; j < cols; ++j) {
+        ASSERT_EQ(127, std::abs(xq[static_cast<size_t>(i * nb + j / 32)].qs[j % 32]));
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        double sum = 0.0, abs_sum = 0.0;
+        for (int64_t j = 0; j < cols; ++j) {
+          const BlockQ8A& blk = xq[static_cast<size_t>(i * nb + j / 32)];
+          const double xhat = static_cast<double>(blk.d) * blk.qs[j % 32];
+          sum += wdeq[r * cols + j] * xhat;
+          abs_sum += std::fabs(wdeq[r * cols + j] * xhat);
+        }
+        ASSERT_LE(std::fabs(ref[i * rows + r] - sum),
+                  8.0 * nb * std::ldexp(1.0, -24) * abs_sum + 1e-30)
+            << weight_type_name(t) << " y[" << i << ", " << r << "]";
+      }
+    }
+  }
+}
+
 // docs/architecture.md, 'Batch invariance': a row's result is bit-identical alone or in any batch,
-// at any position, on 1 or 2 threads, on every ISA.
+// at any position, on 1 or 2 threads, on every ISA and with every Int8 kernel.
 TEST(MatmulInt8BatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) {
   std::mt19937 rng(37);
   const int64_t rows = 37, cols = 576, total = 512;
   ThreadPool one(1), two(2);
   const auto x = normal_rows(total, cols, rng);
+  std::vector<Int8Kernel> kernels = vector_kernels();
+  kernels.insert(kernels.begin(), Int8Kernel::Scalar);
   for (Isa isa : all_isas()) {
     if (!isa_available(isa)) continue;
     IsaScope scope(isa);
-    for (WeightType t : kQuantTypes) {
-      const auto raw = random_weights(t, rows, cols, rng);
-      const WeightView view{t, raw.data(), rows, cols};
-      std::vector<float> ref(static_cast<size_t>(total * rows));
-      matmul(view, x.data(), total, ref.data(), two, MatmulPath::Int8);
-      for (int64_t n : {1, 3, 5, 9, 16, 65, 512}) {
-        for (ThreadPool* pool : {&one, &two}) {
-          const int64_t off = (n * 7 + 1) % (total - n + 1);
-          std::vector<float> y(static_cast<size_t>(n * rows));
-          matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Int8);
-          ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
-              << isa_name(isa) << " " << weight_type_name(t) << " n=" << n << " offset " << off
-              << " threads " << pool->size();
+    for (Int8Kernel k : kernels) {
+      // The ISA limits the kernel (isa.hpp): none under Scalar, no AVX-512 one under Avx2.
+      if ((isa == Isa::Scalar && k != Int8Kernel::Scalar) ||
+          (isa == Isa::Avx2 && k == Int8Kernel::Avx512Vnni)) {
+        continue;
+      }
+      Int8KernelScope kscope(k);
+      for (WeightType t : kQuantTypes) {
+        const auto raw = random_weights(t, rows, cols, rng);
+        const WeightView view{t, raw.data(), rows, cols};
+        std::vector<float> ref(static_cast<size_t>(total * rows));
+        matmul(view, x.data(), total, ref.data(), two, MatmulPath::Int8);
+        for (int64_t n : {1, 3, 5, 9, 16, 65, 512}) {
+          for (ThreadPool* pool : {&one, &two}) {
+            const int64_t off = (n * 7 + 1) % (total - n + 1);
+            std::vector<float> y(static_cast<size_t>(n * rows));
+            matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Int8);
+            ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
+                << isa_name(isa) << " " << int8_kernel_name(int8_kernel()) << " "
+                << weight_type_name(t) << " n=" << n << " offset " << off << " threads "
+                << pool->size();
+          }
         }
       }
     }

@@ -1,0 +1,81 @@
+// Internal: the Int8 path's 256-bit panel tile (matmul_int8.hpp), shared by the AVX-VNNI and the
+// AVX2 kernels. One panel (16 output rows) is two YMM halves of 8 int32 / f32 lanes (lane = output
+// row); `D` supplies the exact int32 block dot P of each half (VEX vpdpbusd, or vpmaddubsw +
+// vpmaddwd), and the f32 part below is the fixed sequence of matmul_int8.hpp, so every kernel gives
+// the scalar kernel's bits. Include only from a TU built with AVX2 + FMA (+ AVX-VNNI for D = the
+// VNNI dot); like panel_driver.hpp, everything has internal linkage and calls no library function.
+//
+// D provides:
+//   template <class F, int MR, int H>
+//   static void block(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq,
+//                     int64_t b, const int32_t* const* qsum, __m256i (&s)[MR][H]);
+//     s[r][h] = P of weight block b (at half[h] + blk) against activation row r's block b,
+//     including the −o·Σqx term of matmul_int8.hpp for Q4_0 / Q8_0 (qsum[r][b] = Σqx).
+#pragma once
+
+#include <immintrin.h>
+
+#include "panel_driver.hpp"
+
+namespace plinth::cpu::detail::panel {
+namespace {
+
+// The 4 activation bytes qx[0 .. 3] in every 32-bit lane (the signed operand of the dots).
+inline __m256i bcast4_256(const int8_t* qx) {
+  int32_t v;
+  __builtin_memcpy(&v, qx, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
+template <class D>
+struct Avx256Tile {
+  // Up to 2 activation rows × 1 panel (4 int32 block sums + 4 f32 accumulators), 1–2 rows ×
+  // 2 panels when n <= 2 (decode: 4 independent dot chains): 16 YMM registers, no AVX-512.
+  static constexpr int kMaxRows = 2, kWide = 2, kNarrow = 1;
+
+  template <class F, int MR, int NV>
+  static void tile(const PanelJob& j, int64_t p, int64_t i) {
+    constexpr int H = 2 * NV;  // half panels: rows 0-7 and 8-15 of each panel
+    // Half h of a panel block: its d at +32h, m at +64+32h, group g's quants at kQ+64g+32h.
+    const uint8_t* half[H];
+    for (int h = 0; h < H; ++h) half[h] = j.panels + (p + h / 2) * j.panel_bytes + 32 * (h % 2);
+    const BlockQ8A* xq[MR];
+    const int32_t* qsum[MR];
+    for (int r = 0; r < MR; ++r) {
+      xq[r] = j.xq + (i + r) * j.nb;
+      qsum[r] = j.qsum != nullptr ? j.qsum + (i + r) * j.nb : nullptr;
+    }
+    __m256 acc[MR][H];
+    for (int r = 0; r < MR; ++r)
+      for (int h = 0; h < H; ++h) acc[r][h] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < j.nb; ++b) {
+      const int64_t blk = b * F::kBytes;
+      __m256i s[MR][H];
+      D::template block<F, MR, H>(half, blk, xq, b, qsum, s);
+      for (int h = 0; h < H; ++h) {
+        const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk));
+        for (int r = 0; r < MR; ++r) {
+          const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
+          acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
+        }
+        if constexpr (F::kMin) {
+          const __m256 m = _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + 64));
+          for (int r = 0; r < MR; ++r) {
+            acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(xq[r][b].s), acc[r][h]);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < NV; ++v) {
+        float out[kPanelRows];
+        _mm256_storeu_ps(out, acc[r][2 * v]);
+        _mm256_storeu_ps(out + 8, acc[r][2 * v + 1]);
+        store_panel(j, i + r, p + v, out);
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace plinth::cpu::detail::panel

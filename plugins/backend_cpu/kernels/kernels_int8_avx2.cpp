@@ -1,0 +1,99 @@
+// The Int8 path's panel kernel with plain AVX2 (Haswell .. Zen 3): u8·s8 products by vpmaddubsw
+// (adjacent pairs summed into int16) and vpmaddwd by 1 (pairs of those into int32), so a 32-bit
+// lane holds the same 4-product sum as one vpdpbusd lane. Built with -mavx2 -mfma -mf16c and
+// reached only after the run-time CPU check (isa.cpp). Same bits as the scalar kernel
+// (matmul_int8.hpp); the tile is int8_tile_avx256.hpp.
+//
+// Exactness: vpmaddubsw saturates an int16 pair sum past ±32767, so the operands are chosen to
+// keep every pair sum in range (activations qx are in −127..127: quantize_row_q8a rounds
+// x·127/amax, never to −128):
+//   Q4: nibble u ∈ 0..15 times qx: |pair| ≤ 2·15·127 = 3810, and the 8 pair sums of one lane over
+//       a whole block (4 groups × low / high nibbles) stay ≤ 30480, so they add up in int16 and
+//       one vpmaddwd per block widens them.
+//   Q8_0: the panel holds u = q + 128 (the VNNI operand); u·qx could reach 2·255·127 = 64770, so
+//       instead q = u ^ 0x80 is recovered and the sign trick gives |q| (u8, ≤ 128) times
+//       sign(qx, q) (s8, |·| ≤ 127): |pair| ≤ 2·128·127 = 32512. That sums Σ q·qx directly, which
+//       is P of matmul_int8.hpp (Σ (q + 128)·qx − 128·Σ qx), so no offset is subtracted.
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+void run_int8_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1) {
+  run_int8_panels_scalar(job, p0, p1);
+}
+}  // namespace plinth::cpu::detail
+#else
+
+#include "int8_tile_avx256.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+struct MaddubsDot {
+  template <class F, int MR, int H>
+  static void block(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
+                    const int32_t* const* qsum, __m256i (&s)[MR][H]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (F::kNibbles) {
+      const __m256i low4 = _mm256_set1_epi8(0x0f);
+      __m256i t[MR][H];  // int16 pair sums of the whole block (≤ 30480: exact)
+      for (int r = 0; r < MR; ++r)
+        for (int h = 0; h < H; ++h) t[r][h] = _mm256_setzero_si256();
+      for (int g = 0; g < 4; ++g) {
+        __m256i xl[MR], xh[MR];
+        for (int r = 0; r < MR; ++r) {
+          xl[r] = panel::bcast4_256(xq[r][b].qs + 4 * g);
+          xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + 4 * g);
+        }
+        for (int h = 0; h < H; ++h) {
+          const __m256i raw =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+          const __m256i lo = _mm256_and_si256(raw, low4);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+          for (int r = 0; r < MR; ++r) {
+            t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(lo, xl[r]));
+            t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(hi, xh[r]));
+          }
+        }
+      }
+      for (int r = 0; r < MR; ++r)
+        for (int h = 0; h < H; ++h) s[r][h] = _mm256_madd_epi16(t[r][h], ones);
+      if constexpr (F::kOffset8) {  // Q4_0: −8·Σqx
+        for (int r = 0; r < MR; ++r) {
+          const __m256i off = _mm256_set1_epi32(8 * qsum[r][b]);
+          for (int h = 0; h < H; ++h) s[r][h] = _mm256_sub_epi32(s[r][h], off);
+        }
+      }
+    } else {
+      (void)qsum;  // Σ q·qx directly: no −128·Σqx
+      const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+      for (int r = 0; r < MR; ++r)
+        for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
+      for (int g = 0; g < 8; ++g) {
+        __m256i xg[MR];
+        for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + 4 * g);
+        for (int h = 0; h < H; ++h) {
+          const __m256i u =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+          const __m256i q = _mm256_xor_si256(u, bias);  // the signed weight, −128..127
+          const __m256i aq = _mm256_abs_epi8(q);        // |q| as u8 (|−128| = 128)
+          for (int r = 0; r < MR; ++r) {
+            const __m256i sx = _mm256_sign_epi8(xg[r], q);  // qx·sign(q), in −127..127
+            s[r][h] =
+                _mm256_add_epi32(s[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sx), ones));
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void run_int8_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<panel::Avx256Tile<MaddubsDot> >(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail
+
+#endif  // x86

@@ -1,0 +1,76 @@
+// The Int8 path's panel kernel with AVX-VNNI (the VEX-encoded 256-bit vpdpbusd of Alder Lake,
+// Zen 5 and later: 8 lanes × 4 u8·s8 products summed into int32 per instruction), built with
+// -mavx2 -mfma -mf16c -mavxvnni and reached only after the run-time CPU check (isa.cpp). The
+// operands are those of the AVX-512 VNNI kernel (Q4 nibbles or Q8_0's q + 128 unsigned, int8
+// activations signed), so P is exact in int32 and the bits are the scalar kernel's
+// (matmul_int8.hpp); the tile is int8_tile_avx256.hpp.
+#include "kernel_table.hpp"
+
+#if !(defined(__x86_64__) || defined(__i386__))
+namespace plinth::cpu::detail {
+void run_int8_panels_avxvnni(const PanelJob& job, int64_t p0, int64_t p1) {
+  run_int8_panels_scalar(job, p0, p1);
+}
+}  // namespace plinth::cpu::detail
+#else
+
+#include "int8_tile_avx256.hpp"
+
+namespace plinth::cpu::detail {
+namespace {
+
+struct VnniDot {
+  template <class F, int MR, int H>
+  static void block(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
+                    const int32_t* const* qsum, __m256i (&s)[MR][H]) {
+    for (int r = 0; r < MR; ++r)
+      for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
+    if constexpr (F::kNibbles) {
+      const __m256i low4 = _mm256_set1_epi8(0x0f);
+      for (int g = 0; g < 4; ++g) {
+        __m256i xl[MR], xh[MR];
+        for (int r = 0; r < MR; ++r) {
+          xl[r] = panel::bcast4_256(xq[r][b].qs + 4 * g);
+          xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + 4 * g);
+        }
+        for (int h = 0; h < H; ++h) {
+          const __m256i raw =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+          const __m256i lo = _mm256_and_si256(raw, low4);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+          for (int r = 0; r < MR; ++r) {
+            s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], lo, xl[r]);
+            s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], hi, xh[r]);
+          }
+        }
+      }
+    } else {
+      for (int g = 0; g < 8; ++g) {
+        __m256i xg[MR];
+        for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + 4 * g);
+        for (int h = 0; h < H; ++h) {
+          const __m256i q =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+          for (int r = 0; r < MR; ++r) s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], q, xg[r]);
+        }
+      }
+    }
+    if constexpr (F::kOffset8 || !F::kNibbles) {  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
+      constexpr int32_t o = F::kNibbles ? 8 : 128;
+      for (int r = 0; r < MR; ++r) {
+        const __m256i off = _mm256_set1_epi32(o * qsum[r][b]);
+        for (int h = 0; h < H; ++h) s[r][h] = _mm256_sub_epi32(s[r][h], off);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void run_int8_panels_avxvnni(const PanelJob& job, int64_t p0, int64_t p1) {
+  panel::run<panel::Avx256Tile<VnniDot> >(job, p0, p1);
+}
+
+}  // namespace plinth::cpu::detail
+
+#endif  // x86
