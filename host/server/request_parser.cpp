@@ -160,6 +160,64 @@ std::vector<std::vector<int32_t>> parse_prompt(const json& body, const RequestMo
   return prompts;
 }
 
+// One text part of a message's content array: {"type": "text", "text": ...}; `at` names it.
+std::string text_part(const json& part, const std::string& at) {
+  if (!part.is_object()) {
+    throw ApiError::unprocessable(
+        at,
+        at + ": expected an object {\"type\": \"text\", \"text\": ...}, got " + type_name(part));
+  }
+  auto type = part.find("type");
+  if (type == part.end() || !type->is_string()) {
+    throw ApiError::unprocessable(at + ".type", at + ".type: required string \"text\"");
+  }
+  if (*type != "text") {
+    throw ApiError::invalid(at + ".type",
+                            at + ".type = " + type->dump() + ": only \"text\" parts are supported");
+  }
+  auto text = part.find("text");
+  if (text == part.end() || !text->is_string()) {
+    throw ApiError::unprocessable(
+        at + ".text", at + ".text: required string" +
+                          (text == part.end() ? std::string() : ", got " + type_name(*text)));
+  }
+  return text->get<std::string>();
+}
+
+// One message, messages[i]: {"role": ..., "content": string | [text parts]}.
+ChatMessage parse_message(const json& m, size_t i) {
+  const std::string where = "messages[" + std::to_string(i) + "]";
+  if (!m.is_object()) throw ApiError::unprocessable(where, where + ": expected an object");
+  ChatMessage msg;
+  auto role = m.find("role");
+  if (role == m.end() || !role->is_string()) {
+    throw ApiError::unprocessable(where + ".role", where + ".role: required string");
+  }
+  msg.role = role->get<std::string>();
+  auto content = m.find("content");
+  if (content == m.end() || content->is_null()) {
+    // OpenAI: only an assistant message (one that made tool calls) may go without content.
+    if (msg.role != "assistant") {
+      throw ApiError::unprocessable(where + ".content",
+                                    where + ".content: required for role \"" + msg.role +
+                                        "\" (a string or an array of text parts)");
+    }
+    msg.content = "";
+  } else if (content->is_string()) {
+    msg.content = content->get<std::string>();
+  } else if (content->is_array()) {
+    for (size_t j = 0; j < content->size(); ++j) {
+      msg.content += text_part((*content)[j], where + ".content[" + std::to_string(j) + "]");
+    }
+  } else {
+    throw ApiError::unprocessable(where + ".content", where +
+                                                          ".content: expected a string or an "
+                                                          "array of text parts, got " +
+                                                          type_name(*content));
+  }
+  return msg;
+}
+
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
 std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) {
   auto it = body.find("messages");
@@ -171,60 +229,8 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) 
   }
   if (it->empty()) throw ApiError::invalid("messages", "messages: must not be empty");
   std::vector<ChatMessage> messages;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json& m = (*it)[i];
-    std::string where = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) throw ApiError::unprocessable(where, where + ": expected an object");
-    ChatMessage msg;
-    auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) {
-      throw ApiError::unprocessable(where + ".role", where + ".role: required string");
-    }
-    msg.role = role->get<std::string>();
-    auto content = m.find("content");
-    if (content == m.end() || content->is_null()) {
-      // OpenAI: only an assistant message (one that made tool calls) may go without content.
-      if (msg.role != "assistant") {
-        throw ApiError::unprocessable(where + ".content",
-                                      where + ".content: required for role \"" + msg.role +
-                                          "\" (a string or an array of text parts)");
-      }
-      msg.content = "";
-    } else if (content->is_string()) {
-      msg.content = content->get<std::string>();
-    } else if (content->is_array()) {
-      for (size_t j = 0; j < content->size(); ++j) {
-        const json& part = (*content)[j];
-        const std::string at = where + ".content[" + std::to_string(j) + "]";
-        if (!part.is_object()) {
-          throw ApiError::unprocessable(
-              at, at + ": expected an object {\"type\": \"text\", \"text\": ...}, got " +
-                      type_name(part));
-        }
-        auto type = part.find("type");
-        if (type == part.end() || !type->is_string()) {
-          throw ApiError::unprocessable(at + ".type", at + ".type: required string \"text\"");
-        }
-        if (*type != "text") {
-          throw ApiError::invalid(
-              at + ".type", at + ".type = " + type->dump() + ": only \"text\" parts are supported");
-        }
-        auto text = part.find("text");
-        if (text == part.end() || !text->is_string()) {
-          throw ApiError::unprocessable(
-              at + ".text", at + ".text: required string" +
-                                (text == part.end() ? std::string() : ", got " + type_name(*text)));
-        }
-        msg.content += text->get<std::string>();
-      }
-    } else {
-      throw ApiError::unprocessable(where + ".content", where +
-                                                            ".content: expected a string or an "
-                                                            "array of text parts, got " +
-                                                            type_name(*content));
-    }
-    messages.push_back(std::move(msg));
-  }
+  messages.reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i) messages.push_back(parse_message((*it)[i], i));
   try {
     return host.encode_chat(messages);
   } catch (const std::invalid_argument& e) {
@@ -336,8 +342,9 @@ void refuse_unsupported(const json& body, ApiKind kind) {
   }
 }
 
-ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel& host,
-                         const ParseLimits& limits) {
+namespace {
+
+json parse_body(std::string_view text) {
   json body;
   try {
     body = json::parse(text);
@@ -349,10 +356,12 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   if (!body.is_object()) {
     throw ApiError(400, "invalid_request_error", "the body must be a JSON object");
   }
-  refuse_unsupported(body, kind);
+  return body;
+}
 
-  ApiRequest r;
-  r.kind = kind;
+// model: absent or empty → the served name; another name than the served one or the model's → 404.
+void read_model(const json& body, const RequestModel& host, const ParseLimits& limits,
+                ApiRequest& r) {
   read_string(body, "model", r.model);
   if (!r.model.empty() && r.model != limits.served_model_name && r.model != host.model_name()) {
     throw ApiError(404, "not_found_error",
@@ -361,10 +370,11 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
                    "model", "model_not_found");
   }
   if (r.model.empty()) r.model = limits.served_model_name;
+}
 
-  SamplingParams& p = r.params;
-  // OpenAI's defaults: temperature 1, top_p 1; max_tokens 16 for completions, the rest of the
-  // context for chat.
+// The sampling fields: temperature .. logit_bias (max_tokens, min_tokens and logprobs elsewhere).
+void read_sampling(const json& body, const RequestModel& host, SamplingParams& p) {
+  // OpenAI's defaults: temperature 1, top_p 1.
   read_number(body, "temperature", p.temperature);
   check_range("temperature", p.temperature, 0.0, 2.0, "[0, 2]");
   if (read_number(body, "top_p", p.top_p) && !(p.top_p > 0 && p.top_p <= 1)) {
@@ -395,6 +405,11 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   read_bool(body, "include_stop_str_in_output", p.include_stop_str_in_output);
   read_bool(body, "skip_special_tokens", p.skip_special_tokens);
   p.logit_bias = parse_logit_bias(body, host.vocab_size());
+}
+
+// n, stream and (completions) echo and best_of.
+void read_choices(const json& body, ApiKind kind, const ParseLimits& limits, ApiRequest& r) {
+  int64_t v = 0;
   if (read_int(body, "n", v)) {
     if (v < 1 || v > limits.max_n) {
       throw ApiError::invalid("n", "n = " + std::to_string(v) + ": must be in [1, " +
@@ -403,44 +418,43 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
     r.n = static_cast<int32_t>(v);
   }
   read_bool(body, "stream", r.stream);
-  if (kind == ApiKind::completion) {
-    read_bool(body, "echo", r.echo);
-    if (read_int(body, "best_of", v)) {
-      if (v < r.n || v > limits.max_n) {
-        throw ApiError::invalid("best_of", "best_of = " + std::to_string(v) +
-                                               ": must be in [n = " + std::to_string(r.n) + ", " +
-                                               std::to_string(limits.max_n) + "]");
-      }
-      r.best_of = static_cast<int32_t>(v);
-      if (r.stream && r.best_of > 1) {
-        throw ApiError::invalid("best_of",
-                                "best_of > 1 cannot be streamed (OpenAI: the best candidates are "
-                                "known only at the end); drop stream or best_of");
-      }
-    }
+  if (kind != ApiKind::completion) return;
+  read_bool(body, "echo", r.echo);
+  if (!read_int(body, "best_of", v)) return;
+  if (v < r.n || v > limits.max_n) {
+    throw ApiError::invalid("best_of", "best_of = " + std::to_string(v) +
+                                           ": must be in [n = " + std::to_string(r.n) + ", " +
+                                           std::to_string(limits.max_n) + "]");
   }
-  if (auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
-    if (!so->is_object()) {
-      throw ApiError::unprocessable("stream_options", "stream_options: expected an object");
-    }
-    if (auto iu = so->find("include_usage"); iu != so->end() && !iu->is_null()) {
-      if (!iu->is_boolean()) {
-        throw ApiError::unprocessable(
-            "stream_options.include_usage",
-            "stream_options.include_usage: expected a boolean, got " + type_name(*iu));
-      }
-      r.include_usage = iu->get<bool>();
-    }
+  r.best_of = static_cast<int32_t>(v);
+  if (r.stream && r.best_of > 1) {
+    throw ApiError::invalid("best_of",
+                            "best_of > 1 cannot be streamed (OpenAI: the best candidates are "
+                            "known only at the end); drop stream or best_of");
   }
-  if (read_int(body, "priority", v)) {
-    r.priority = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
-  }
-  read_string(body, "user", r.user);
-  read_string(body, "cache_salt", r.cache_salt);
-  read_bool(body, "speculative", r.speculative);
+}
 
-  // logprobs: completions take an integer (alternatives per token, OpenAI max 5, we allow 20);
-  // chat takes a boolean plus top_logprobs.
+// stream_options: {"include_usage": bool}.
+void read_stream_options(const json& body, ApiRequest& r) {
+  auto so = body.find("stream_options");
+  if (so == body.end() || so->is_null()) return;
+  if (!so->is_object()) {
+    throw ApiError::unprocessable("stream_options", "stream_options: expected an object");
+  }
+  auto iu = so->find("include_usage");
+  if (iu == so->end() || iu->is_null()) return;
+  if (!iu->is_boolean()) {
+    throw ApiError::unprocessable(
+        "stream_options.include_usage",
+        "stream_options.include_usage: expected a boolean, got " + type_name(*iu));
+  }
+  r.include_usage = iu->get<bool>();
+}
+
+// logprobs: completions take an integer (alternatives per token, OpenAI max 5, we allow 20);
+// chat takes a boolean plus top_logprobs. Echo with logprobs is refused.
+void read_logprobs(const json& body, ApiKind kind, ApiRequest& r) {
+  int64_t v = 0;
   if (kind == ApiKind::completion) {
     if (read_int(body, "logprobs", v)) {
       check_range("logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
@@ -457,19 +471,32 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
       r.top_logprobs = static_cast<int32_t>(v);
     }
   }
-  p.logprobs = r.top_logprobs;
+  r.params.logprobs = r.top_logprobs;
   if (r.echo && r.logprobs) {
     throw ApiError::invalid("echo",
                             "echo with logprobs is not supported (the prompt tokens' logprobs are "
                             "not computed); drop one of them");
   }
+}
 
-  if (kind == ApiKind::completion) {
-    r.prompts = parse_prompt(body, host, limits);
-  } else {
-    r.prompts.push_back(parse_messages(body, host));
+// truncate_prompt_tokens: keep each prompt's last v tokens.
+void truncate_prompts(const json& body, ApiRequest& r) {
+  int64_t v = 0;
+  if (!read_int(body, "truncate_prompt_tokens", v)) return;
+  if (v < 1) {
+    throw ApiError::invalid("truncate_prompt_tokens",
+                            "truncate_prompt_tokens = " + std::to_string(v) +
+                                ": must be >= 1 (the number of last prompt tokens kept)");
   }
+  for (auto& prompt : r.prompts) {
+    if (static_cast<int64_t>(prompt.size()) > v) prompt.erase(prompt.begin(), prompt.end() - v);
+  }
+}
 
+// max_tokens (chat: max_completion_tokens first), the prompt truncation, both checked against
+// the context; then min_tokens. OpenAI's default max_tokens: 16 for completions, the rest of the
+// context for chat.
+void read_lengths(const json& body, ApiKind kind, const RequestModel& host, ApiRequest& r) {
   const int64_t context = host.context_length();
   int64_t max_tokens = 0;
   bool max_given = false;
@@ -484,18 +511,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
     throw ApiError::invalid(max_key, std::string(max_key) + " = " + std::to_string(max_tokens) +
                                          ": must be in [1, " + std::to_string(context - 1) + "]");
   }
-  if (read_int(body, "truncate_prompt_tokens", v)) {
-    if (v < 1) {
-      throw ApiError::invalid("truncate_prompt_tokens",
-                              "truncate_prompt_tokens = " + std::to_string(v) +
-                                  ": must be >= 1 (the number of last prompt tokens kept)");
-    }
-    for (auto& prompt : r.prompts) {
-      if (static_cast<int64_t>(prompt.size()) > v) {
-        prompt.erase(prompt.begin(), prompt.end() - v);
-      }
-    }
-  }
+  truncate_prompts(body, r);
   size_t longest = 0;
   for (const auto& prompt : r.prompts) longest = std::max(longest, prompt.size());
   const auto prompt_len = static_cast<int64_t>(longest);
@@ -517,18 +533,49 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
                        std::to_string(max_tokens) + " in the completion)",
                    max_key, "context_length_exceeded");
   }
-  p.max_tokens = static_cast<int32_t>(max_tokens);
+  r.params.max_tokens = static_cast<int32_t>(max_tokens);
   r.max_tokens_given = max_given;
+  int64_t v = 0;
   if (read_int(body, "min_tokens", v)) {
     if (v < 0 || v > max_tokens) {
       throw ApiError::invalid(
           "min_tokens", "min_tokens = " + std::to_string(v) +
                             ": must be in [0, max_tokens = " + std::to_string(max_tokens) + "]");
     }
-    p.min_tokens = static_cast<int32_t>(v);
+    r.params.min_tokens = static_cast<int32_t>(v);
   }
+}
+
+}  // namespace
+
+ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel& host,
+                         const ParseLimits& limits) {
+  const json body = parse_body(text);
+  refuse_unsupported(body, kind);
+
+  ApiRequest r;
+  r.kind = kind;
+  read_model(body, host, limits, r);
+  read_sampling(body, host, r.params);
+  read_choices(body, kind, limits, r);
+  read_stream_options(body, r);
+  int64_t v = 0;
+  if (read_int(body, "priority", v)) {
+    r.priority = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+  }
+  read_string(body, "user", r.user);
+  read_string(body, "cache_salt", r.cache_salt);
+  read_bool(body, "speculative", r.speculative);
+  read_logprobs(body, kind, r);
+
+  if (kind == ApiKind::completion) {
+    r.prompts = parse_prompt(body, host, limits);
+  } else {
+    r.prompts.push_back(parse_messages(body, host));
+  }
+  read_lengths(body, kind, host, r);
   try {
-    validate(p);
+    validate(r.params);
   } catch (const std::invalid_argument& e) {
     throw ApiError::invalid("", e.what());
   }
