@@ -79,13 +79,13 @@ const plinth_early_exit_ext kEarlyExit = {
 
 }  // namespace
 
-BackendConfig parse_config(const char* config_json, const CpuFeatures& cpu) {
+BackendConfig parse_config(const char* config_json, Int8Kernel best_int8) {
   BackendConfig c;
   ForwardOptions& o = c.forward;
   const unsigned cores = std::thread::hardware_concurrency();
   o.threads = cores > 0 ? static_cast<int>(cores) : 1;
   // "matmul" absent means "auto": the path and the log label resolved here.
-  const MatmulChoice automatic = choose_auto_matmul(cpu);
+  const MatmulChoice automatic = choose_auto_matmul(best_int8);
   const std::string auto_label =
       std::string("auto -> ") + matmul_path_name(automatic.path) + " (" + automatic.reason + ")";
   o.matmul = automatic.path;

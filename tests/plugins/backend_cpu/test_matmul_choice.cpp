@@ -12,31 +12,29 @@
 namespace plinth::cpu {
 namespace {
 
-constexpr CpuFeatures kScalar{Isa::Scalar, false, false};
-constexpr CpuFeatures kAvx2{Isa::Avx2, false, false};
-constexpr CpuFeatures kAvxVnni{Isa::Avx2, false, true};
-constexpr CpuFeatures kAvx512NoVnni{Isa::Avx512, false, false};
-constexpr CpuFeatures kAvx512Vnni{Isa::Avx512, true, true};  // Zen 4, Sapphire Rapids
+constexpr Int8Kernel kScalar = Int8Kernel::Scalar;
+constexpr Int8Kernel kAvx2 = Int8Kernel::Avx2;
+constexpr Int8Kernel kAvx512Vnni = Int8Kernel::Avx512Vnni;  // Zen 4, Sapphire Rapids
 
 TEST(MatmulChoice, AutoIsInt8WithAVectorInt8KernelAndFloatElsewhere) {
   EXPECT_EQ(choose_auto_matmul(kScalar).path, MatmulPath::Float);
   EXPECT_NE(choose_auto_matmul(kScalar).reason.find("no AVX2"), std::string::npos);
   EXPECT_EQ(choose_auto_matmul(kAvx2).path, MatmulPath::Int8);
   EXPECT_EQ(choose_auto_matmul(kAvx2).reason, "AVX2");
-  EXPECT_EQ(choose_auto_matmul(kAvxVnni).path, MatmulPath::Int8);
-  EXPECT_EQ(choose_auto_matmul(kAvxVnni).reason, "AVX-VNNI");
-  EXPECT_EQ(choose_auto_matmul(kAvx512NoVnni).path, MatmulPath::Int8);
-  EXPECT_EQ(choose_auto_matmul(kAvx512NoVnni).reason, "AVX2");
+  EXPECT_EQ(choose_auto_matmul(Int8Kernel::AvxVnni).path, MatmulPath::Int8);
+  EXPECT_EQ(choose_auto_matmul(Int8Kernel::AvxVnni).reason, "AVX-VNNI");
   EXPECT_EQ(choose_auto_matmul(kAvx512Vnni).path, MatmulPath::Int8);
   EXPECT_EQ(choose_auto_matmul(kAvx512Vnni).reason, "AVX-512 VNNI");
 }
 
-TEST(MatmulChoice, ThisCpusFeaturesAgreeWithTheKernelsIsa) {
-  const CpuFeatures f = CpuFeatures::detect();
-  EXPECT_EQ(f.isa, best_isa());
-  EXPECT_EQ(f.avx512_vnni, cpu_has_avx512_vnni());
-  EXPECT_EQ(choose_auto_matmul(f).path,
-            has_avx2(best_isa()) ? MatmulPath::Int8 : MatmulPath::Float);
+// On this CPU: int8 exactly where the kernels have AVX2 (the AVX2 int8 kernel's requirement), and
+// forcing a lower int8 kernel (as tests and PLINTH_INT8_KERNEL do) leaves `auto` alone.
+TEST(MatmulChoice, OnThisCpuAutoFollowsTheBestInt8Kernel) {
+  EXPECT_EQ(choose_auto_matmul().path, has_avx2(best_isa()) ? MatmulPath::Int8 : MatmulPath::Float);
+  EXPECT_EQ(parse_config("{}").forward.matmul, choose_auto_matmul().path);
+  set_int8_kernel(Int8Kernel::Scalar);
+  EXPECT_EQ(parse_config("{}").forward.matmul, choose_auto_matmul(best_int8_kernel()).path);
+  set_int8_kernel(best_int8_kernel());
 }
 
 TEST(MatmulChoice, AbsentOrAutoMatmulResolvesForTheCpuAndSaysWhy) {
@@ -63,7 +61,7 @@ TEST(MatmulChoice, ExplicitPathsAreKeptWhateverTheCpu) {
                {"simd_blas", MatmulPath::Auto}};  // the kernels' per-size choice
   for (const auto& c : cases) {
     const std::string config = std::string(R"({"matmul": ")") + c.value + "\"}";
-    for (const CpuFeatures& f : {kScalar, kAvx512Vnni}) {
+    for (const Int8Kernel f : {kScalar, kAvx512Vnni}) {
       const BackendConfig b = parse_config(config.c_str(), f);
       EXPECT_EQ(b.forward.matmul, c.path) << config;
       EXPECT_EQ(b.matmul_label, c.value);
