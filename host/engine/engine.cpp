@@ -119,10 +119,10 @@ void Engine::abort_request(uint64_t id) {
   aborted_.push_back(id);
 }
 
-void Engine::fail_sequence(uint64_t id, const std::string& why) {
+void Engine::fail_sequence(uint64_t id, const std::string& why, const std::string& param) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
-  it->second->fail(why, now());
+  it->second->fail(why, now(), param);
   drop(id);
   failed_.push_back(id);
 }
@@ -168,6 +168,7 @@ void Engine::report_ended(std::vector<RequestOutput>& outputs) {
       if (const Sequence* seq = find(id); seq != nullptr) {  // release() may have come first
         o.finish_reason = seq->finish_reason().value_or("abort");
         o.error = seq->error();
+        o.error_param = seq->error_param();
       }
       outputs.push_back(std::move(o));
     }
@@ -305,6 +306,7 @@ std::optional<plinth_forward_output> Engine::forward(
           "backend.forward");
     runner = contract::plugin("backend", plugins_.names.backend);
   }
+  runner_ = runner;
   if (auto why = contract::forward_output(runner, batch, fwd, options_.vocab_size)) {
     // The rows cannot be trusted one by one: the whole batch fails.
     const std::string msg =
@@ -318,10 +320,21 @@ std::optional<plinth_forward_output> Engine::forward(
 int32_t Engine::argmax_id(const plinth_forward_output& fwd, size_t row) const {
   const int32_t id = fwd.argmax_ids[row];
   if (id == -1) {  // backend.h: the row holds NaN or +inf, which the host sampler refuses too
-    throw std::invalid_argument("logits row " + std::to_string(row) +
-                                " holds NaN or +inf; the model produced a non-finite value");
+    throw NonFiniteLogits({},
+                          "argmax id -1: the logits row holds NaN or +inf as the model "
+                          "produced it; the model produced a non-finite value");
   }
   return id;
+}
+
+void Engine::fail_non_finite(const Sequence& seq, const NonFiniteLogits& bad) {
+  // The request's own parameter at fault: a request error naming it. Otherwise the model's (or
+  // the backend's) value: a server error naming the plugin that computed the row.
+  std::string msg = "sequence " + std::to_string(seq.id()) + ", after " +
+                    std::to_string(seq.output().size()) + " generated tokens: " + bad.what();
+  if (bad.param().empty()) msg += " (" + runner_ + ")";
+  msg += "; this request fails, the others go on";
+  fail_sequence(seq.id(), msg, bad.param());
 }
 
 void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
@@ -336,45 +349,64 @@ void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
   std::vector<Speculation::Verdict> verdicts;
   if (speculation_) verdicts = speculation_->verify(entries, first_row, fwd.logits);
   for (size_t r = 0; r < owners.size();) {
-    const BatchBuilder::Entry& e = entries[owners[r]];
+    const size_t first = r;  // this sequence's first row
+    const BatchBuilder::Entry& e = entries[owners[first]];
+    r += 1 + e.drafts.size();
     Sequence& seq = *const_cast<Sequence*>(e.seq);
     auto row = [&](size_t j) {
-      return std::span<const float>(fwd.logits + (r + j) * fwd.vocab_size, fwd.vocab_size);
+      return std::span<const float>(fwd.logits + (first + j) * fwd.vocab_size, fwd.vocab_size);
     };
+    const Speculation::Verdict* verdict = e.drafts.empty() ? nullptr : &verdicts[owners[first]];
     RequestOutput o;
     o.request_id = seq.id();
-    // Without drafts: one sampled token. With drafts: the accepted ones, then the correction or
-    // bonus token, each through the stop rules (a stop inside the run ends it there).
-    const size_t num_tokens = e.drafts.empty() ? 1 : verdicts[owners[r]].accepted + 1;
-    for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
-      if (e.drafts.empty() && fwd.argmax_ids != nullptr && seq.argmax_suffices()) {
-        o.text_delta += seq.append_argmax(argmax_id(fwd, r), t);
-      } else if (e.drafts.empty()) {
-        o.text_delta += seq.sample_and_append(row(0), t);
-      } else {
-        const Speculation::Verdict& v = verdicts[owners[r]];
-        o.text_delta += seq.append_scored(row(j), j < v.accepted ? e.drafts[j] : v.next_token, t);
+    try {
+      if (verdict != nullptr && verdict->failure) throw *verdict->failure;
+      // Without drafts: one sampled token. With drafts: the accepted ones, then the correction
+      // or bonus token, each through the stop rules (a stop inside the run ends it there).
+      const size_t num_tokens = verdict == nullptr ? 1 : verdict->accepted + 1;
+      for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
+        if (verdict == nullptr && fwd.argmax_ids != nullptr && seq.argmax_suffices()) {
+          o.text_delta += seq.append_argmax(argmax_id(fwd, first), t);
+        } else if (verdict == nullptr) {
+          o.text_delta += seq.sample_and_append(row(0), t);
+        } else {
+          const int32_t token = j < verdict->accepted ? e.drafts[j] : verdict->next_token;
+          o.text_delta += seq.append_scored(row(j), token, t);
+        }
+        o.new_token_ids.push_back(seq.tokens().back());
+        if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
+          o.text_delta += seq.finish_at_context(t);
+        }
       }
-      o.new_token_ids.push_back(seq.tokens().back());
-      if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
-        o.text_delta += seq.finish_at_context(t);
-      }
+    } catch (const NonFiniteLogits& bad) {
+      // This sequence alone fails (its KV is freed, report_ended says why); tokens appended
+      // before the bad row are still delivered.
+      if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
+      fail_non_finite(seq, bad);
+      continue;
     }
     o.finished = seq.finished();
     if (o.finished) o.finish_reason = *seq.finish_reason();
     outputs.push_back(std::move(o));
-    r += 1 + e.drafts.size();
   }
 }
 
 void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {
   // Finished sequences free their KV there (after inserting their full blocks into the cache).
-  std::vector<plinth_sched_result> results(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Sequence& seq = *entries[i].seq;
+  // A sequence failed while sampling (a non-finite row) is already out of the scheduler.
+  std::vector<plinth_sched_result> results;
+  std::vector<const BatchBuilder::Entry*> kept;
+  for (const BatchBuilder::Entry& e : entries) {
+    if (live_.count(e.seq->id()) != 0) kept.push_back(&e);
+  }
+  if (kept.empty()) return;
+  results.resize(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const BatchBuilder::Entry& e = *kept[i];
+    const Sequence& seq = *e.seq;
     results[i].seq = seq.id();
     // KV is valid for the tokens computed and kept: rejected drafts' slots are given back.
-    results[i].num_computed = std::min<uint32_t>(entries[i].num_computed + entries[i].num_new,
+    results[i].num_computed = std::min<uint32_t>(e.num_computed + e.num_new,
                                                  static_cast<uint32_t>(seq.tokens().size()) - 1);
     results[i].num_tokens = static_cast<uint32_t>(seq.tokens().size());
     results[i].finished = seq.finished() ? 1 : 0;

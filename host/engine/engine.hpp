@@ -61,7 +61,12 @@ struct RequestOutput {
   std::vector<int32_t> new_token_ids;  ///< tokens sampled this step
   bool finished = false;
   std::string finish_reason;  ///< "stop", "length", "abort" or "error" when finished
-  std::string error;          ///< with "error": the plugin that broke its contract, and the rule
+  std::string error;  ///< with "error": the plugin that broke its contract and the rule, or the
+                      ///< non-finite logits row (NonFiniteLogits) and whose it is
+  /// With "error": the request's own sampling parameter that drove its logits non-finite
+  /// ("repetition_penalty", "logit_bias", ...): the request's fault (a server answers 400 naming
+  /// it). Empty when a plugin or the model is at fault (500).
+  std::string error_param;
 };
 
 /// A counters snapshot for logs and metrics.
@@ -98,7 +103,10 @@ class Engine {
   /// A plugin that hands back something its contract forbids (engine/contract_check.hpp: a
   /// scheduled id not running, a block table outside the pool, missing logits rows...) fails the
   /// requests it touched with finish_reason "error" and RequestOutput::error naming the plugin
-  /// and the rule; their KV blocks are freed and the engine goes on with the others.
+  /// and the rule; their KV blocks are freed and the engine goes on with the others. So does a
+  /// sequence whose logits row holds NaN or +inf, or only -inf, after its sampling transforms
+  /// (NonFiniteLogits): it alone fails, RequestOutput::error_param naming the request's parameter
+  /// at fault, or empty when the model produced the value.
   /// Throws PluginCallError when a plugin call returns an error status, std::runtime_error when
   /// the scheduler stalls (EngineOptions::max_stall_seconds).
   std::vector<RequestOutput> step();
@@ -133,8 +141,11 @@ class Engine {
   std::optional<plinth_forward_output> forward(const plinth_batch& batch,
                                                const std::vector<BatchBuilder::Entry>& entries);
   /// The backend's argmax id of logits row `row` (ABI 1.3; forward checked its range): -1 (a
-  /// non-finite row) is std::invalid_argument like the sampler's refusal.
+  /// non-finite row) throws NonFiniteLogits (the model's) like the sampler's refusal.
   int32_t argmax_id(const plinth_forward_output& fwd, size_t row) const;
+  /// Fails `seq` for its non-finite logits row: the message names the sequence, the cause and,
+  /// when the model is at fault, the plugin that ran the forward (runner_).
+  void fail_non_finite(const Sequence& seq, const NonFiniteLogits& bad);
   void sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                          const plinth_forward_output& fwd, std::vector<RequestOutput>& outputs);
   void update_scheduler(const std::vector<BatchBuilder::Entry>& entries);
@@ -143,9 +154,9 @@ class Engine {
   /// Takes a live sequence out of the scheduler (its KV blocks return to the pool) and the
   /// speculator, and out of live_.
   void drop(uint64_t id);
-  /// Ends live sequence `id` with "error" and `why` (a plugin broke its contract on it); the step
-  /// reports it.
-  void fail_sequence(uint64_t id, const std::string& why);
+  /// Ends live sequence `id` with "error" and `why` (a plugin broke its contract on it, or its
+  /// logits turned non-finite; `param`: the request's parameter at fault); the step reports it.
+  void fail_sequence(uint64_t id, const std::string& why, const std::string& param = {});
   /// Answers plinth_host_api.get_seq for the plugins: tokens, prompt length, salt, flags.
   int32_t describe(plinth_seq_id id, plinth_seq_view* out) const;
 
@@ -156,7 +167,9 @@ class Engine {
   BatchBuilder batch_builder_;
   std::optional<Speculation> speculation_;
   uint32_t last_batch_size_ = 0;  // sequences in the last step's batch
-  uint32_t lookahead_ = 0;        // draft slots per decoding sequence asked of this step's schedule
+  uint32_t lookahead_ = 0;
+  std::string runner_;  // the plugin that ran the last forward, as contract::plugin names it //
+                        // draft slots per decoding sequence asked of this step's schedule
   uint64_t next_id_ = 1;
   uint64_t last_parent_ = 0;  // the id a share_prompt_with_previous request forks from
   uint64_t num_steps_ = 0;

@@ -79,10 +79,11 @@ void Sequence::abort(double now) {
   timings_.finished = now;
 }
 
-void Sequence::fail(std::string why, double now) {
+void Sequence::fail(std::string why, double now, std::string param) {
   if (finished()) return;
   finish_reason_ = "error";
   error_ = std::move(why);
+  error_param_ = std::move(param);
   timings_.finished = now;
 }
 

@@ -80,11 +80,16 @@ class Sequence {
   /// "stop", "length", "abort" or "error" once finished.
   const std::optional<std::string>& finish_reason() const { return finish_reason_; }
   void abort(double now);
-  /// Ends the sequence with "error": a plugin broke its contract on it (engine/contract_check.hpp);
-  /// `why` names the plugin and the rule. No-op when already finished.
-  void fail(std::string why, double now);
+  /// Ends the sequence with "error": a plugin broke its contract on it (engine/contract_check.hpp;
+  /// `why` names the plugin and the rule), or its logits row turned non-finite (NonFiniteLogits;
+  /// `param` names the request's sampling parameter at fault, "" when the model produced the
+  /// value). No-op when already finished.
+  void fail(std::string why, double now, std::string param = {});
   /// What failed the sequence (empty unless finish_reason() is "error").
   const std::string& error() const { return error_; }
+  /// The request's own parameter that failed it (NonFiniteLogits::param()); "" when the fault is
+  /// a plugin's or the model's.
+  const std::string& error_param() const { return error_param_; }
   /// Ends the sequence with "length" because it reached the model's context.
   std::string finish_at_context(double now);
 
@@ -111,6 +116,7 @@ class Sequence {
   std::vector<Sampler::Result> samples_;
   std::optional<std::string> finish_reason_;
   std::string error_;
+  std::string error_param_;
   SequenceTimings timings_;
   std::string cache_key_salt_;
   bool bypass_prefix_cache_ = false;

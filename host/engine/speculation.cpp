@@ -154,13 +154,18 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
     std::vector<float> p;
     std::vector<double> u;
     if (!seq.greedy()) p.resize((k + 1) * vocab_);
-    for (size_t j = 0; j <= k; ++j) {
-      std::span<const float> row(logits + (rows[i] + j) * vocab_, vocab_);
-      // Penalties count the drafts before j as if accepted: the distribution plain decoding
-      // would use at position j once those tokens are in the output.
-      std::vector<float> dist = seq.distribution(row, std::span(e.drafts).first(j));
-      t[j] = static_cast<int32_t>(argmax(dist));
-      if (!p.empty()) std::copy(dist.begin(), dist.end(), p.begin() + j * vocab_);
+    try {
+      for (size_t j = 0; j <= k; ++j) {
+        std::span<const float> row(logits + (rows[i] + j) * vocab_, vocab_);
+        // Penalties count the drafts before j as if accepted: the distribution plain decoding
+        // would use at position j once those tokens are in the output.
+        std::vector<float> dist = seq.distribution(row, std::span(e.drafts).first(j));
+        t[j] = static_cast<int32_t>(argmax(dist));
+        if (!p.empty()) std::copy(dist.begin(), dist.end(), p.begin() + j * vocab_);
+      }
+    } catch (const NonFiniteLogits& bad) {
+      verdicts[i].failure = bad;  // this sequence alone fails; the others are verified
+      continue;
     }
     if (!p.empty()) {
       u.resize(2 * (k + 1));
@@ -214,7 +219,8 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
                                "target_tokens[accepted]");
       }
     }
-    verdicts[which[n]] = {a, next[n]};
+    verdicts[which[n]].accepted = a;
+    verdicts[which[n]].next_token = next[n];
     stats_.num_drafts++;
     stats_.num_draft_tokens += v.num_draft;
     stats_.num_accepted_tokens += a;

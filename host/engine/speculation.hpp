@@ -8,11 +8,13 @@
 // target's distribution.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "engine/batch_builder.hpp"
 #include "plinth/plinth.h"
+#include "sampling/non_finite_logits.hpp"
 
 namespace plinth {
 
@@ -40,6 +42,9 @@ class Speculation {
   struct Verdict {
     uint32_t accepted = 0;
     int32_t next_token = -1;
+    /// Set when a row of the sequence could not be turned into a distribution (NaN / +inf, or
+    /// every logit -inf, after its sampling transforms): the sequence was not verified and fails.
+    std::optional<NonFiniteLogits> failure;
   };
 
   /// `vtable`/`instance`: the speculator; `abi_minor`: what its library declares (older ones
@@ -60,7 +65,8 @@ class Speculation {
 
   /// Verifies every entry with drafts. `rows[i]` is entry i's first logits row in `logits`
   /// ([num_rows, vocab] float32; entry i owns rows rows[i] .. rows[i] + drafts). Returns one
-  /// verdict per entry (meaningful where drafts are non-empty). Throws like propose, and
+  /// verdict per entry (meaningful where drafts are non-empty). A sequence whose rows are not
+  /// finite gets Verdict::failure and is left out of speculator.verify. Throws like propose, and
   /// std::logic_error when a greedy verdict is not the target's greedy choice.
   std::vector<Verdict> verify(std::span<const BatchBuilder::Entry> entries,
                               std::span<const size_t> rows, const float* logits);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -29,6 +30,17 @@ uint64_t seed_from(const SamplingParams& p) {
 constexpr auto more_likely = [](const auto& a, const auto& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 };
+
+/// True for a finite value or -inf (a token that can never be drawn); false for NaN and +inf.
+bool finite_or_minus_inf(float v) {
+  return v < std::numeric_limits<float>::infinity();  // NaN compares false
+}
+
+std::string show(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
 
 void check_tokens(std::span<const int32_t> tokens, size_t vocab, const char* what) {
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -61,7 +73,15 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
   check_tokens(prompt, vocab, "prompt");
   check_tokens(output, vocab, "output");
   cand_.resize(vocab);
-  for (size_t i = 0; i < vocab; ++i) cand_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+  for (size_t i = 0; i < vocab; ++i) {
+    const float l = logits[i];
+    if (!finite_or_minus_inf(l)) {
+      throw NonFiniteLogits({}, "logits[" + std::to_string(i) + "] is " + show(l) +
+                                    " as the model produced it; the model produced a "
+                                    "non-finite value");
+    }
+    cand_[i] = {static_cast<int32_t>(i), l, 0.0f};
+  }
 
   if (params_.repetition_penalty != 1.0f) {
     // Each distinct token of prompt + output is penalized once (HF
@@ -74,13 +94,26 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
         if (mark) continue;
         mark = 1;
         float& l = cand_[static_cast<size_t>(t)].logit;
+        const float before = l;
         l = l > 0.0f ? l / p : l * p;
+        if (!finite_or_minus_inf(l)) {
+          std::fill(seen_.begin(), seen_.end(), 0);
+          throw NonFiniteLogits("repetition_penalty",
+                                "repetition_penalty = " + show(p) + " turns the logit " +
+                                    show(before) + " of token " + std::to_string(t) + " into " +
+                                    show(l) +
+                                    " (logit / repetition_penalty overflows float); use a "
+                                    "repetition_penalty closer to 1");
+        }
       }
     }
     for (auto tokens : {prompt, output}) {
       for (int32_t t : tokens) seen_[static_cast<size_t>(t)] = 0;
     }
   }
+  // The OpenAI penalties (|penalty * count| <= 2 * context) and logit_bias (|bias| <= 100, both
+  // validated) are far below half an ulp of FLT_MAX: they never turn a finite logit non-finite,
+  // nor one into -inf. Only the repetition penalty's product or quotient can overflow.
   if (params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) {
     counts_.resize(vocab, 0);
     for (int32_t t : output) ++counts_[static_cast<size_t>(t)];
@@ -101,7 +134,8 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
     }
     cand_[static_cast<size_t>(id)].logit += bias;
   }
-  if (output.size() < static_cast<size_t>(params_.min_tokens)) {
+  const bool masking = output.size() < static_cast<size_t>(params_.min_tokens);
+  if (masking) {
     for (int32_t id : suppressed_) {
       if (id >= 0 && static_cast<size_t>(id) < vocab) {
         cand_[static_cast<size_t>(id)].logit = -std::numeric_limits<float>::infinity();
@@ -110,19 +144,37 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
   }
 
   float mx = -std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < vocab; ++i) {
-    const float l = cand_[i].logit;
-    if (std::isnan(l) || l == std::numeric_limits<float>::infinity()) {
-      throw std::invalid_argument("Sampler: logits[" + std::to_string(i) + "] is " +
-                                  (std::isnan(l) ? "NaN" : "+inf") +
-                                  "; the model produced a non-finite value");
-    }
-    mx = std::max(mx, l);
-  }
-  if (mx == -std::numeric_limits<float>::infinity()) {
-    throw std::invalid_argument("Sampler: every logit is -inf; no token can be sampled");
-  }
+  for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, cand_[i].logit);
+  if (mx == -std::numeric_limits<float>::infinity()) throw_all_masked(logits, masking);
   max_logit_ = static_cast<double>(mx);
+}
+
+void Sampler::throw_all_masked(std::span<const float> logits, bool masking) const {
+  // Which step took the last finite logit away: the model's row itself, the min_tokens mask (a
+  // suppressed token), or the repetition penalty (logit * penalty underflowing to -inf).
+  const float ninf = -std::numeric_limits<float>::infinity();
+  bool suppressed_finite = false, other_finite = false;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (logits[i] == ninf) continue;
+    const bool s = masking && std::find(suppressed_.begin(), suppressed_.end(),
+                                        static_cast<int32_t>(i)) != suppressed_.end();
+    (s ? suppressed_finite : other_finite) = true;
+  }
+  if (other_finite) {
+    throw NonFiniteLogits("repetition_penalty",
+                          "repetition_penalty = " + show(params_.repetition_penalty) +
+                              " turns every logit into -inf (logit * repetition_penalty "
+                              "overflows float); no token can be sampled; use a "
+                              "repetition_penalty closer to 1");
+  }
+  if (suppressed_finite) {
+    throw NonFiniteLogits("min_tokens", "min_tokens = " + std::to_string(params_.min_tokens) +
+                                            " masks EOS and stop_token_ids, and every other "
+                                            "token's logit is -inf; no token can be sampled");
+  }
+  throw NonFiniteLogits({},
+                        "every logit is -inf as the model produced it; no token can be "
+                        "sampled (the model produced a non-finite row)");
 }
 
 bool Sampler::greedy() const {

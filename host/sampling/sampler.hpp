@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sampling/non_finite_logits.hpp"
 #include "sampling/sampling_params.hpp"
 
 namespace plinth {
@@ -57,7 +58,10 @@ class Sampler {
 
   /// Samples one token.
   /// logits: [vocab] float32 of the last position; not modified (copied into scratch). Must not
-  ///   contain NaN or +inf, and not be all -inf (std::invalid_argument).
+  ///   contain NaN or +inf, and not be all -inf: NonFiniteLogits (a std::invalid_argument) with
+  ///   an empty param(). A repetition_penalty that turns a finite logit into +inf (logit / a tiny
+  ///   penalty overflows float), or the min_tokens mask or the repetition penalty (logit * a huge
+  ///   penalty) leaving every logit -inf, throws NonFiniteLogits naming that parameter.
   /// prompt, output: token ids of the sequence so far, for the penalties; each in [0, vocab)
   ///   (std::out_of_range otherwise). Only read during the call.
   Result sample(std::span<const float> logits, std::span<const int32_t> prompt,
@@ -94,6 +98,9 @@ class Sampler {
   /// Fills cand_ (indexed by token id) with the penalized logits; sets max_logit_.
   void apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
                        std::span<const int32_t> output);
+  /// Every penalized logit is -inf: throws NonFiniteLogits naming the step that took the last
+  /// finite one away (repetition_penalty, min_tokens) or none when `logits` were all -inf already.
+  [[noreturn]] void throw_all_masked(std::span<const float> logits, bool masking) const;
   /// Greedy: index into cand_ (= token id, before filter()) of the argmax, lowest id on ties.
   size_t argmax() const;
   /// Runs temperature / top-k / top-p / min-p; afterwards cand_[0, num_kept_) are the survivors

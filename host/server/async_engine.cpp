@@ -166,9 +166,15 @@ void AsyncEngine::deliver(const std::vector<RequestOutput>& outputs) {
     ev.token_ids = o.new_token_ids;
     ev.finished = o.finished;
     ev.finish_reason = o.finish_reason;
-    if (o.finish_reason == "error") {  // a plugin broke its contract on this request alone
-      ev.error = o.error;
-      context_.logger().error("request failed: {}", o.error);
+    if (o.finish_reason == "error") {  // a plugin broke its contract on this request alone,
+      ev.error = o.error;              // or its logits row turned non-finite
+      if (!o.error_param.empty()) {    // its own sampling parameter did that: its fault
+        ev.error_status = 400;
+        ev.error_param = o.error_param;
+        context_.logger().info("request refused: {}", o.error);
+      } else {
+        context_.logger().error("request failed: {}", o.error);
+      }
     }
     ev.num_prompt_tokens = live.num_prompt_tokens;
     if (seq != nullptr) {

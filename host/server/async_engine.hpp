@@ -49,7 +49,9 @@ struct StreamEvent {
   std::string finish_reason;  ///< "stop", "length", "abort"; "error" with `error` set
   std::string error;          ///< what went wrong when the engine failed the request
   int error_status = 500;     ///< HTTP status of `error`: 400 when the engine refused the request
-                              ///< itself (e.g. it can never fit the KV pool), else 500
+                              ///< itself (e.g. it can never fit the KV pool) or its own sampling
+                              ///< parameter drove its logits non-finite, else 500
+  std::string error_param;    ///< with a 400 for a non-finite row: the request field at fault
   uint32_t num_prompt_tokens = 0;
   uint32_t num_generated_tokens = 0;  ///< so far
 };

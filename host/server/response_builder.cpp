@@ -126,6 +126,7 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
     if (ev.finish_reason == "error" && error_.empty()) {
       error_ = ev.error;
       error_status_ = ev.error_status;
+      error_param_ = ev.error_param;
     }
     num_finished_++;
   }
@@ -136,6 +137,7 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
     json err = {{"error",
                  {{"message", ev.error},
                   {"type", ev.error_status == 400 ? "invalid_request_error" : "server_error"},
+                  {"param", ev.error_param.empty() ? json(nullptr) : json(ev.error_param)},
                   {"code", ev.error_status}}}};
     frames += sse_frame(dump_json(err));
   }

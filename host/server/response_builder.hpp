@@ -50,6 +50,8 @@ class ResponseBuilder {
   const std::string& error() const { return error_; }
   /// HTTP status of error(): 400 for a request the engine refused, else 500.
   int error_status() const { return error_status_; }
+  /// The request field error() names (StreamEvent::error_param), "" when none.
+  const std::string& error_param() const { return error_param_; }
   /// The non-streamed body (once done()).
   std::string body() const;
   /// The closing SSE frames: the usage chunk when asked, then "data: [DONE]".
@@ -87,6 +89,7 @@ class ResponseBuilder {
   size_t num_finished_ = 0;
   std::string error_;
   int error_status_ = 500;
+  std::string error_param_;
 };
 
 }  // namespace plinth::server

@@ -105,7 +105,8 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r, spdlog::logger& logger, uint32_
       counter("plinth_request_success_total", success_help, {{"finished_reason", "length"}});
   aborted_ = counter("plinth_request_aborted_total", "requests aborted (client gone, shutdown)");
   failed_ = counter("plinth_request_failure_total",
-                    "requests the engine failed (a plugin broke its contract on them)");
+                    "requests the engine failed (a plugin broke its contract on them, or "
+                    "their logits turned non-finite)");
 }
 
 void ServerMetrics::update(const EngineStats& s, double now) {

@@ -305,6 +305,80 @@ TEST(Sampler, RejectsBadInputs) {
   EXPECT_EQ(s.probabilities(logits, {}, {}).size(), 3u);
 }
 
+/// The NonFiniteLogits that `f` throws (fails the test when it throws none).
+template <typename F>
+NonFiniteLogits non_finite(F&& f) {
+  try {
+    f();
+  } catch (const NonFiniteLogits& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no NonFiniteLogits thrown";
+  return NonFiniteLogits("<none>", "");
+}
+
+TEST(Sampler, NonFiniteLogitsNameTheModelOrTheParameterAtFault) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<int32_t> prompt{1};
+  using V = std::vector<float>;
+  // The model's own row: no parameter to blame.
+  {
+    Sampler s(SamplingParams{});
+    EXPECT_EQ(non_finite([&] {
+                s.sample(std::vector<float>{0.0f, std::nanf("")}, {}, {});
+              }).param(),
+              "");
+    EXPECT_EQ(non_finite([&] { s.sample(std::vector<float>{inf, 0.0f}, {}, {}); }).param(), "");
+    EXPECT_EQ(non_finite([&] { s.sample(std::vector<float>{-inf, -inf}, {}, {}); }).param(), "");
+  }
+  // repetition_penalty: a positive logit divided by a tiny (valid, > 0) penalty overflows float:
+  // 10 / 1e-38 = 1e39 > FLT_MAX.
+  {
+    SamplingParams p;
+    p.repetition_penalty = 1e-38f;
+    p.temperature = 0.0f;
+    Sampler s(p);
+    const NonFiniteLogits e = non_finite([&] { s.sample(V{0.5f, 10.0f, 0.0f}, prompt, {}); });
+    EXPECT_EQ(e.param(), "repetition_penalty");
+    EXPECT_NE(std::string(e.what()).find("token 1"), std::string::npos) << e.what();
+    // A logit the division keeps finite is fine: the same sampler goes on.
+    EXPECT_EQ(s.sample(V{0.5f, -10.0f, 0.0f}, prompt, {}).token, 0);
+  }
+  // ... and a huge one multiplies every (negative) logit of the history to -inf.
+  {
+    SamplingParams p;
+    p.repetition_penalty = 1e38f;
+    p.temperature = 0.0f;
+    Sampler s(p);
+    const std::vector<int32_t> all{0, 1};
+    EXPECT_EQ(non_finite([&] {
+                s.sample(V{-10.0f, -20.0f}, all, {});
+              }).param(),
+              "repetition_penalty");
+  }
+  // logit_bias (|bias| <= 100) and the OpenAI penalties (|penalty * count| <= 2 * context) are far
+  // below half an ulp of FLT_MAX: they can never leave a finite logit non-finite.
+  {
+    SamplingParams p;
+    p.logit_bias = {{0, 100.0f}};
+    p.frequency_penalty = -2.0f;
+    p.presence_penalty = -2.0f;
+    p.temperature = 0.0f;
+    Sampler s(p);
+    const float big = std::numeric_limits<float>::max();
+    EXPECT_EQ(s.sample(V{big, 0.0f}, {}, std::vector<int32_t>(100000, 0)).token, 0);
+  }
+  // min_tokens masks EOS, the only token the model leaves finite.
+  {
+    SamplingParams p;
+    p.min_tokens = 2;
+    p.max_tokens = 4;
+    Sampler s(p, {1});
+    EXPECT_EQ(non_finite([&] { s.sample(V{-inf, 3.0f, -inf}, {}, {}); }).param(), "min_tokens");
+    EXPECT_EQ(s.sample(V{0.0f, 3.0f, -inf}, {}, {}).token, 0);  // usable after the error
+  }
+}
+
 TEST(Sampler, FullVocabTopPMatchesBruteForce) {
   // 49152 tokens, top-p without top-k: the incremental partial sort must agree with a full sort.
   constexpr size_t kVocab = 49152;

@@ -3,14 +3,16 @@
 // not running, a kv_cache whose block table points outside the pool, a backend with too few or no
 // logits rows. Each fails only the requests it touched, with an error naming the plugin and the
 // rule; the other requests complete with the fake model's exact continuation, a later request is
-// served, and every KV block is back in the pool. The misbehaving plugins are in
-// tests/plugins/misbehaving.
+// served, and every KV block is back in the pool. A non-finite logits row (the model's, or one a
+// request's repetition_penalty drives there) fails that request alone the same way. The
+// misbehaving plugins are in tests/plugins/misbehaving.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -40,7 +42,7 @@ const std::string kPool = R"({"block_size": 4, "num_blocks": 32})";
 /// What a request ended with.
 struct Outcome {
   std::vector<int32_t> tokens;
-  std::string finish_reason, error;
+  std::string finish_reason, error, error_param;
 };
 
 /// The engine over a pipeline of three plugins, wired like EngineHost does (names included).
@@ -88,6 +90,14 @@ class Rig {
     return engine_->add_request(g);
   }
 
+  /// A request with these sampling parameters.
+  uint64_t add(std::vector<int32_t> prompt, const SamplingParams& params) {
+    GenerationRequest g;
+    g.prompt = std::move(prompt);
+    g.params = params;
+    return engine_->add_request(g);
+  }
+
   /// Steps until nothing is unfinished (at most 1000 steps); what each request ended with.
   std::map<uint64_t, Outcome> run() {
     for (int i = 0; i < 1000 && engine_->has_unfinished(); ++i) step();
@@ -102,6 +112,7 @@ class Rig {
       if (o.finished) {
         r.finish_reason = o.finish_reason;
         r.error = o.error;
+        r.error_param = o.error_param;
       }
     }
   }
@@ -268,6 +279,64 @@ TEST_P(EngineContractBackend, ARequestWaitingOutsideTheBrokenBatchIsUntouched) {
 
 INSTANTIATE_TEST_SUITE_P(Plugins, EngineContractBackend,
                          ::testing::Values("bad_backend_few_logits", "bad_backend_null_logits"));
+
+// A non-finite logits row (the model's NaN / +inf, or the request's own sampling parameter) fails
+// that request alone: its KV is freed, the other sequences of the same batches finish with their
+// exact tokens. Parameters: the value written, and whether the backend also returns argmax ids
+// (then a greedy request takes the id -1 instead of the logits row).
+class EngineNonFinite : public ::testing::TestWithParam<std::tuple<const char*, bool>> {};
+
+TEST_P(EngineNonFinite, AModelsNonFiniteRowFailsOnlyItsSequence) {
+  const auto [value, argmax_ids] = GetParam();
+  const std::string config = std::string(R"({"trigger_token": 63, "value": ")") + value +
+                             R"(", "argmax_ids": )" + (argmax_ids ? "true" : "false") + "}";
+  Rig rig(entry("backend", test_plugin("bad_backend_nan_logits"), config), kKvPaged,
+          entry("scheduler", "scheduler_continuous", "{}"));
+  // bad generates 61, 62, 63, and the row of token 63 is non-finite; the others never see 63.
+  const std::vector<int32_t> bad = {1, 2, 60}, good1 = {10, 11, 12}, good2 = {20, 21};
+  const uint64_t a = rig.add(good1, 6), b = rig.add(bad, 6), c = rig.add(good2, 7);
+  std::map<uint64_t, Outcome> out = rig.run();
+  EXPECT_EQ(out[b].finish_reason, "error");
+  EXPECT_EQ(out[b].tokens, (std::vector<int32_t>{61, 62, 63}));
+  EXPECT_EQ(out[b].error_param, "");  // the model's fault, not the request's
+  expect_contains(out[b].error, "sequence " + std::to_string(b) + ", after 3 generated tokens: ");
+  expect_contains(out[b].error, argmax_ids                    ? "argmax id -1"
+                                : std::string(value) == "nan" ? "logits[0] is nan"
+                                                              : "logits[0] is inf");
+  expect_contains(out[b].error, "the model produced a non-finite value");
+  expect_contains(out[b].error, "(backend 'bad_backend_nan_logits')");
+  expect_completed(out[a], successor_output(good1, 6));
+  expect_completed(out[c], successor_output(good2, 7));
+  EXPECT_EQ(rig.free_blocks(), rig.num_blocks());
+
+  const uint64_t d = rig.add(good1, 5);  // the engine serves on
+  expect_completed(rig.run()[d], successor_output(good1, 5));
+  EXPECT_EQ(rig.free_blocks(), rig.num_blocks());
+}
+
+INSTANTIATE_TEST_SUITE_P(Values, EngineNonFinite,
+                         ::testing::Combine(::testing::Values("nan", "inf"), ::testing::Bool()));
+
+TEST(EngineNonFiniteParam, ARepetitionPenaltyOverflowingALogitFailsThatRequestNamingIt) {
+  // test_backend's row of token 7 is 1 at token 8, 0 elsewhere; 8 is in the prompt, so a
+  // repetition_penalty of 1e-39 (valid: > 0) divides 1 by it: 1e39 > FLT_MAX, +inf.
+  Rig real(entry("backend", test_plugin("test_backend"), "{}"), kKvPaged,
+           entry("scheduler", "scheduler_continuous", "{}"));
+  SamplingParams p;
+  p.temperature = 0.0f;
+  p.max_tokens = 4;
+  p.repetition_penalty = 1e-39f;
+  const std::vector<int32_t> bad = {8, 7}, good = {30, 31};
+  const uint64_t a = real.add(good, 5), b = real.add(bad, p);
+  std::map<uint64_t, Outcome> out = real.run();
+  EXPECT_EQ(out[b].finish_reason, "error");
+  EXPECT_TRUE(out[b].tokens.empty());
+  EXPECT_EQ(out[b].error_param, "repetition_penalty");
+  expect_contains(out[b].error, "repetition_penalty = 1e-39 turns the logit 1 of token 8 into inf");
+  expect_contains(out[b].error, "use a repetition_penalty closer to 1");
+  expect_completed(out[a], successor_output(good, 5));
+  EXPECT_EQ(real.free_blocks(), real.num_blocks());
+}
 
 }  // namespace
 }  // namespace plinth
