@@ -25,6 +25,7 @@
 #include "bound_report.hpp"
 #include "cpu_backend.hpp"
 #include "model/gguf.hpp"
+#include "model/model_desc.hpp"
 #include "model_cost.hpp"
 #include "roofline.hpp"
 
@@ -34,47 +35,6 @@ constexpr uint32_t kBlockSize = 16;
 constexpr int kPrefillTokens = 512;
 constexpr int kContext = 128;
 constexpr int kDecodeSteps = 32;
-
-struct LoadedModel {
-  std::unique_ptr<plinth::GgufFile> file;
-  plinth::ModelConfig config;
-  std::vector<plinth_tensor_view> views;
-  plinth_model_desc desc{};
-
-  explicit LoadedModel(const std::string& path)
-      : file(plinth::GgufFile::open(path)), config(plinth::read_model_config(*file)) {
-    for (const plinth::GgufTensor& t : file->tensors()) {
-      plinth_tensor_view v{};
-      v.struct_size = sizeof(v);
-      v.name = t.name.c_str();
-      v.dtype = static_cast<int32_t>(t.type);
-      v.n_dims = static_cast<uint32_t>(t.dims.size());
-      for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
-      v.data = t.data;
-      v.nbytes = t.nbytes;
-      views.push_back(v);
-    }
-    plinth_model_config& c = desc.config;
-    desc.struct_size = sizeof(desc);
-    c.struct_size = sizeof(c);
-    c.architecture = config.architecture.c_str();
-    c.n_layers = config.n_layers;
-    c.hidden_size = config.hidden_size;
-    c.n_heads = config.n_heads;
-    c.n_kv_heads = config.n_kv_heads;
-    c.head_dim = config.head_dim;
-    c.ffn_size = config.ffn_size;
-    c.vocab_size = config.vocab_size;
-    c.context_length = config.context_length;
-    c.rope_theta = config.rope_theta;
-    c.rms_norm_eps = config.rms_norm_eps;
-    c.rope_neox = config.rope_neox ? 1 : 0;
-    c.tied_embeddings = config.tied_embeddings ? 1 : 0;
-    desc.num_tensors = views.size();
-    desc.tensors = views.data();
-    desc.path = file->path().c_str();
-  }
-};
 
 /// A batch of `seqs` sequences, each adding `n_new` tokens after `cached` ones; sequence i owns
 /// blocks [i * blocks_per_seq, (i + 1) * blocks_per_seq).
@@ -224,7 +184,7 @@ int main(int argc, char** argv) {
       ro.cache_levels = false;
       bounds = plinth::roofline::measure_bounds(ro);
     }
-    LoadedModel m(model);
+    const plinth::LoadedModel m = plinth::load_model(model);
     const int vocab = static_cast<int>(m.config.vocab_size);
     std::printf("model %s, matmul %s, kv_dtype %s, median of %d runs\n", model.c_str(),
                 matmul.c_str(), kv_dtype.c_str(), runs);
@@ -241,7 +201,7 @@ int main(int argc, char** argv) {
       plinth_create_args args{};
       args.struct_size = sizeof(args);
       args.config_json = config.c_str();
-      args.model = &m.desc;
+      args.model = m.desc->get();
       plinth::cpu::CpuBackend be(args);
       be.allocate_kv(16 * ((kContext + kDecodeSteps + kBlockSize - 1) / kBlockSize) +
                          kPrefillTokens / kBlockSize,

@@ -14,8 +14,8 @@
 
 #include "chat/chat_template.hpp"
 #include "engine/engine.hpp"
+#include "model/model_desc.hpp"
 #include "runtime/host_context.hpp"
-#include "runtime/model_desc.hpp"
 #include "runtime/pipeline.hpp"
 #include "tokenizer/tokenizer.hpp"
 

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "model/model_desc.hpp"
 #include "runtime/call.hpp"
 #include "runtime/draft_model.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/manifest.hpp"
-#include "runtime/model_desc.hpp"
 #include "runtime/pipeline.hpp"
 
 namespace plinth::cli {

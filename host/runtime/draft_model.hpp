@@ -1,13 +1,13 @@
 #pragma once
 // The model of a draft backend (docs/manifest.md, `"role": "draft"`): opened like the served model
-// (runtime/model_desc.hpp) and checked to share its vocabulary, which speculative decoding needs
+// (model/model_desc.hpp) and checked to share its vocabulary, which speculative decoding needs
 // (draft token ids are verified by the target as its own ids).
 
 #include <cstdint>
 
 #include "model/gguf.hpp"
+#include "model/model_desc.hpp"
 #include "runtime/manifest.hpp"
-#include "runtime/model_desc.hpp"
 
 namespace plinth {
 

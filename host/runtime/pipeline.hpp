@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/model_desc.hpp"
 #include "plinth/plinth.h"
 #include "runtime/host_context.hpp"
 #include "runtime/manifest.hpp"
-#include "runtime/model_desc.hpp"
 #include "runtime/plugin_host_api.hpp"
 #include "runtime/plugin_library.hpp"
 

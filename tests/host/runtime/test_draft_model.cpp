@@ -13,10 +13,10 @@
 #include <fstream>
 #include <vector>
 
+#include "model/model_desc.hpp"
 #include "run_plinth.hpp"
 #include "runtime/call.hpp"
 #include "runtime/manifest.hpp"
-#include "runtime/model_desc.hpp"
 #include "runtime/pipeline.hpp"
 #include "spec_probe.h"
 #include "tiny_gguf.hpp"

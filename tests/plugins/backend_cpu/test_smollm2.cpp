@@ -13,7 +13,7 @@
 #include <random>
 
 #include "backend_harness.hpp"
-#include "model/gguf.hpp"
+#include "model/model_desc.hpp"
 
 namespace {
 
@@ -25,48 +25,6 @@ const std::string kModel =
 const std::string kGolden =
     std::string(PLINTH_SOURCE_DIR) + "/tests/fixtures/golden/smollm2_greedy.json";
 constexpr uint32_t kBlockSize = 16;
-
-/// The model file as the host hands it to a backend.
-struct LoadedModel {
-  std::unique_ptr<plinth::GgufFile> file;
-  plinth::ModelConfig config;
-  std::vector<plinth_tensor_view> views;
-  plinth_model_desc desc{};
-
-  explicit LoadedModel(const std::string& path)
-      : file(plinth::GgufFile::open(path)), config(plinth::read_model_config(*file)) {
-    for (const plinth::GgufTensor& t : file->tensors()) {
-      plinth_tensor_view v{};
-      v.struct_size = sizeof(v);
-      v.name = t.name.c_str();
-      v.dtype = static_cast<int32_t>(t.type);  // GgmlType values are the plinth_dtype values
-      v.n_dims = static_cast<uint32_t>(t.dims.size());
-      for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
-      v.data = t.data;
-      v.nbytes = t.nbytes;
-      views.push_back(v);
-    }
-    desc.struct_size = sizeof(desc);
-    plinth_model_config& c = desc.config;
-    c.struct_size = sizeof(c);
-    c.architecture = config.architecture.c_str();
-    c.n_layers = config.n_layers;
-    c.hidden_size = config.hidden_size;
-    c.n_heads = config.n_heads;
-    c.n_kv_heads = config.n_kv_heads;
-    c.head_dim = config.head_dim;
-    c.ffn_size = config.ffn_size;
-    c.vocab_size = config.vocab_size;
-    c.context_length = config.context_length;
-    c.rope_theta = config.rope_theta;
-    c.rms_norm_eps = config.rms_norm_eps;
-    c.rope_neox = config.rope_neox ? 1 : 0;
-    c.tied_embeddings = config.tied_embeddings ? 1 : 0;
-    desc.num_tensors = views.size();
-    desc.tensors = views.data();
-    desc.path = file->path().c_str();
-  }
-};
 
 struct StepStats {
   int compared_ids = 0;
@@ -83,9 +41,9 @@ StepStats run_golden(const std::string& config, double tol) {
   const nlohmann::json golden = nlohmann::json::parse(in);
   const auto prompts = golden.at("prompts");
   const int n_gen = golden.at("n_generate").get<int>();
-  LoadedModel model(kModel);
+  const plinth::LoadedModel model = plinth::load_model(kModel);
   harness::Library lib;
-  harness::Backend be(lib, model.desc, config);
+  harness::Backend be(lib, *model.desc->get(), config);
 
   // Shuffled, interleaved block ids for all sequences.
   std::vector<std::vector<int32_t>> blocks(prompts.size());
@@ -245,13 +203,13 @@ void expect_logits_independent_of_batching(const char* config) {
   ASSERT_LE(a.size(), 144u);
   ASSERT_LE(b.size(), 112u);
   ASSERT_FALSE(b.empty());
-  LoadedModel model(kModel);
+  const plinth::LoadedModel model = plinth::load_model(kModel);
   harness::Library lib;
   const std::vector<int32_t> blocks_a = {3, 11, 7, 0, 9, 14, 2, 13, 12};  // up to 144 tokens
   const std::vector<int32_t> blocks_b = {1, 4, 5, 6, 8, 10, 15};          // up to 112 tokens
 
   const auto run = [&](const std::vector<size_t>& chunks, bool with_b) {
-    harness::Backend be(lib, model.desc, config);
+    harness::Backend be(lib, *model.desc->get(), config);
     be.allocate(16, kBlockSize);
     EXPECT_LE(a.size(), blocks_a.size() * kBlockSize);
     EXPECT_LE(b.size(), blocks_b.size() * kBlockSize);
@@ -300,9 +258,9 @@ TEST_F(SmolLM2, EarlyExitGivesFiniteLogitsOfTheCutModel) {
   const auto prompt = golden.at("prompts").at(0).at("prompt_ids").get<std::vector<int32_t>>();
   ASSERT_FALSE(prompt.empty());
   ASSERT_LE(prompt.size(), 4 * kBlockSize);
-  LoadedModel model(kModel);
+  const plinth::LoadedModel model = plinth::load_model(kModel);
   harness::Library lib;
-  harness::Backend be(lib, model.desc, R"({"threads": 2})");
+  harness::Backend be(lib, *model.desc->get(), R"({"threads": 2})");
   be.allocate(8, kBlockSize);
   const uint32_t n_layers = be.early_exit().num_layers(be.inst());
   ASSERT_EQ(n_layers, model.config.n_layers);

@@ -13,6 +13,7 @@
 #include "memory_plan.hpp"
 #include "model/gguf.hpp"
 #include "model/model_config.hpp"
+#include "model/model_desc.hpp"
 #include "weight_convert.hpp"
 
 namespace plinth::cuda {
@@ -20,18 +21,6 @@ namespace {
 
 const std::string kModel =
     std::string(PLINTH_SOURCE_DIR) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-plinth_tensor_view view_of(const GgufTensor& t) {
-  plinth_tensor_view v{};
-  v.struct_size = sizeof v;
-  v.name = t.name.c_str();
-  v.dtype = static_cast<int32_t>(t.type);  // GgmlType values are the plinth_dtype values
-  v.n_dims = static_cast<uint32_t>(t.dims.size());
-  for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
-  v.data = t.data;
-  v.nbytes = t.nbytes;
-  return v;
-}
 
 cpu::WeightType cpu_type(int32_t d) {
   switch (d) {
@@ -71,7 +60,7 @@ TEST_F(RealModel, FirstTensorsMatchBackendCpu) {
   if (const GgufTensor* e = file_->find_tensor("token_embd.weight")) picked.push_back(e);
   bool saw_q4_1 = false;
   for (const GgufTensor* t : picked) {
-    const plinth_tensor_view v = view_of(*t);
+    const plinth_tensor_view v = tensor_view(*t);
     const std::vector<uint16_t> out = to_bf16(v);
     const uint64_t n = t->num_elements();
     ASSERT_EQ(out.size(), n) << t->name;

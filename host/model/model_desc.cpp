@@ -1,23 +1,25 @@
-#include "runtime/model_desc.hpp"
+#include "model/model_desc.hpp"
 
 #include <algorithm>
 
 namespace plinth {
 
+plinth_tensor_view tensor_view(const GgufTensor& t) {
+  plinth_tensor_view v{};
+  v.struct_size = sizeof(plinth_tensor_view);
+  v.name = t.name.c_str();
+  v.dtype = static_cast<int32_t>(t.type);
+  v.n_dims = static_cast<uint32_t>(std::min<size_t>(t.dims.size(), 4));
+  for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
+  v.data = t.data;
+  v.nbytes = t.nbytes;
+  return v;
+}
+
 ModelDesc::ModelDesc(const GgufFile& file, const ModelConfig& c)
     : architecture_(c.architecture), path_(file.path()) {
   views_.reserve(file.tensors().size());
-  for (const GgufTensor& t : file.tensors()) {
-    plinth_tensor_view v{};
-    v.struct_size = sizeof(plinth_tensor_view);
-    v.name = t.name.c_str();
-    v.dtype = static_cast<int32_t>(t.type);
-    v.n_dims = static_cast<uint32_t>(std::min<size_t>(t.dims.size(), 4));
-    for (size_t i = 0; i < 4; ++i) v.dims[i] = i < t.dims.size() ? t.dims[i] : 1;
-    v.data = t.data;
-    v.nbytes = t.nbytes;
-    views_.push_back(v);
-  }
+  for (const GgufTensor& t : file.tensors()) views_.push_back(tensor_view(t));
   plinth_model_config& mc = desc_.config;
   mc.struct_size = sizeof(plinth_model_config);
   mc.architecture = architecture_.c_str();

@@ -1,6 +1,7 @@
 #pragma once
 // The model as the ABI hands it to a backend (sdk/include/plinth/model.h): hyper-parameters and
-// views of every tensor of a memory-mapped GGUF file.
+// views of every tensor of a memory-mapped GGUF file. The one builder of a plinth_model_desc from a
+// GGUF file: the host, bench/ and tests/ all use it (plinth_model).
 
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,11 @@
 #include "plinth/model.h"
 
 namespace plinth {
+
+/// The ABI view of one GGUF tensor: name and data point into `t` (valid while its file is mapped),
+/// dtype is the ggml type id (GgmlType values are the plinth_dtype values), dims padded with 1 to
+/// four (at most the first four of `t.dims`; GGUF tensors have at most four). No allocation.
+plinth_tensor_view tensor_view(const GgufTensor& t);
 
 /// Owns the plinth_model_desc of one GGUF file and the arrays it points to. The file must outlive
 /// it (tensor data and names point into the file). Not copyable or movable: the descriptor's
