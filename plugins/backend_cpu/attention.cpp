@@ -25,7 +25,7 @@ struct Item {
 // Row pointers of KV head g of sequence s, positions j < ctx, in place in the cache: K into kptr,
 // V into vptr (T = float for an F32 cache, uint16_t for IEEE half bits of an F16 one).
 template <class T>
-void kv_rows(const plinth_batch& b, const PagedKvCache& kv, int64_t layer, int32_t s, int64_t g,
+void kv_rows(const plinth_batch& b, const PagedKvStorage& kv, int64_t layer, int32_t s, int64_t g,
              int64_t ctx, std::vector<const T*>& kptr, std::vector<const T*>& vptr) {
   const int64_t bs = kv.block_size();
   const int32_t* table = b.block_tables + static_cast<int64_t>(s) * b.max_blocks_per_seq;
@@ -53,7 +53,7 @@ void widen(const std::vector<const uint16_t*>& rows, int64_t hd, std::vector<flo
 
 }  // namespace
 
-void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t layer,
+void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t layer,
                      const AttentionShape& shape, const float* q, float* out, ThreadPool& pool) {
   const int64_t hd = shape.head_dim;
   const int64_t group = shape.n_heads / shape.n_kv_heads;

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kv_cache.hpp"
+#include "kv_storage.hpp"
 #include "plinth/backend.h"
 #include "thread_pool.hpp"
 
@@ -24,7 +24,7 @@ struct AttentionShape {
 /// (sequence, KV head, chunk of query tokens) items, longest first, claimed by the pool's
 /// participants. Each output depends only on its own query and positions 0..p (not on the rest
 /// of the batch), so the result is bit-identical however the tokens are batched.
-void paged_attention(const plinth_batch& b, const PagedKvCache& kv, int64_t layer,
+void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t layer,
                      const AttentionShape& shape, const float* q, float* out, ThreadPool& pool);
 
 }  // namespace plinth::cpu

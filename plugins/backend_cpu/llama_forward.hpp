@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "kv_cache.hpp"
+#include "kv_storage.hpp"
 #include "llama_weights.hpp"
 #include "matmul.hpp"
 #include "plinth/backend.h"
@@ -41,8 +41,8 @@ class LlamaForward {
 
   const LlamaShape& shape() const { return w_.shape; }
   const ForwardOptions& options() const { return opt_; }
-  PagedKvCache& kv() { return kv_; }
-  const PagedKvCache& kv() const { return kv_; }
+  PagedKvStorage& kv() { return kv_; }
+  const PagedKvStorage& kv() const { return kv_; }
 
   /// Validates `b` (validate_batch; INVALID_ARGUMENT naming the field, also when allocate_kv was
   /// not called), embeds the tokens, runs every layer — RMSNorm → Q/K/V → RoPE → K/V stored at
@@ -77,7 +77,7 @@ class LlamaForward {
   LlamaWeights w_;
   ForwardOptions opt_;
   ThreadPool pool_;
-  PagedKvCache kv_;
+  PagedKvStorage kv_;
   Rope rope_;
   // Scratch, f32, rows = tokens of the batch (max_batch_tokens):
   std::vector<float> x_;           // [n, hidden] residual stream

@@ -164,7 +164,7 @@ TEST_F(BackendCpuEarlyExit, DraftThenVerifyEqualsPlainDecoding) {
 
 // Every K and V element of every slot of every layer, as float.
 std::vector<std::vector<float>> kv_contents(const plinth::cpu::LlamaForward& f) {
-  const plinth::cpu::PagedKvCache& kv = f.kv();
+  const plinth::cpu::PagedKvStorage& kv = f.kv();
   const plinth::cpu::LlamaShape& s = f.shape();
   std::vector<std::vector<float>> layers(static_cast<size_t>(s.n_layers));
   for (int64_t l = 0; l < s.n_layers; ++l) {

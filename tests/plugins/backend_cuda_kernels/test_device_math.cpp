@@ -14,7 +14,7 @@
 #include "attention.hpp"
 #include "device_math.cuh"
 #include "float_ops.hpp"
-#include "kv_cache.hpp"
+#include "kv_storage.hpp"
 #include "rope.hpp"
 #include "thread_pool.hpp"
 #include "weight_convert.hpp"
@@ -244,7 +244,7 @@ TEST(DeviceMathSoftmax, HandValues) {
 // (GQA head mapping, causal range, block-table addressing).
 TEST(DeviceMathAttention, PagedGqaMatchesBackendCpu) {
   const int hd = 64, n_heads = 9, n_kv = 3, bs = 16, ctx_len = 40;
-  plinth::cpu::PagedKvCache kv(1, n_kv, hd, plinth::cpu::KvDtype::F32);
+  plinth::cpu::PagedKvStorage kv(1, n_kv, hd, plinth::cpu::KvDtype::F32);
   kv.allocate(8, bs);
   const std::vector<int32_t> table = {5, 2, 7};  // non-contiguous blocks
   std::vector<std::vector<float>> krows, vrows;

@@ -1,4 +1,4 @@
-#include "kv_cache.hpp"
+#include "kv_storage.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -31,14 +31,15 @@ uint16_t fp32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | ((a - 0x38000000u) >> 13));  // rebias 127 → 15
 }
 
-PagedKvCache::PagedKvCache(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype)
+PagedKvStorage::PagedKvStorage(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim,
+                               KvDtype dtype)
     : n_layers_(n_layers), n_kv_heads_(n_kv_heads), head_dim_(head_dim), dtype_(dtype) {}
 
-uint64_t PagedKvCache::bytes_per_token() const {
+uint64_t PagedKvStorage::bytes_per_token() const {
   return static_cast<uint64_t>(2 * n_layers_ * row_elems() * elem_bytes());
 }
 
-void PagedKvCache::allocate(uint32_t num_blocks, uint32_t block_size) {
+void PagedKvStorage::allocate(uint32_t num_blocks, uint32_t block_size) {
   if (num_blocks == 0 || block_size == 0) {
     throw sdk::Error(PLINTH_ERR_INVALID_ARGUMENT,
                      "allocate_kv: num_blocks=" + std::to_string(num_blocks) +
@@ -73,7 +74,7 @@ void PagedKvCache::allocate(uint32_t num_blocks, uint32_t block_size) {
   block_size_ = block_size;
 }
 
-void PagedKvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
+void PagedKvStorage::write(int64_t layer, int64_t slot, const float* k, const float* v) {
   const int64_t n = head_dim_;
   const float* src[2] = {k, v};
   for (int c = 0; c < 2; ++c) {
@@ -90,7 +91,7 @@ void PagedKvCache::write(int64_t layer, int64_t slot, const float* k, const floa
   }
 }
 
-void PagedKvCache::copy_block(int32_t src, int32_t dst) {
+void PagedKvStorage::copy_block(int32_t src, int32_t dst) {
   for (const int32_t id : {src, dst}) {
     if (id < 0 || static_cast<uint32_t>(id) >= num_blocks_) {
       throw std::invalid_argument("copy_blocks: block id " + std::to_string(id) +

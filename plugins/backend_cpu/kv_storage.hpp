@@ -1,4 +1,6 @@
-// The paged KV cache memory of backend_cpu (PagedAttention, Kwon et al., SOSP 2023, §4).
+// The KV storage of backend_cpu: the K and V memory of the paged KV cache (PagedAttention, Kwon et
+// al., SOSP 2023, §4). Which sequence owns which block is the kv_cache plugin's bookkeeping
+// (plugins/kv_paged); this holds the rows and copies blocks as told.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +23,9 @@ enum class KvDtype { F32, F16 };
 /// Memory comes from calloc (untouched pages stay unmapped until written), advised for
 /// transparent huge pages on Linux (fewer TLB misses while attention walks the blocks). Not
 /// thread-safe for writers; concurrent readers are fine.
-class PagedKvCache {
+class PagedKvStorage {
  public:
-  PagedKvCache(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype);
+  PagedKvStorage(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype);
 
   KvDtype dtype() const { return dtype_; }
   /// plinth_dtype of the elements (F32 or F16).
