@@ -165,7 +165,8 @@ TEST_F(SmolLM2, SimdPathStaysWithinLlamaCppDistance) {
 }
 
 // The int8 path (the same activation quantization, VNNI integer dots), with f32 and with f16 KV
-// (manifests/cpu_fast.json, llama.cpp's default numerics): the same distance.
+// (manifests/cpu.json on a CPU with int8 kernels, llama.cpp's default numerics): the same
+// distance.
 TEST_F(SmolLM2, Int8PathStaysWithinLlamaCppDistance) {
   std::ifstream in(kGolden);
   const double tol = nlohmann::json::parse(in)
@@ -236,8 +237,9 @@ void expect_logits_independent_of_batching(const char* config) {
   EXPECT_EQ(run({60, a.size() - 60}, true), one) << "two chunks, the first batched";
 }
 
-TEST_F(SmolLM2, DefaultPathLogitsDoNotDependOnBatching) {
-  expect_logits_independent_of_batching(R"({"threads": 2})");
+TEST_F(SmolLM2, DefaultAndFloatPathLogitsDoNotDependOnBatching) {
+  expect_logits_independent_of_batching(R"({"threads": 2})");  // matmul auto
+  expect_logits_independent_of_batching(R"({"threads": 2, "matmul": "float"})");
 }
 
 TEST_F(SmolLM2, Int8PathLogitsDoNotDependOnBatching) {
