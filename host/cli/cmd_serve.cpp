@@ -1,6 +1,7 @@
 // plinth serve: the OpenAI-compatible HTTP server over the pipeline of a manifest.
 //   plinth serve --manifest manifests/cpu.json [--host 127.0.0.1] [--port 8000] [--api-key K]
-//                [--max-connections 1024] [--idle-timeout 60] (docs/server.md has every option)
+//                [--max-connections 1024] [--idle-timeout 60] [--write-timeout 60]
+//                (docs/server.md has every option)
 // The engine runs on its own thread (AsyncEngine); the network on --http-threads Asio threads.
 // SIGINT / SIGTERM drain: no new requests, running ones finish, then exit 0.
 #include <chrono>
@@ -28,6 +29,7 @@ struct ServeOptions {
   int http_threads = 1;
   int drain_timeout_s = 30;
   int idle_timeout_s = 60;
+  int write_timeout_s = 60;
   uint32_t max_model_len = 0;
 };
 
@@ -44,6 +46,7 @@ void run(const ServeOptions& o) {
   boost::asio::io_context io;
   server::ServerOptions so = o.server;
   so.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
+  so.write_timeout = std::chrono::seconds(o.write_timeout_s);
   server::Server srv(io, engine, so);
   srv.start();
   // Tests and scripts read this line to learn the port (with --port 0).
@@ -100,6 +103,11 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--idle-timeout", o->idle_timeout_s,
                   "seconds a connection may wait for (or take to send) its next request before it "
                   "is closed")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  cmd->add_option("--write-timeout", o->write_timeout_s,
+                  "seconds one write of a response (a stream's chunk) may wait for a client that "
+                  "does not read before the connection is closed and its request aborted")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--http-threads", o->http_threads, "network threads")

@@ -271,7 +271,8 @@ void HttpSession::on_event(uint64_t generation, size_t index, StreamEvent event)
   access_.on_event(index, event);
   if (stream_head_pending_) {
     if (event.finished && event.finish_reason == "error" && event.token_ids.empty()) {
-      return fail_generation(static_cast<unsigned>(event.error_status), event.error);
+      return fail_generation(static_cast<unsigned>(event.error_status), event.error,
+                             event.error_param);
     }
     stream_head_pending_ = false;
     std::string head =
@@ -298,13 +299,14 @@ void HttpSession::finish_generation() {
     response_complete_ = true;
     write("0\r\n\r\n");
   } else if (!b.error().empty()) {
-    respond_generation_error(static_cast<unsigned>(b.error_status()), b.error());
+    respond_generation_error(static_cast<unsigned>(b.error_status()), b.error(), b.error_param());
   } else {
     respond(200, b.body(), kJson);
   }
 }
 
-void HttpSession::fail_generation(unsigned status, const std::string& message) {
+void HttpSession::fail_generation(unsigned status, const std::string& message,
+                                  const std::string& param) {
   for (uint64_t h : handles_) state_->engine.abort(h);  // the other choices; finished ones: no-op
   ++generation_;                                        // their events are dropped
   generating_ = false;
@@ -312,11 +314,14 @@ void HttpSession::fail_generation(unsigned status, const std::string& message) {
   handles_.clear();
   builder_.reset();
   if (closed_) return;
-  respond_generation_error(status, message);
+  respond_generation_error(status, message, param);
 }
 
-void HttpSession::respond_generation_error(unsigned status, const std::string& message) {
-  if (status == 400) {
+void HttpSession::respond_generation_error(unsigned status, const std::string& message,
+                                           const std::string& param) {
+  if (status == 400 && !param.empty()) {  // its own sampling parameter drove logits non-finite
+    respond_error(400, error_body(message, "invalid_request_error", param));
+  } else if (status == 400) {
     respond_error(400, error_body(message + refusal_hint_, "invalid_request_error"));
   } else {
     respond_error(status, error_body(message, "server_error"));
@@ -359,6 +364,10 @@ void HttpSession::write(std::string bytes) {
 
 void HttpSession::do_write() {
   writing_ = true;
+  // A client that stops reading (a stream it opened and no longer drains) fills the socket
+  // buffers and this write waits: past write_timeout the stream closes the socket, the write ends
+  // with beast::error::timeout and on_write aborts the generation, freeing its KV.
+  stream_.expires_after(state_->options.write_timeout);
   net::async_write(
       stream_, net::buffer(out_.front()),
       [self = shared_from_this()](beast::error_code ec, size_t) { self->on_write(ec); });
@@ -366,6 +375,12 @@ void HttpSession::do_write() {
 
 void HttpSession::on_write(beast::error_code ec) {
   writing_ = false;
+  stream_.expires_never();  // a read sets its own expiry; the next write sets its own
+  if (ec == beast::error::timeout) {
+    state_->engine.context().logger().warn(
+        "closing a connection whose client read nothing for {} s (--write-timeout){}",
+        state_->options.write_timeout.count(), generating_ ? "; its request is aborted" : "");
+  }
   if (ec || closed_) {
     // The client is gone (or we closed): a running generation is aborted.
     out_.clear();

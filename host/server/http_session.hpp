@@ -46,9 +46,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_event(uint64_t generation, size_t index, StreamEvent event);
   void finish_generation();
   /// Ends the running generation with an error response (aborting its other engine requests).
-  void fail_generation(unsigned status, const std::string& message);
-  /// The error response of a generation the engine refused (400, with refusal_hint_) or failed.
-  void respond_generation_error(unsigned status, const std::string& message);
+  void fail_generation(unsigned status, const std::string& message, const std::string& param = {});
+  /// The error response of a generation the engine refused (400, with refusal_hint_ unless
+  /// `param`, the field at fault, is given) or failed.
+  void respond_generation_error(unsigned status, const std::string& message,
+                                const std::string& param = {});
 
   /// Queues a complete response (status, JSON or text body).
   void respond(unsigned status, std::string body, const std::string& content_type,

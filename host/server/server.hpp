@@ -7,8 +7,9 @@
 //   POST /tokenize, POST /detokenize (vLLM's and llama.cpp's shapes), GET /version
 // Errors are OpenAI-style JSON bodies with 400 / 401 / 404 / 405 / 413 / 422 / 429 / 431 / 503.
 // Connections: at most ServerOptions::max_connections open (past it 503 and close), closed after
-// idle_timeout without a request; when accept() runs out of file descriptors the listener retries
-// every 100 ms instead of spinning.
+// idle_timeout without a request, or when a write waits write_timeout for a client that does not
+// read; when accept() runs out of file descriptors the listener retries every 100 ms instead of
+// spinning.
 // A client that disconnects while its request runs aborts it (its KV blocks go back to the pool
 // before the next engine step).
 //
@@ -44,6 +45,11 @@ struct ServerOptions {
   /// one whose request (line, headers and body) has not fully arrived this long after the server
   /// started reading it. Not applied while a request runs or its response is written.
   std::chrono::seconds idle_timeout{60};
+  /// One write of a response (a JSON body, or one chunk of a stream) that the client does not
+  /// take within this long closes the connection and aborts its running request (its KV blocks
+  /// go back to the pool; counted in plinth_request_aborted_total): a client that opens a stream
+  /// and stops reading cannot hold its sequence forever.
+  std::chrono::seconds write_timeout{60};
   /// Open connections at most. Past it a new connection is accepted, answered 503 with
   /// `Retry-After: 1` and `Connection: close`, and closed, so that a client learns why instead of
   /// hanging in the listen backlog.

@@ -4,7 +4,9 @@ the table the server is healthy, serves the next request, and holds as many KV b
 A second server with a tiny KV pool (manifest copy with num_blocks 8) checks that a request that
 can never fit the pool — a chat request without max_tokens, whose default is the rest of the
 context — is a 400 naming the limit and the fix, streamed or not; and that --max-model-len is
-checked against the pool at start-up and bounds the default max_tokens.
+checked against the pool at start-up and bounds the default max_tokens. A request whose own
+repetition_penalty (valid, but tiny) drives its logits to +inf gets a 400 naming the field, streamed
+or not, while a concurrent request finishes 200 with exactly the tokens it gets alone.
 
   python3 tools/server_tests/test_bad_input.py --plinth build/plinth --manifest manifests/cpu.json
 """
@@ -15,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -380,6 +383,42 @@ class MaxModelLen(unittest.TestCase):
                 finally:
                     SERVER = main_server
                 self.assertEqual(server.stop(), 0)
+
+
+class NonFiniteLogits(unittest.TestCase):
+    """repetition_penalty 1e-40 is in range ((0, 10]) but divides every positive logit of a
+    prompt token past FLT_MAX: that request alone fails, 400 naming the field."""
+
+    BAD = cmpl("the the the the the the", repetition_penalty=1e-40, max_tokens=8)
+
+    def check_refused(self, status, data):
+        self.assertEqual(status, 400, data)
+        err = json.loads(data)["error"]
+        self.assertEqual(err["param"], "repetition_penalty", err)
+        self.assertEqual(err["type"], "invalid_request_error", err)
+        self.assertIn("repetition_penalty = 9.99995e-41 turns the logit", err["message"])
+
+    def test_refused_naming_the_field_while_a_concurrent_request_finishes(self):
+        before = wait_blocks(0)
+        good = cmpl("The capital of France is", max_tokens=24, ignore_eos=True)
+        alone = post("/v1/completions", good)
+        self.assertEqual(alone[0], 200, alone[2])
+        results = {}
+        runner = threading.Thread(target=lambda: results.update(good=post("/v1/completions",
+                                                                          good)))
+        runner.start()
+        time.sleep(0.2)  # the good request is admitted; the bad ones run beside it
+        for stream in (False, True):
+            status, _, data = post("/v1/completions", dict(self.BAD, stream=stream))
+            self.check_refused(status, data)
+        runner.join(120)
+        status, _, data = results["good"]
+        self.assertEqual(status, 200, data)
+        got, want = json.loads(data)["choices"][0], json.loads(alone[2])["choices"][0]
+        self.assertEqual(got["finish_reason"], "length")
+        self.assertEqual(got["text"], want["text"])
+        self.assertEqual(wait_blocks(before), before, "KV blocks leaked by the failed request")
+        self.assertEqual(exchange(http_bytes("GET", "/health"))[0], 200)
 
 
 def main():

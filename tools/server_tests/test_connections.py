@@ -3,6 +3,9 @@
     Retry-After and closed; once one closes, new connections are served again;
   - the idle timeout (--idle-timeout S): a silent connection, an idle keep-alive connection and a
     half-sent request are closed by the server within S + a margin; fresh connections are served;
+  - the write timeout (--write-timeout S): a client that opens a stream and stops reading (tiny
+    receive buffer and MSS, so the server's writes block soon) is closed and its request aborted:
+    the KV blocks return to 0, the aborted counter grows, and the server serves on;
   - running out of file descriptors (the server started with a low RLIMIT_NOFILE): accept() fails
     with EMFILE and the listener backs off instead of spinning (the server's CPU time over 2 s
     stays low); once the connections close it serves again;
@@ -11,6 +14,7 @@
   python3 tools/server_tests/test_connections.py --plinth build/plinth --manifest manifests/cpu.json
 """
 import argparse
+import json
 import resource
 import socket
 import sys
@@ -129,6 +133,64 @@ class IdleTimeout(unittest.TestCase):
                 s.close()
             self.assertTrue(served_fresh(server))
             self.assertEqual(server.stop(), 0)
+
+
+def wait_metric(server, name, predicate, limit_s):
+    """Polls /metrics until `predicate(value of name)` holds (the gauges are updated after each
+    engine step); returns the last value."""
+    deadline = time.monotonic() + limit_s
+    value = server.metrics().get(name)
+    while not predicate(value) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        value = server.metrics().get(name)
+    return value
+
+
+class WriteTimeout(unittest.TestCase):
+    def test_a_stream_nobody_reads_is_closed_and_its_request_aborted(self):
+        timeout = 2
+        with PlinthServer(ARGS.plinth, ARGS.manifest, "--write-timeout", str(timeout)) as server:
+            aborted_before = server.metrics()["plinth_request_aborted_total"]
+            # A tiny receive buffer and MSS (announced in the SYN, so the server's send buffer
+            # stays small too): a few KiB of output fill them and the server's write blocks.
+            reader = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            reader.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+            reader.connect(address(server))
+            # Each token's chunk carries 20 top logprobs (about 1 KiB): the buffers fill within
+            # the first hundred tokens, long before max_tokens.
+            body = json.dumps({"model": server.model, "prompt": "Once upon a time",
+                               "max_tokens": 4000, "ignore_eos": True, "stream": True,
+                               "logprobs": 20, "temperature": 0}).encode()
+            reader.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: plinth\r\n"
+                           b"Content-Type: application/json\r\nContent-Length: " +
+                           str(len(body)).encode() + b"\r\n\r\n" + body)
+            # It runs (holds KV blocks) ...
+            self.assertGreater(wait_metric(server, "plinth_kv_cache_used_blocks",
+                                           lambda v: v > 0, 60), 0)
+            # ... then its writes block, and write-timeout later the server gives it up.
+            self.assertEqual(wait_metric(server, "plinth_kv_cache_used_blocks",
+                                         lambda v: v == 0, 120), 0,
+                             "the stream nobody reads still holds its KV blocks")
+            self.assertEqual(wait_metric(server, "plinth_request_aborted_total",
+                                         lambda v: v > aborted_before, 10), aborted_before + 1)
+            # The connection is closed: what is still buffered drains, then EOF or a reset.
+            self.assertLess(wait_closed(reader, 30), 30)
+            reader.close()
+            self.assertTrue(served_fresh(server))
+            status, _, _ = completion(server)
+            self.assertEqual(status, 200)
+            self.assertEqual(server.stop(), 0)
+
+
+def completion(server):
+    """One short non-streamed completion on a new connection: (status, head, body)."""
+    body = json.dumps({"model": server.model, "prompt": "Hello", "max_tokens": 4}).encode()
+    with connect(server) as s:
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: plinth\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: " +
+                  str(len(body)).encode() + b"\r\n\r\n" + body)
+        return read_response(s)
 
 
 class FdExhaustion(unittest.TestCase):
