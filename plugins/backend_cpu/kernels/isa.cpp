@@ -7,16 +7,41 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#endif
+
 #include "kernel_table.hpp"
 
 namespace plinth::cpu {
 namespace {
 
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+// clang 14's __builtin_cpu_supports knows neither "f16c" nor "avxvnni" (GCC's does): CPUID
+// directly, CPUID.01H:ECX[29] and CPUID.(07H,1):EAX[4] (Intel SDM vol. 2A, CPUID).
+bool cpu_has_f16c_bit() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+}
+bool cpu_has_avxvnni_bit() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 4)) != 0;
+}
+#else
+bool cpu_has_f16c_bit() {
+  return __builtin_cpu_supports("f16c");
+}
+bool cpu_has_avxvnni_bit() {
+  return __builtin_cpu_supports("avxvnni");
+}
+#endif
+#endif
+
 bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c_bit();
 #else
   return false;
 #endif
@@ -41,7 +66,7 @@ bool cpu_has_vnni() {
 
 bool cpu_has_avxvnni() {
 #if defined(__x86_64__) || defined(__i386__)
-  return cpu_has_avx2() && __builtin_cpu_supports("avxvnni");
+  return cpu_has_avx2() && cpu_has_avxvnni_bit();
 #else
   return false;
 #endif
