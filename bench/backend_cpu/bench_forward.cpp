@@ -7,8 +7,9 @@
 // bytes per token, prefill against the int8 or f32 peak / MACs per token); the bounds are measured
 // in-process before the model runs, or read from --roofline FILE (bench_roofline --json FILE).
 // Figures only, never pass/fail.
-//   bench_forward [--model PATH] [--threads 1,2] [--runs 5] [--matmul float|int8|simd|auto|blas]
-//                 [--kv-dtype f32|f16] [--roofline FILE | --no-roofline]
+//   bench_forward [--model PATH] [--threads 1,2] [--runs 5]
+//                 [--matmul float|int8|simd|auto|blas|simd_blas] [--kv-dtype f32|f16]
+//                 [--roofline FILE | --no-roofline]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
       std::string(PLINTH_SOURCE_DIR_FOR_BENCH) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
   std::vector<int> threads = {1, 2};
   int runs = 5;
-  std::string matmul = "float";  // the plugin's default
+  std::string matmul = "float";  // the reference path (the plugin's default is "auto")
   std::string kv_dtype = "f32";  // the plugin's default
   CLI::App app{"bench_forward: backend_cpu prefill and decode tokens/s on the real model"};
   app.add_option("--model", model, "GGUF file")->check(CLI::ExistingFile)->capture_default_str();
@@ -154,7 +155,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--matmul", matmul, "backend_cpu matmul path")
-      ->check(CLI::IsMember({"float", "int8", "simd", "auto", "blas"}))
+      ->check(CLI::IsMember({"float", "int8", "simd", "auto", "blas", "simd_blas"}))
       ->capture_default_str();
   app.add_option("--kv-dtype", kv_dtype, "backend_cpu KV cache element type")
       ->check(CLI::IsMember({"f32", "f16"}))

@@ -51,6 +51,7 @@
 
 #ifdef PLINTH_BENCH_HAS_CPU_KERNELS
 #include "isa.hpp"
+#include "matmul_choice.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -624,16 +625,20 @@ std::string cpu_description() {
 }
 
 std::string isa_path(const json& off_manifest) {
-  std::string matmul = "float", threads = "?";
+  std::string matmul = "auto", threads = "?";  // backend_cpu's default
   for (const auto& p : off_manifest.at("plugins")) {
     if (p.at("kind") == "backend" && p.contains("config")) {
-      matmul = p["config"].value("matmul", std::string("float"));
+      matmul = p["config"].value("matmul", std::string("auto"));
       if (p["config"].contains("threads")) threads = p["config"]["threads"].dump();
     }
   }
 #ifdef PLINTH_BENCH_HAS_CPU_KERNELS
   const std::string family = cpu::isa_name(cpu::best_isa());
   const std::string vnni = cpu::cpu_has_avx512_vnni() ? "yes" : "no";
+  if (matmul == "auto") {
+    const cpu::MatmulChoice c = cpu::choose_auto_matmul();
+    matmul += std::string(" -> ") + cpu::matmul_path_name(c.path) + " (" + c.reason + ")";
+  }
 #else
   const std::string family = "unknown (bench built without plinth_cpu_kernels)", vnni = "?";
 #endif

@@ -51,6 +51,17 @@ TEST_F(CliGenerate, StreamsACompletionAndPrintsFigures) {
   }
 }
 
+// The default manifest's backend_cpu names at start-up the path `"matmul": "auto"` took and why
+// (root README: `plinth --log-level info generate ...`).
+TEST_F(CliGenerate, StartUpLogSaysWhichMatmulPathAutoTook) {
+  CliRun r = run_plinth("--log-level info generate --manifest " + quote(kManifest.string()) +
+                        " --prompt Hi --max-tokens 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(r.out.find("matmul auto -> int8 (") != std::string::npos ||
+              r.out.find("matmul auto -> float (no AVX2") != std::string::npos)
+      << r.out;
+}
+
 TEST_F(CliGenerate, PromptsFileRunsAsOneBatchAndWritesJsonLines) {
   fs::path dir = fs::temp_directory_path() / "plinth_cli_generate";
   fs::create_directories(dir);
