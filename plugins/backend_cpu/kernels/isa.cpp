@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -91,8 +92,26 @@ std::atomic<Int8Kernel>& int8_limit() {
   return k;
 }
 
+// The initial family: best_isa(), or the one PLINTH_ISA names (scalar, avx2, avx512) for
+// benchmarks, capped at best_isa() (asking for AVX-512 on an AVX2 CPU runs AVX2); another value
+// is ignored with a warning on stderr naming the allowed ones.
+Isa initial_isa() {
+  const char* env = std::getenv("PLINTH_ISA");
+  if (env == nullptr) return best_isa();
+  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    if (std::strcmp(env, isa_name(isa)) == 0) {
+      return static_cast<Isa>(std::min(static_cast<int>(isa), static_cast<int>(best_isa())));
+    }
+  }
+  std::fprintf(stderr,
+               "plinth: ignoring PLINTH_ISA=\"%s\": allowed values are scalar, avx2, avx512; "
+               "using %s\n",
+               env, isa_name(best_isa()));
+  return best_isa();
+}
+
 std::atomic<Isa>& active() {
-  static std::atomic<Isa> isa{best_isa()};
+  static std::atomic<Isa> isa{initial_isa()};
   return isa;
 }
 

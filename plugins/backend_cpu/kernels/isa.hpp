@@ -44,7 +44,11 @@ void set_int8_kernel(Int8Kernel k);
 const char* isa_name(Isa isa);
 /// The best family this CPU supports (checked once with __builtin_cpu_supports).
 Isa best_isa();
-/// The family every kernel call uses now; starts as best_isa().
+/// The family every kernel call uses now; starts as best_isa(), or, for benchmarks, the family
+/// the environment variable PLINTH_ISA names (scalar / avx2 / avx512, read once; capped at
+/// best_isa(); another value is ignored with a warning on stderr). PLINTH_ISA=avx2 on an AVX-512
+/// CPU runs what an AVX2-only CPU runs (the Float path's AVX2 panel kernels; the Int8 kernel at
+/// most AvxVnni, see int8_kernel()).
 Isa active_isa();
 /// Selects the family for all later calls (tests force `Scalar` to check the fallback).
 /// Throws std::invalid_argument when this CPU lacks it. Not to be called while kernels run on
