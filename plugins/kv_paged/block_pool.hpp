@@ -1,6 +1,6 @@
 // kv_paged — the block pool: the mechanism half of a paged KV cache (PagedAttention, Kwon et al.,
 // SOSP 2023, §4.2; vLLM v1's BlockPool). It owns the ids 0..num_blocks-1 of the physical KV blocks,
-// a free list and a reference count per block. It knows nothing about sequences; KvCacheManager
+// a free list and a reference count per block. It knows nothing about sequences; BlockTables
 // (the policy) builds block tables on top of it.
 //
 // Free list: LIFO (a stack). The block freed last is handed out next, so the KV memory a step
@@ -9,8 +9,7 @@
 // cache keeps holds a reference and never sits on the free list.
 //
 // Thread rules: none; one thread at a time (the engine thread).
-#ifndef PLINTH_KV_PAGED_BLOCK_POOL_HPP
-#define PLINTH_KV_PAGED_BLOCK_POOL_HPP
+#pragma once
 
 #include <cstdint>
 #include <span>
@@ -65,5 +64,3 @@ class BlockPool {
 };
 
 }  // namespace plinth::kv_paged
-
-#endif  // PLINTH_KV_PAGED_BLOCK_POOL_HPP

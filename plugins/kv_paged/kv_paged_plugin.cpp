@@ -46,7 +46,7 @@ KvPagedPlugin::KvPagedPlugin(const plinth_create_args& args, const KvPagedConfig
     : host_(args.host, args.instance_name != nullptr ? args.instance_name : "kv_paged"),
       config_(config),
       size_(size),
-      manager_(config.block_size, size.num_blocks) {
+      tables_(config.block_size, size.num_blocks) {
 #ifdef PLINTH_KV_PAGED_WATERMARK_EXT
   watermark_ext_.struct_size = sizeof(watermark_ext_);
   watermark_ext_.watermark_blocks = size.watermark_blocks;
@@ -77,7 +77,7 @@ plinth_kv_info KvPagedPlugin::info() const {
 }
 
 void KvPagedPlugin::publish_metrics() const {
-  plinth_kv_stats s = manager_.stats();
+  plinth_kv_stats s = tables_.stats();
   host_.set(m_total_, s.num_blocks);
   host_.set(m_free_, s.num_free_blocks);
   host_.set(m_waste_, s.num_allocated_slots == 0
@@ -88,39 +88,39 @@ void KvPagedPlugin::publish_metrics() const {
 
 uint32_t KvPagedPlugin::allocate(plinth_seq_id seq, uint32_t num_tokens,
                                  std::span<plinth_block_copy> copies) {
-  uint32_t n = manager_.allocate(seq, num_tokens, copies);
+  uint32_t n = tables_.allocate(seq, num_tokens, copies);
   publish_metrics();
   return n;
 }
 
 void KvPagedPlugin::free_seq(plinth_seq_id seq) {
-  manager_.free_seq(seq);
+  tables_.free_seq(seq);
   publish_metrics();
 }
 
 void KvPagedPlugin::truncate(plinth_seq_id seq, uint32_t num_tokens) {
-  manager_.truncate(seq, num_tokens);
+  tables_.truncate(seq, num_tokens);
   publish_metrics();
 }
 
 void KvPagedPlugin::fork(plinth_seq_id parent, plinth_seq_id child) {
-  manager_.fork(parent, child);
+  tables_.fork(parent, child);
   publish_metrics();
 }
 
 void KvPagedPlugin::attach(plinth_seq_id seq, std::span<const int32_t> blocks,
                            uint32_t num_tokens) {
-  manager_.attach(seq, blocks, num_tokens);
+  tables_.attach(seq, blocks, num_tokens);
   publish_metrics();
 }
 
 void KvPagedPlugin::ref_blocks(std::span<const int32_t> blocks) {
-  manager_.ref_blocks(blocks);
+  tables_.ref_blocks(blocks);
   publish_metrics();
 }
 
 void KvPagedPlugin::unref_blocks(std::span<const int32_t> blocks) {
-  manager_.unref_blocks(blocks);
+  tables_.unref_blocks(blocks);
   publish_metrics();
 }
 

@@ -1,9 +1,8 @@
 // kv_paged — the plugin instance: reads the config and the wired backend's KV layout and memory,
-// sizes the pool, forwards every kv_cache call to KvCacheManager and publishes pool metrics through
+// sizes the pool, forwards every kv_cache call to BlockTables and publishes pool metrics through
 // the host API after each change. plinth::sdk::kv_cache_vtable<KvPagedPlugin>() turns it into the
 // C table (entry.cpp); tests of other plugins build the same table to run against the real pool.
-#ifndef PLINTH_KV_PAGED_PLUGIN_HPP
-#define PLINTH_KV_PAGED_PLUGIN_HPP
+#pragma once
 
 #include <plinth/kv_cache.h>
 #include <plinth/plugin.hpp>
@@ -11,7 +10,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kv_cache_manager.hpp"
+#include "block_tables.hpp"
 #include "kv_paged_config.hpp"
 
 // The watermark extension lives in the SDK since ABI 1.3; a build against older headers
@@ -32,14 +31,12 @@ class KvPagedPlugin {
   explicit KvPagedPlugin(const plinth_create_args& args);
 
   plinth_kv_info info() const;
-  plinth_kv_stats stats() const { return manager_.stats(); }
+  plinth_kv_stats stats() const { return tables_.stats(); }
   uint32_t blocks_needed(plinth_seq_id seq, uint32_t num_tokens) const {
-    return manager_.blocks_needed(seq, num_tokens);
+    return tables_.blocks_needed(seq, num_tokens);
   }
   uint32_t allocate(plinth_seq_id seq, uint32_t num_tokens, std::span<plinth_block_copy> copies);
-  std::span<const int32_t> block_table(plinth_seq_id seq) const {
-    return manager_.block_table(seq);
-  }
+  std::span<const int32_t> block_table(plinth_seq_id seq) const { return tables_.block_table(seq); }
   void free_seq(plinth_seq_id seq);
   void truncate(plinth_seq_id seq, uint32_t num_tokens);
   void fork(plinth_seq_id parent, plinth_seq_id child);
@@ -50,7 +47,7 @@ class KvPagedPlugin {
   /// valid while the instance lives); NULL for anything else.
   const void* extension(const char* name) const;
 
-  const KvCacheManager& manager() const { return manager_; }
+  const BlockTables& tables() const { return tables_; }
 
  private:
   KvPagedPlugin(const plinth_create_args& args, const KvPagedConfig& config, const PoolSize& size);
@@ -59,7 +56,7 @@ class KvPagedPlugin {
   sdk::Host host_;
   KvPagedConfig config_;
   PoolSize size_;
-  KvCacheManager manager_;
+  BlockTables tables_;
 #ifdef PLINTH_KV_PAGED_WATERMARK_EXT
   plinth_kv_watermark_ext watermark_ext_{};
 #endif
@@ -67,5 +64,3 @@ class KvPagedPlugin {
 };
 
 }  // namespace plinth::kv_paged
-
-#endif  // PLINTH_KV_PAGED_PLUGIN_HPP

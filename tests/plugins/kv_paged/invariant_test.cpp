@@ -1,8 +1,8 @@
-// KvCacheManager under >= 20k random operations (allocate / free / fork / truncate / attach /
+// BlockTables under >= 20k random operations (allocate / free / fork / truncate / attach /
 // ref / unref, valid and invalid). After every operation the test checks, from its own model of
 // what it asked for: sum of ref counts == references held by tables + external refs the test holds;
 // free + used == total; no referenced block is free; every table's capacity >= its tokens; and the
-// manager's own from-scratch check. At the end, freeing everything returns every block.
+// tables' own from-scratch check. At the end, freeing everything returns every block.
 #include <gtest/gtest.h>
 
 #include <plinth/plugin.hpp>
@@ -14,9 +14,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kv_cache_manager.hpp"
+#include "block_tables.hpp"
 
-using plinth::kv_paged::KvCacheManager;
+using plinth::kv_paged::BlockTables;
 
 namespace {
 
@@ -25,7 +25,7 @@ struct Model {
   std::vector<int32_t> external;             // blocks the test holds a ref_blocks reference on
 };
 
-void check(const KvCacheManager& m, const Model& model, uint32_t num_blocks) {
+void check(const BlockTables& m, const Model& model, uint32_t num_blocks) {
   m.check_invariants();
   uint64_t table_refs = 0;
   for (const auto& [seq, tokens] : model.tokens) {
@@ -50,7 +50,7 @@ void check(const KvCacheManager& m, const Model& model, uint32_t num_blocks) {
 }
 
 void run(uint32_t block_size, uint32_t num_blocks, uint32_t seed, int steps) {
-  KvCacheManager m(block_size, num_blocks);
+  BlockTables m(block_size, num_blocks);
   Model model;
   std::mt19937 rng(seed);
   auto pick = [&](uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng); };

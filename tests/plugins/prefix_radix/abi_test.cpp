@@ -106,7 +106,7 @@ TEST_F(PrefixRadixAbi, MatchInsertEvictThroughTheTable) {
       PLINTH_OK)
       << err_.message;
   pool_.kv->free_seq(1);
-  EXPECT_EQ(pool_.manager().num_used_blocks(), 3u);
+  EXPECT_EQ(pool_.tables().num_used_blocks(), 3u);
 
   plinth_prefix_match m{};
   m.struct_size = sizeof(m);
@@ -168,9 +168,9 @@ TEST_F(PrefixRadixAbi, MatchInsertEvictThroughTheTable) {
   EXPECT_EQ(s.num_cached_blocks, 1u);
   EXPECT_EQ(s.num_evicted_blocks, 5u);
   EXPECT_EQ(host_.values["plinth_prefix_cache_evicted_blocks_total"], 5.0);
-  EXPECT_EQ(pool_.manager().num_used_blocks(), 1u);
+  EXPECT_EQ(pool_.tables().num_used_blocks(), 1u);
 
   vt_->lifecycle.destroy(inst);  // gives back the last block
-  EXPECT_EQ(pool_.manager().num_free_blocks(), 64u);
-  pool_.manager().check_invariants();
+  EXPECT_EQ(pool_.tables().num_free_blocks(), 64u);
+  pool_.tables().check_invariants();
 }

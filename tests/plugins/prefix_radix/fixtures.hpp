@@ -1,8 +1,7 @@
 // Fakes and fixtures shared by the prefix_radix tests: a BlockRefs that counts references (the
 // tree's unit tests), and a real kv_paged pool behind its ABI table with a prefix_radix instance
 // wired to it, as the host wires them.
-#ifndef PLINTH_TESTS_PREFIX_RADIX_FIXTURES_HPP
-#define PLINTH_TESTS_PREFIX_RADIX_FIXTURES_HPP
+#pragma once
 
 #include <plinth/kv_cache.hpp>
 
@@ -74,7 +73,7 @@ struct KvPool {
   plinth_kv_cache_ref ref() {
     return {kv_paged_table(), reinterpret_cast<plinth_instance*>(kv.get())};
   }
-  const kv_paged::KvCacheManager& manager() const { return kv->manager(); }
+  const kv_paged::BlockTables& tables() const { return kv->tables(); }
 };
 
 /// Create args for a prefix_cache wired to `kv`.
@@ -96,5 +95,3 @@ inline std::vector<int32_t> iota_tokens(size_t n, int32_t offset = 0) {
 }
 
 }  // namespace plinth::test
-
-#endif  // PLINTH_TESTS_PREFIX_RADIX_FIXTURES_HPP

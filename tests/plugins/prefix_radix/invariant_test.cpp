@@ -108,8 +108,8 @@ class Simulation {
     check();
     EXPECT_EQ(cache_->tree().num_nodes(), 0u);
     EXPECT_EQ(cache_->stats().num_cached_blocks, 0u);
-    EXPECT_EQ(pool_.manager().num_free_blocks(), p_.num_blocks);
-    EXPECT_EQ(pool_.manager().num_seqs(), 0u);
+    EXPECT_EQ(pool_.tables().num_free_blocks(), p_.num_blocks);
+    EXPECT_EQ(pool_.tables().num_seqs(), 0u);
   }
 
  private:
@@ -169,7 +169,7 @@ class Simulation {
   // Room for `tokens` tokens of `seq`; evicts from the cache when the pool is short.
   bool grow(plinth_seq_id seq, uint32_t tokens) {
     const uint32_t need = pool_.kv->blocks_needed(seq, tokens);
-    const uint32_t free = pool_.manager().num_free_blocks();
+    const uint32_t free = pool_.tables().num_free_blocks();
     if (need > free) evict(need - free + pick(2));
     std::array<plinth_block_copy, 1> copies{};
     try {
@@ -280,7 +280,7 @@ class Simulation {
   void check() {
     cache_->tree().check_invariants();
     max_nodes_ = std::max(max_nodes_, cache_->tree().num_nodes());
-    pool_.manager().check_invariants();
+    pool_.tables().check_invariants();
     const auto& held = model_.held();
     auto cached = cache_->tree().cached_blocks();
     ASSERT_EQ(std::set<int32_t>(cached.begin(), cached.end()), held);
@@ -298,8 +298,8 @@ class Simulation {
     for (int32_t b : held) ++want[static_cast<size_t>(b)];
     for (uint32_t b = 0; b < p_.num_blocks; ++b) {
       const auto id = static_cast<int32_t>(b);
-      ASSERT_EQ(pool_.manager().ref_count(id), want[b]) << "block " << b;
-      ASSERT_EQ(pool_.manager().external_refs(id), held.count(id)) << "block " << b;
+      ASSERT_EQ(pool_.tables().ref_count(id), want[b]) << "block " << b;
+      ASSERT_EQ(pool_.tables().external_refs(id), held.count(id)) << "block " << b;
     }
     ASSERT_EQ(cache_->tree().num_handles(), handles);
     if (p_.cap > 0) {

@@ -63,8 +63,8 @@ TEST(PrefixRadixPlugin, CachedPromptIsAttachedByTheNextSequence) {
   const auto t1 = table_of(pool, 1);
   cache->insert(prompt, "", t1);
   pool.kv->free_seq(1);
-  EXPECT_EQ(pool.manager().num_used_blocks(), 3u);  // the cache keeps the full blocks alive
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(pool.manager().external_refs(t1[i]), 1u);
+  EXPECT_EQ(pool.tables().num_used_blocks(), 3u);  // the cache keeps the full blocks alive
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(pool.tables().external_refs(t1[i]), 1u);
 
   auto m = cache->match(prompt, "");
   ASSERT_EQ(m.num_tokens, 24u);
@@ -74,7 +74,7 @@ TEST(PrefixRadixPlugin, CachedPromptIsAttachedByTheNextSequence) {
             std::vector<int32_t>(t1.begin(), t1.begin() + 3));
   pool.kv->attach(2, std::span<const int32_t>(m.blocks, m.num_blocks), m.num_tokens);
   allocate(pool, 2, 30);
-  EXPECT_EQ(pool.manager().ref_count(t1[0]), 2u);
+  EXPECT_EQ(pool.tables().ref_count(t1[0]), 2u);
   EXPECT_EQ(cache->match(prompt, "other").num_tokens, 0u);  // another key salt
 
   auto s = cache->stats();
@@ -93,13 +93,13 @@ TEST(PrefixRadixPlugin, CachedPromptIsAttachedByTheNextSequence) {
   EXPECT_EQ(cache->evict(1), 1u);
   EXPECT_EQ(host.values["plinth_prefix_cache_evicted_blocks_total"], 1.0);
   EXPECT_EQ(host.values["plinth_prefix_cache_cached_blocks"], 2.0);
-  EXPECT_EQ(pool.manager().ref_count(t1[2]), 1u);  // seq 2 still holds it
-  pool.manager().check_invariants();
+  EXPECT_EQ(pool.tables().ref_count(t1[2]), 1u);  // seq 2 still holds it
+  pool.tables().check_invariants();
 
   cache.reset();  // destroy: the cache gives back its references
   pool.kv->free_seq(2);
-  EXPECT_EQ(pool.manager().num_free_blocks(), 32u);
-  pool.manager().check_invariants();
+  EXPECT_EQ(pool.tables().num_free_blocks(), 32u);
+  pool.tables().check_invariants();
 }
 
 TEST(PrefixRadixPlugin, CapKeepsCachedBlocksWithinLimit) {
@@ -116,7 +116,7 @@ TEST(PrefixRadixPlugin, CapKeepsCachedBlocksWithinLimit) {
   }
   EXPECT_EQ(cache.stats().num_cached_blocks, 3u);
   EXPECT_EQ(cache.stats().num_evicted_blocks, 5u);  // 8 inserted, 3 kept
-  EXPECT_EQ(pool.manager().num_used_blocks(), 3u);
+  EXPECT_EQ(pool.tables().num_used_blocks(), 3u);
   EXPECT_EQ(host.values["plinth_prefix_cache_evicted_blocks_total"], 5.0);
   // The most recent prompt survives whole.
   EXPECT_EQ(cache.match(iota_tokens(8, 400), "").num_tokens, 8u);

@@ -2,8 +2,7 @@
 // deterministic fake "model" loop: each step calls schedule, then reports results — a sequence
 // whose chunk reaches its num_tokens samples one token; draft tokens (lookahead) are accepted by a
 // fixed rule; a sequence finishes at its per-request target length.
-#ifndef PLINTH_TESTS_SCHEDULER_HARNESS_HPP
-#define PLINTH_TESTS_SCHEDULER_HARNESS_HPP
+#pragma once
 
 #include <gtest/gtest.h>
 
@@ -62,8 +61,8 @@ class Harness {
   Harness& operator=(const Harness&) = delete;
 
   plinth_kv_cache_ref kv_ref() { return {kv_paged_table(), kv_instance}; }
-  const kv_paged::KvCacheManager& kv() const {
-    return reinterpret_cast<const kv_paged::KvPagedPlugin*>(kv_instance)->manager();
+  const kv_paged::BlockTables& kv() const {
+    return reinterpret_cast<const kv_paged::KvPagedPlugin*>(kv_instance)->tables();
   }
 
   void add(plinth_seq_id seq, uint32_t prompt, uint32_t target, int32_t priority = 0) {
@@ -167,5 +166,3 @@ inline SchedulerConfig config(uint32_t max_seqs, uint32_t max_tokens, bool chunk
 }
 
 }  // namespace plinth::test
-
-#endif  // PLINTH_TESTS_SCHEDULER_HARNESS_HPP

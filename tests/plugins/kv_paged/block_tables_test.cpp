@@ -1,4 +1,4 @@
-// KvCacheManager: every operation and error of the kv_cache interface.
+// BlockTables: every operation and error of the kv_cache interface.
 #include <gtest/gtest.h>
 
 #include <plinth/plugin.hpp>
@@ -7,14 +7,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kv_cache_manager.hpp"
+#include "block_tables.hpp"
 
-using plinth::kv_paged::KvCacheManager;
+using plinth::kv_paged::BlockTables;
 using plinth::sdk::Error;
 
 namespace {
 
-std::vector<int32_t> table(const KvCacheManager& m, plinth_seq_id s) {
+std::vector<int32_t> table(const BlockTables& m, plinth_seq_id s) {
   auto t = m.block_table(s);
   return {t.begin(), t.end()};
 }
@@ -32,16 +32,16 @@ plinth_status status_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST(KvCacheManager, RejectsBadBlockSize) {
-  EXPECT_THROW(KvCacheManager(3, 8), std::invalid_argument);
-  EXPECT_THROW(KvCacheManager(0, 8), std::invalid_argument);
-  EXPECT_THROW(KvCacheManager(512, 8), std::invalid_argument);
-  EXPECT_NO_THROW(KvCacheManager(256, 8));
-  EXPECT_NO_THROW(KvCacheManager(1, 8));
+TEST(BlockTables, RejectsBadBlockSize) {
+  EXPECT_THROW(BlockTables(3, 8), std::invalid_argument);
+  EXPECT_THROW(BlockTables(0, 8), std::invalid_argument);
+  EXPECT_THROW(BlockTables(512, 8), std::invalid_argument);
+  EXPECT_NO_THROW(BlockTables(256, 8));
+  EXPECT_NO_THROW(BlockTables(1, 8));
 }
 
-TEST(KvCacheManager, AllocateGrowsByBlocks) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, AllocateGrowsByBlocks) {
+  BlockTables m(4, 8);
   std::array<plinth_block_copy, 1> c{};
   EXPECT_EQ(m.blocks_needed(1, 5), 2u);
   EXPECT_EQ(m.allocate(1, 5, c), 0u);
@@ -63,8 +63,8 @@ TEST(KvCacheManager, AllocateGrowsByBlocks) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, AllocateAllOrNothingOnNoCapacity) {
-  KvCacheManager m(4, 3);
+TEST(BlockTables, AllocateAllOrNothingOnNoCapacity) {
+  BlockTables m(4, 3);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(1, 8, c);
   EXPECT_EQ(status_of([&] { m.allocate(2, 8, c); }), PLINTH_ERR_NO_CAPACITY);
@@ -75,8 +75,8 @@ TEST(KvCacheManager, AllocateAllOrNothingOnNoCapacity) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, FreeIsIdempotentAndReturnsBlocks) {
-  KvCacheManager m(4, 4);
+TEST(BlockTables, FreeIsIdempotentAndReturnsBlocks) {
+  BlockTables m(4, 4);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(7, 16, c);
   EXPECT_EQ(m.num_free_blocks(), 0u);
@@ -88,8 +88,8 @@ TEST(KvCacheManager, FreeIsIdempotentAndReturnsBlocks) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, TruncateReleasesBlocksAndValidates) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, TruncateReleasesBlocksAndValidates) {
+  BlockTables m(4, 8);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(1, 10, c);
   m.truncate(1, 5);
@@ -103,8 +103,8 @@ TEST(KvCacheManager, TruncateReleasesBlocksAndValidates) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, ForkSharesAndCopyOnWriteOfPartialLastBlock) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, ForkSharesAndCopyOnWriteOfPartialLastBlock) {
+  BlockTables m(4, 8);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(1, 6, c);  // blocks [0, 1], block 1 holds 2 of 4
   m.fork(1, 2);
@@ -127,8 +127,8 @@ TEST(KvCacheManager, ForkSharesAndCopyOnWriteOfPartialLastBlock) {
   EXPECT_EQ(m.num_free_blocks(), 8u);
 }
 
-TEST(KvCacheManager, NoCopyWhenSharedLastBlockIsFull) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, NoCopyWhenSharedLastBlockIsFull) {
+  BlockTables m(4, 8);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(1, 8, c);
   m.fork(1, 2);
@@ -137,8 +137,8 @@ TEST(KvCacheManager, NoCopyWhenSharedLastBlockIsFull) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, CopyNeededButNoRoomForCopiesIsInvalid) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, CopyNeededButNoRoomForCopiesIsInvalid) {
+  BlockTables m(4, 8);
   m.allocate(1, 2, {});
   m.fork(1, 2);
   EXPECT_EQ(status_of([&] { m.allocate(2, 3, {}); }), PLINTH_ERR_INVALID_ARGUMENT);
@@ -146,8 +146,8 @@ TEST(KvCacheManager, CopyNeededButNoRoomForCopiesIsInvalid) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, ForkErrors) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, ForkErrors) {
+  BlockTables m(4, 8);
   m.allocate(1, 2, {});
   EXPECT_EQ(status_of([&] { m.fork(5, 6); }), PLINTH_ERR_NOT_FOUND);
   EXPECT_EQ(status_of([&] { m.fork(1, 1); }), PLINTH_ERR_INVALID_ARGUMENT);
@@ -155,8 +155,8 @@ TEST(KvCacheManager, ForkErrors) {
   EXPECT_EQ(status_of([&] { m.fork(1, 2); }), PLINTH_ERR_INVALID_ARGUMENT);
 }
 
-TEST(KvCacheManager, TruncateIntoSharedBlockThenWriteCopies) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, TruncateIntoSharedBlockThenWriteCopies) {
+  BlockTables m(4, 8);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(1, 8, c);
   m.fork(1, 2);
@@ -167,8 +167,8 @@ TEST(KvCacheManager, TruncateIntoSharedBlockThenWriteCopies) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, AttachAndExternalRefs) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, AttachAndExternalRefs) {
+  BlockTables m(4, 8);
   std::array<plinth_block_copy, 1> c{};
   m.allocate(1, 8, c);
   std::vector<int32_t> prefix = table(m, 1);
@@ -190,8 +190,8 @@ TEST(KvCacheManager, AttachAndExternalRefs) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, AttachErrors) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, AttachErrors) {
+  BlockTables m(4, 8);
   m.allocate(1, 8, {});
   std::vector<int32_t> t = table(m, 1);
   EXPECT_EQ(status_of([&] { m.attach(1, t, 8); }), PLINTH_ERR_INVALID_ARGUMENT);  // exists
@@ -205,8 +205,8 @@ TEST(KvCacheManager, AttachErrors) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, UnrefErrorsChangeNothing) {
-  KvCacheManager m(4, 8);
+TEST(BlockTables, UnrefErrorsChangeNothing) {
+  BlockTables m(4, 8);
   m.allocate(1, 8, {});
   std::vector<int32_t> t = table(m, 1);
   // Held only by a table: unref_blocks must not free it from under the sequence.
@@ -227,8 +227,8 @@ TEST(KvCacheManager, UnrefErrorsChangeNothing) {
   m.check_invariants();
 }
 
-TEST(KvCacheManager, WasteCountsUnfilledSlots) {
-  KvCacheManager m(16, 8);
+TEST(BlockTables, WasteCountsUnfilledSlots) {
+  BlockTables m(16, 8);
   m.allocate(1, 17, {});  // 2 blocks, 32 slots, 17 tokens
   auto s = m.stats();
   EXPECT_EQ(s.num_allocated_slots, 32u);

@@ -1,4 +1,4 @@
-#include "kv_cache_manager.hpp"
+#include "block_tables.hpp"
 
 #include <plinth/plugin.hpp>
 
@@ -15,7 +15,7 @@ std::string seq_name(plinth_seq_id seq) {
 }
 }  // namespace
 
-KvCacheManager::KvCacheManager(uint32_t block_size, uint32_t num_blocks)
+BlockTables::BlockTables(uint32_t block_size, uint32_t num_blocks)
     : block_size_(block_size), pool_(num_blocks) {
   if (block_size == 0 || block_size > 256 || (block_size & (block_size - 1)) != 0) {
     throw std::invalid_argument("kv_paged: block_size must be a power of two in 1..256, got " +
@@ -26,7 +26,7 @@ KvCacheManager::KvCacheManager(uint32_t block_size, uint32_t num_blocks)
   fill_.assign(num_blocks, 0);
 }
 
-plinth_kv_stats KvCacheManager::stats() const {
+plinth_kv_stats BlockTables::stats() const {
   plinth_kv_stats s{};
   s.struct_size = sizeof(s);
   s.num_blocks = pool_.num_blocks();
@@ -37,19 +37,19 @@ plinth_kv_stats KvCacheManager::stats() const {
   return s;
 }
 
-uint32_t KvCacheManager::tokens_in_block(uint32_t num_tokens, size_t index) const {
+uint32_t BlockTables::tokens_in_block(uint32_t num_tokens, size_t index) const {
   uint64_t start = static_cast<uint64_t>(index) * block_size_;
   if (num_tokens <= start) return 0;
   return static_cast<uint32_t>(std::min<uint64_t>(block_size_, num_tokens - start));
 }
 
-void KvCacheManager::set_fill(int32_t block, uint32_t tokens) {
+void BlockTables::set_fill(int32_t block, uint32_t tokens) {
   auto b = static_cast<size_t>(block);
   if (table_refs_[b] > 0) used_slots_ = used_slots_ - fill_[b] + tokens;
   fill_[b] = tokens;
 }
 
-void KvCacheManager::add_table_ref(int32_t block, uint32_t tokens) {
+void BlockTables::add_table_ref(int32_t block, uint32_t tokens) {
   auto b = static_cast<size_t>(block);
   if (table_refs_[b]++ == 0) {
     ++blocks_in_tables_;
@@ -58,11 +58,11 @@ void KvCacheManager::add_table_ref(int32_t block, uint32_t tokens) {
   if (tokens > fill_[b]) set_fill(block, tokens);
 }
 
-void KvCacheManager::release_if_freed(int32_t block, bool freed) {
+void BlockTables::release_if_freed(int32_t block, bool freed) {
   if (freed) fill_[static_cast<size_t>(block)] = 0;
 }
 
-void KvCacheManager::drop_table_ref(int32_t block) {
+void BlockTables::drop_table_ref(int32_t block) {
   auto b = static_cast<size_t>(block);
   if (--table_refs_[b] == 0) {
     --blocks_in_tables_;
@@ -71,7 +71,7 @@ void KvCacheManager::drop_table_ref(int32_t block) {
   release_if_freed(block, pool_.unref(block));
 }
 
-uint32_t KvCacheManager::blocks_needed(plinth_seq_id seq, uint32_t num_tokens) const {
+uint32_t BlockTables::blocks_needed(plinth_seq_id seq, uint32_t num_tokens) const {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return static_cast<uint32_t>(blocks_for(num_tokens));
   const Sequence& s = it->second;
@@ -81,8 +81,8 @@ uint32_t KvCacheManager::blocks_needed(plinth_seq_id seq, uint32_t num_tokens) c
   return static_cast<uint32_t>(fresh + (cow ? 1 : 0));
 }
 
-uint32_t KvCacheManager::allocate(plinth_seq_id seq, uint32_t num_tokens,
-                                  std::span<plinth_block_copy> copies) {
+uint32_t BlockTables::allocate(plinth_seq_id seq, uint32_t num_tokens,
+                               std::span<plinth_block_copy> copies) {
   auto it = seqs_.find(seq);
   if (it != seqs_.end() && num_tokens <= it->second.num_tokens) return 0;
   uint32_t need = blocks_needed(seq, num_tokens);
@@ -130,7 +130,7 @@ uint32_t KvCacheManager::allocate(plinth_seq_id seq, uint32_t num_tokens,
   return num_copies;
 }
 
-std::span<const int32_t> KvCacheManager::block_table(plinth_seq_id seq) const {
+std::span<const int32_t> BlockTables::block_table(plinth_seq_id seq) const {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) {
     throw sdk::Error(PLINTH_ERR_NOT_FOUND, "kv_paged: unknown " + seq_name(seq));
@@ -138,7 +138,7 @@ std::span<const int32_t> KvCacheManager::block_table(plinth_seq_id seq) const {
   return it->second.blocks;
 }
 
-uint32_t KvCacheManager::num_tokens(plinth_seq_id seq) const {
+uint32_t BlockTables::num_tokens(plinth_seq_id seq) const {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) {
     throw sdk::Error(PLINTH_ERR_NOT_FOUND, "kv_paged: unknown " + seq_name(seq));
@@ -146,7 +146,7 @@ uint32_t KvCacheManager::num_tokens(plinth_seq_id seq) const {
   return it->second.num_tokens;
 }
 
-void KvCacheManager::free_seq(plinth_seq_id seq) {
+void BlockTables::free_seq(plinth_seq_id seq) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return;
   // Last block first, so that LIFO reuse hands the sequence's first block out first again.
@@ -154,7 +154,7 @@ void KvCacheManager::free_seq(plinth_seq_id seq) {
   seqs_.erase(it);
 }
 
-void KvCacheManager::truncate(plinth_seq_id seq, uint32_t num_tokens) {
+void BlockTables::truncate(plinth_seq_id seq, uint32_t num_tokens) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) {
     throw sdk::Error(PLINTH_ERR_NOT_FOUND, "kv_paged: truncate: unknown " + seq_name(seq));
@@ -177,7 +177,7 @@ void KvCacheManager::truncate(plinth_seq_id seq, uint32_t num_tokens) {
   }
 }
 
-void KvCacheManager::fork(plinth_seq_id parent, plinth_seq_id child) {
+void BlockTables::fork(plinth_seq_id parent, plinth_seq_id child) {
   auto it = seqs_.find(parent);
   if (it == seqs_.end()) {
     throw sdk::Error(PLINTH_ERR_NOT_FOUND, "kv_paged: fork: unknown parent " + seq_name(parent));
@@ -194,8 +194,7 @@ void KvCacheManager::fork(plinth_seq_id parent, plinth_seq_id child) {
   seqs_.emplace(child, std::move(copy));
 }
 
-void KvCacheManager::attach(plinth_seq_id seq, std::span<const int32_t> blocks,
-                            uint32_t num_tokens) {
+void BlockTables::attach(plinth_seq_id seq, std::span<const int32_t> blocks, uint32_t num_tokens) {
   if (seqs_.count(seq) != 0) {
     throw std::invalid_argument("kv_paged: attach: " + seq_name(seq) +
                                 " exists already; attach starts a new sequence");
@@ -222,7 +221,7 @@ void KvCacheManager::attach(plinth_seq_id seq, std::span<const int32_t> blocks,
   seqs_.emplace(seq, std::move(s));
 }
 
-void KvCacheManager::ref_blocks(std::span<const int32_t> blocks) {
+void BlockTables::ref_blocks(std::span<const int32_t> blocks) {
   pool_.check_used(blocks);
   for (int32_t b : blocks) {
     pool_.ref(b);
@@ -230,7 +229,7 @@ void KvCacheManager::ref_blocks(std::span<const int32_t> blocks) {
   }
 }
 
-void KvCacheManager::unref_blocks(std::span<const int32_t> blocks) {
+void BlockTables::unref_blocks(std::span<const int32_t> blocks) {
   pool_.check_unref(blocks);  // range, double free
   std::unordered_map<int32_t, uint32_t> drops;
   for (int32_t b : blocks) {
@@ -247,12 +246,12 @@ void KvCacheManager::unref_blocks(std::span<const int32_t> blocks) {
   }
 }
 
-uint32_t KvCacheManager::external_refs(int32_t block) const {
+uint32_t BlockTables::external_refs(int32_t block) const {
   pool_.ref_count(block);  // range check
   return external_refs_[static_cast<size_t>(block)];
 }
 
-void KvCacheManager::check_invariants() const {
+void BlockTables::check_invariants() const {
   auto fail = [](const std::string& what) {
     throw std::logic_error("kv_paged invariant: " + what);
   };

@@ -1,4 +1,4 @@
-// kv_paged — the KV cache manager: the policy half of a paged KV cache (PagedAttention, Kwon et
+// kv_paged — the block tables: the policy half of a paged KV cache (PagedAttention, Kwon et
 // al., SOSP 2023, §4.2–4.4; vLLM v1's KVCacheManager over its BlockPool). Per sequence it keeps a
 // block table (physical block ids, logical order) and the number of token slots it holds; it
 // shares blocks between sequences by reference counts (fork, prefix-cache attach), makes a private
@@ -12,8 +12,7 @@
 // Errors: std::invalid_argument (bad input; state unchanged), plinth::sdk::Error with
 // PLINTH_ERR_NO_CAPACITY (not enough free blocks; state unchanged) or PLINTH_ERR_NOT_FOUND
 // (unknown sequence). Thread rules: one thread at a time.
-#ifndef PLINTH_KV_PAGED_KV_CACHE_MANAGER_HPP
-#define PLINTH_KV_PAGED_KV_CACHE_MANAGER_HPP
+#pragma once
 
 #include <plinth/kv_cache.h>
 
@@ -26,11 +25,11 @@
 
 namespace plinth::kv_paged {
 
-class KvCacheManager {
+class BlockTables {
  public:
   /// `block_size` tokens per block (a power of two, 1..256), `num_blocks` blocks (>= 1).
   /// Throws std::invalid_argument otherwise.
-  KvCacheManager(uint32_t block_size, uint32_t num_blocks);
+  BlockTables(uint32_t block_size, uint32_t num_blocks);
 
   uint32_t block_size() const { return block_size_; }
   uint32_t num_blocks() const { return pool_.num_blocks(); }
@@ -125,5 +124,3 @@ class KvCacheManager {
 };
 
 }  // namespace plinth::kv_paged
-
-#endif  // PLINTH_KV_PAGED_KV_CACHE_MANAGER_HPP
