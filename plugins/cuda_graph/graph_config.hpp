@@ -1,7 +1,6 @@
 // cuda_graph — the manifest config and the capture sizes it implies. Pure C++ (no CUDA headers),
 // unit-tested on the CPU.
-#ifndef PLINTH_CUDA_GRAPH_CONFIG_HPP
-#define PLINTH_CUDA_GRAPH_CONFIG_HPP
+#pragma once
 
 #include <cstdint>
 #include <string_view>
@@ -44,5 +43,3 @@ GraphConfig parse_config(std::string_view json);
 extern const char* const kConfigSchema;
 
 }  // namespace plinth::cuda_graph
-
-#endif  // PLINTH_CUDA_GRAPH_CONFIG_HPP

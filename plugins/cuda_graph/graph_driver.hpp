@@ -2,8 +2,7 @@
 // logic (graph_runner.hpp) stays free of CUDA headers and is tested on the CPU with a fake.
 // cuda_driver.cpp implements it with the CUDA runtime (stream capture, cudaGraphInstantiate,
 // cudaGraphLaunch); tests implement it by running the enqueue function on launch.
-#ifndef PLINTH_CUDA_GRAPH_DRIVER_HPP
-#define PLINTH_CUDA_GRAPH_DRIVER_HPP
+#pragma once
 
 #include <cstdint>
 #include <functional>
@@ -35,5 +34,3 @@ class GraphDriver {
 std::unique_ptr<GraphDriver> make_cuda_driver();
 
 }  // namespace plinth::cuda_graph
-
-#endif  // PLINTH_CUDA_GRAPH_DRIVER_HPP

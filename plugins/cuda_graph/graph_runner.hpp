@@ -6,8 +6,7 @@
 // a size is captured the first time a batch needs it — one eager warm-up forward_static, then
 // the capture, then the first replay; eager_capture: every size in capture(), over dummy-only
 // batches. Each capture logs its time and the device memory it took.
-#ifndef PLINTH_CUDA_GRAPH_RUNNER_HPP
-#define PLINTH_CUDA_GRAPH_RUNNER_HPP
+#pragma once
 
 #include <cstdint>
 #include <map>
@@ -76,5 +75,3 @@ class GraphRunner {
 };
 
 }  // namespace plinth::cuda_graph
-
-#endif  // PLINTH_CUDA_GRAPH_RUNNER_HPP

@@ -7,8 +7,7 @@
 // padding): token 0, position 0, seq_len 1, slot -1 (the backend writes no KV for it), a block
 // table row of -1 (read as block 0: in bounds, value irrelevant), never sampled. Rows come after
 // the real ones, so the first num_logits logits rows are the real sequences'.
-#ifndef PLINTH_CUDA_GRAPH_PADDED_BATCH_HPP
-#define PLINTH_CUDA_GRAPH_PADDED_BATCH_HPP
+#pragma once
 
 #include <cstdint>
 #include <optional>
@@ -68,5 +67,3 @@ class PaddedBatch {
 };
 
 }  // namespace plinth::cuda_graph
-
-#endif  // PLINTH_CUDA_GRAPH_PADDED_BATCH_HPP

@@ -1,7 +1,6 @@
 // kv_paged — the manifest config and the pool sizing rule (how many blocks fit the memory the
 // backend reports). Pure functions, so tests check them without a backend.
-#ifndef PLINTH_KV_PAGED_CONFIG_HPP
-#define PLINTH_KV_PAGED_CONFIG_HPP
+#pragma once
 
 #include <plinth/backend.h>
 
@@ -50,5 +49,3 @@ PoolSize size_pool(const KvPagedConfig& config, const plinth_kv_layout& layout,
 extern const char* const kConfigSchema;
 
 }  // namespace plinth::kv_paged
-
-#endif  // PLINTH_KV_PAGED_CONFIG_HPP

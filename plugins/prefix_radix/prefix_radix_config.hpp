@@ -1,7 +1,6 @@
 // prefix_radix — the manifest config: the namespace salt and the cap on cached blocks. A pure
 // function, so tests check it without a kv_cache.
-#ifndef PLINTH_PREFIX_RADIX_CONFIG_HPP
-#define PLINTH_PREFIX_RADIX_CONFIG_HPP
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -32,5 +31,3 @@ std::string namespace_of(std::string_view config_salt, std::string_view model,
 extern const char* const kConfigSchema;
 
 }  // namespace plinth::prefix_radix
-
-#endif  // PLINTH_PREFIX_RADIX_CONFIG_HPP

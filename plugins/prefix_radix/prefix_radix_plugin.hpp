@@ -3,8 +3,7 @@
 // and publishes hit and size metrics through the host API after every call.
 // plinth::sdk::prefix_cache_vtable<PrefixRadixPlugin>() turns it into the C table (entry.cpp).
 // Thread rules: one thread at a time (the ABI's default).
-#ifndef PLINTH_PREFIX_RADIX_PLUGIN_HPP
-#define PLINTH_PREFIX_RADIX_PLUGIN_HPP
+#pragma once
 
 #include <plinth/prefix_cache.h>
 #include <plinth/plugin.hpp>
@@ -70,5 +69,3 @@ class PrefixRadixPlugin {
 };
 
 }  // namespace plinth::prefix_radix
-
-#endif  // PLINTH_PREFIX_RADIX_PLUGIN_HPP

@@ -24,8 +24,7 @@
 // Errors: std::invalid_argument for bad input (state unchanged); whatever BlockRefs throws
 // propagates (state unchanged: refs are taken before and dropped before the tree changes).
 // Thread rules: none; one thread at a time.
-#ifndef PLINTH_PREFIX_RADIX_RADIX_TREE_HPP
-#define PLINTH_PREFIX_RADIX_RADIX_TREE_HPP
+#pragma once
 
 #include <algorithm>
 #include <cstdint>
@@ -190,5 +189,3 @@ class RadixTree {
 };
 
 }  // namespace plinth::prefix_radix
-
-#endif  // PLINTH_PREFIX_RADIX_RADIX_TREE_HPP

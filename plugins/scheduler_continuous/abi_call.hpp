@@ -1,7 +1,6 @@
 // scheduler_continuous — calling another plugin's C table: a fresh plinth_error, and a failed
 // status turned into plinth::sdk::Error naming the callee and the call.
-#ifndef PLINTH_SCHEDULER_CONTINUOUS_ABI_CALL_HPP
-#define PLINTH_SCHEDULER_CONTINUOUS_ABI_CALL_HPP
+#pragma once
 
 #include <plinth/plugin.hpp>
 
@@ -25,5 +24,3 @@ inline void check(int32_t status, const plinth_error& err, const char* callee, c
 }
 
 }  // namespace plinth::scheduler_continuous
-
-#endif  // PLINTH_SCHEDULER_CONTINUOUS_ABI_CALL_HPP

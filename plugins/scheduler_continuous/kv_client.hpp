@@ -1,8 +1,7 @@
 // scheduler_continuous — the wired kv_cache as a small C++ object: the scheduler allocates,
 // frees and truncates KV slots through the plinth_kv_cache_vtable the host hands it (it never
 // links the kv_cache plugin). Errors other than NO_CAPACITY become plinth::sdk::Error.
-#ifndef PLINTH_SCHEDULER_CONTINUOUS_KV_CLIENT_HPP
-#define PLINTH_SCHEDULER_CONTINUOUS_KV_CLIENT_HPP
+#pragma once
 
 #include <plinth/kv_cache.h>
 #include <plinth/plugin.h>
@@ -41,5 +40,3 @@ class KvClient {
 };
 
 }  // namespace plinth::scheduler_continuous
-
-#endif  // PLINTH_SCHEDULER_CONTINUOUS_KV_CLIENT_HPP

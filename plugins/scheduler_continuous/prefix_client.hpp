@@ -8,8 +8,7 @@
 // flagged PLINTH_SEQ_NO_PREFIX_CACHE is never matched nor inserted.
 //
 // Errors: a failing prefix-cache call throws plinth::sdk::Error naming the call.
-#ifndef PLINTH_SCHEDULER_CONTINUOUS_PREFIX_CLIENT_HPP
-#define PLINTH_SCHEDULER_CONTINUOUS_PREFIX_CLIENT_HPP
+#pragma once
 
 #include <plinth/host_api.h>
 #include <plinth/plugin.h>
@@ -59,5 +58,3 @@ class PrefixClient {
 };
 
 }  // namespace plinth::scheduler_continuous
-
-#endif  // PLINTH_SCHEDULER_CONTINUOUS_PREFIX_CLIENT_HPP

@@ -29,8 +29,7 @@
 //
 // Thread rules: one thread at a time. Errors: std::invalid_argument for bad input (state
 // unchanged), plinth::sdk::Error for a failing kv_cache.
-#ifndef PLINTH_SCHEDULER_CONTINUOUS_SCHEDULER_HPP
-#define PLINTH_SCHEDULER_CONTINUOUS_SCHEDULER_HPP
+#pragma once
 
 #include <plinth/scheduler.h>
 #include <plinth/plugin.hpp>
@@ -138,5 +137,3 @@ class Scheduler {
 };
 
 }  // namespace plinth::scheduler_continuous
-
-#endif  // PLINTH_SCHEDULER_CONTINUOUS_SCHEDULER_HPP

@@ -1,6 +1,5 @@
 // scheduler_continuous — the manifest config (options, defaults, ranges) and its JSON Schema.
-#ifndef PLINTH_SCHEDULER_CONTINUOUS_CONFIG_HPP
-#define PLINTH_SCHEDULER_CONTINUOUS_CONFIG_HPP
+#pragma once
 
 #include <cstdint>
 #include <string_view>
@@ -28,5 +27,3 @@ SchedulerConfig parse_config(std::string_view json);
 extern const char* const kConfigSchema;
 
 }  // namespace plinth::scheduler_continuous
-
-#endif  // PLINTH_SCHEDULER_CONTINUOUS_CONFIG_HPP

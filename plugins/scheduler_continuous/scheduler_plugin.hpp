@@ -1,8 +1,7 @@
 // scheduler_continuous — the plugin instance: parses the config and builds the Scheduler over the
 // wired kv_cache (args.kv_cache). plinth::sdk::scheduler_vtable<SchedulerPlugin>() makes it the C
 // table (entry.cpp).
-#ifndef PLINTH_SCHEDULER_CONTINUOUS_PLUGIN_HPP
-#define PLINTH_SCHEDULER_CONTINUOUS_PLUGIN_HPP
+#pragma once
 
 #include <plinth/scheduler.h>
 #include <plinth/plugin.hpp>
@@ -31,5 +30,3 @@ class SchedulerPlugin {
 };
 
 }  // namespace plinth::scheduler_continuous
-
-#endif  // PLINTH_SCHEDULER_CONTINUOUS_PLUGIN_HPP

@@ -12,8 +12,7 @@
 //  - Per method: α over all sequences' recent verifications is a new sequence's prior (0.7
 //    until there is evidence), so a method that fails everywhere (a poor draft model) stops
 //    drafting for new sequences too, and its paused sequences probe 8 times more rarely.
-#ifndef PLINTH_SPEC_DECODE_DRAFT_POLICY_HPP
-#define PLINTH_SPEC_DECODE_DRAFT_POLICY_HPP
+#pragma once
 
 #include <plinth/abi.h>
 
@@ -63,5 +62,3 @@ class DraftPolicy {
 };
 
 }  // namespace plinth::spec_decode
-
-#endif  // PLINTH_SPEC_DECODE_DRAFT_POLICY_HPP

@@ -8,8 +8,7 @@
 //    reserved for this step's verification, which rewrites them.
 //  - DraftModelProposer: a second, smaller model on its own backend instance with its own KV
 //    pool and block tables, kept in step with each sequence's tokens (longest common prefix).
-#ifndef PLINTH_SPEC_DECODE_MODEL_PROPOSER_HPP
-#define PLINTH_SPEC_DECODE_MODEL_PROPOSER_HPP
+#pragma once
 
 #include <plinth/ext_early_exit.h>
 #include <plinth/plinth.h>
@@ -104,5 +103,3 @@ class DraftModelProposer {
 };
 
 }  // namespace plinth::spec_decode
-
-#endif  // PLINTH_SPEC_DECODE_MODEL_PROPOSER_HPP

@@ -2,8 +2,7 @@
 // n-gram of the sequence (max_n down to min_n tokens) that also occurs earlier in its prompt +
 // output proposes the tokens that followed its most recent earlier occurrence. No model runs;
 // strongest where the output copies the input (rewriting, extraction, code edits).
-#ifndef PLINTH_SPEC_DECODE_NGRAM_PROPOSER_HPP
-#define PLINTH_SPEC_DECODE_NGRAM_PROPOSER_HPP
+#pragma once
 
 #include <cstdint>
 #include <span>
@@ -17,5 +16,3 @@ std::vector<int32_t> ngram_propose(std::span<const int32_t> tokens, uint32_t min
                                    uint32_t k);
 
 }  // namespace plinth::spec_decode
-
-#endif  // PLINTH_SPEC_DECODE_NGRAM_PROPOSER_HPP

@@ -7,8 +7,7 @@
 //     min(1, p_j(x_j) / q_j(x_j)); at the first rejection the token is drawn from
 //     norm(max(0, p_j - q_j)); after k acceptances the bonus token is drawn from p_k. The emitted
 //     tokens are distributed exactly as sampling from p. A deterministic draft is q = one-hot.
-#ifndef PLINTH_SPEC_DECODE_REJECTION_SAMPLER_HPP
-#define PLINTH_SPEC_DECODE_REJECTION_SAMPLER_HPP
+#pragma once
 
 #include <plinth/speculator.h>
 
@@ -29,5 +28,3 @@ struct Verdict {
 Verdict verify_item(const plinth_spec_verify& item, const std::function<double()>& fallback);
 
 }  // namespace plinth::spec_decode
-
-#endif  // PLINTH_SPEC_DECODE_REJECTION_SAMPLER_HPP

@@ -1,8 +1,7 @@
 // spec_decode — the manifest options (the JSON schema the host validates against, with defaults)
 // and their parsed form. Cross-option rules (min_n <= max_n, exit_layer below the layer count)
 // are checked here and at create, since a schema cannot express them.
-#ifndef PLINTH_SPEC_DECODE_CONFIG_HPP
-#define PLINTH_SPEC_DECODE_CONFIG_HPP
+#pragma once
 
 #include <cstdint>
 #include <string_view>
@@ -46,5 +45,3 @@ SpecConfig parse_config(std::string_view json);
 const char* method_name(Method m);
 
 }  // namespace plinth::spec_decode
-
-#endif  // PLINTH_SPEC_DECODE_CONFIG_HPP

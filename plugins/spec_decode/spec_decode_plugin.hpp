@@ -3,8 +3,7 @@
 // and verification (greedy match, or modified rejection sampling against the target's
 // distribution). plinth::sdk::speculator_vtable<SpecDecodePlugin>() makes the C table (entry.cpp).
 // Thread rules: one thread at a time (the ABI's default).
-#ifndef PLINTH_SPEC_DECODE_PLUGIN_HPP
-#define PLINTH_SPEC_DECODE_PLUGIN_HPP
+#pragma once
 
 #include <plinth/speculator.h>
 
@@ -56,5 +55,3 @@ class SpecDecodePlugin {
 };
 
 }  // namespace plinth::spec_decode
-
-#endif  // PLINTH_SPEC_DECODE_PLUGIN_HPP

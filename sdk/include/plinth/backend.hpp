@@ -8,8 +8,7 @@
 //     void copy_blocks(std::span<const plinth_block_copy> copies);
 //   };
 //   static const plinth_backend_vtable kTable = plinth::sdk::backend_vtable<MyBackend>();
-#ifndef PLINTH_BACKEND_HPP
-#define PLINTH_BACKEND_HPP
+#pragma once
 
 #include <span>
 
@@ -43,5 +42,3 @@ constexpr plinth_backend_vtable backend_vtable() {
 }
 
 }  // namespace plinth::sdk
-
-#endif  // PLINTH_BACKEND_HPP

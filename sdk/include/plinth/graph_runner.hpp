@@ -5,8 +5,7 @@
 //     bool can_run(const plinth_batch&);
 //     plinth_forward_output run(const plinth_batch&);
 //   };
-#ifndef PLINTH_GRAPH_RUNNER_HPP
-#define PLINTH_GRAPH_RUNNER_HPP
+#pragma once
 
 #include "plinth/plugin.hpp"
 
@@ -35,5 +34,3 @@ constexpr plinth_graph_runner_vtable graph_runner_vtable() {
 }
 
 }  // namespace plinth::sdk
-
-#endif  // PLINTH_GRAPH_RUNNER_HPP

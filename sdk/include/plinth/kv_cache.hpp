@@ -11,8 +11,7 @@
 //     void attach(plinth_seq_id, std::span<const int32_t> blocks, uint32_t num_tokens);
 //     void ref_blocks(std::span<const int32_t>);  void unref_blocks(std::span<const int32_t>);
 //   };
-#ifndef PLINTH_KV_CACHE_HPP
-#define PLINTH_KV_CACHE_HPP
+#pragma once
 
 #include <span>
 
@@ -80,5 +79,3 @@ constexpr plinth_kv_cache_vtable kv_cache_vtable() {
 }
 
 }  // namespace plinth::sdk
-
-#endif  // PLINTH_KV_CACHE_HPP

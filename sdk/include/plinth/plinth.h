@@ -19,4 +19,4 @@
 #include "plinth/abi_versions.h"
 
 #include "plinth/abi_layout_check.h"
-#endif
+#endif /* PLINTH_PLINTH_H */

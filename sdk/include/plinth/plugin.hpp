@@ -7,8 +7,7 @@
 // Anything T throws from its constructor or methods becomes a plinth_error: plinth::sdk::Error
 // keeps its status, std::invalid_argument becomes INVALID_ARGUMENT, std::bad_alloc OUT_OF_MEMORY,
 // anything else INTERNAL.
-#ifndef PLINTH_PLUGIN_HPP
-#define PLINTH_PLUGIN_HPP
+#pragma once
 
 #include <cstdio>
 #include <cstring>
@@ -177,5 +176,3 @@ constexpr plinth_lifecycle lifecycle() {
                                                         (vtable_)};                       \
     return &descriptor;                                                                   \
   }
-
-#endif  // PLINTH_PLUGIN_HPP

@@ -9,8 +9,7 @@
 //     uint32_t evict(uint32_t num_blocks);          // returns blocks evicted
 //     plinth_prefix_stats stats();
 //   };
-#ifndef PLINTH_PREFIX_CACHE_HPP
-#define PLINTH_PREFIX_CACHE_HPP
+#pragma once
 
 #include <span>
 #include <string_view>
@@ -76,5 +75,3 @@ constexpr plinth_prefix_cache_vtable prefix_cache_vtable() {
 }
 
 }  // namespace plinth::sdk
-
-#endif  // PLINTH_PREFIX_CACHE_HPP

@@ -6,8 +6,7 @@
 //     void update(std::span<const plinth_sched_result>);  // see below
 //     plinth_sched_stats stats();
 //   };
-#ifndef PLINTH_SCHEDULER_HPP
-#define PLINTH_SCHEDULER_HPP
+#pragma once
 
 #include <span>
 
@@ -47,5 +46,3 @@ constexpr plinth_scheduler_vtable scheduler_vtable() {
 }
 
 }  // namespace plinth::sdk
-
-#endif  // PLINTH_SCHEDULER_HPP

@@ -11,8 +11,7 @@
 //     uint32_t num_lookahead_slots(uint32_t num_running);
 //     plinth_spec_proposal propose_batch(const plinth_spec_propose_args&);
 //   };
-#ifndef PLINTH_SPECULATOR_HPP
-#define PLINTH_SPECULATOR_HPP
+#pragma once
 
 #include <span>
 
@@ -79,5 +78,3 @@ constexpr plinth_speculator_vtable speculator_vtable() {
 }
 
 }  // namespace plinth::sdk
-
-#endif  // PLINTH_SPECULATOR_HPP

@@ -1,8 +1,7 @@
 // Test fakes shared by the kv_paged and scheduler_continuous tests: a backend that only answers
 // get_kv_layout / get_memory_info (what kv_paged needs at create), and a host API recording metric
 // values and log lines.
-#ifndef PLINTH_TESTS_KV_PAGED_FAKE_BACKEND_HPP
-#define PLINTH_TESTS_KV_PAGED_FAKE_BACKEND_HPP
+#pragma once
 
 #include <plinth/backend.h>
 #include <plinth/host_api.h>
@@ -108,5 +107,3 @@ inline plinth_create_args kv_args(FakeHost& host, FakeBackend& backend, const ch
 }
 
 }  // namespace plinth::test
-
-#endif  // PLINTH_TESTS_KV_PAGED_FAKE_BACKEND_HPP

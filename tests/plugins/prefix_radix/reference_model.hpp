@@ -8,8 +8,7 @@
 // with a new tick and locks it; insert stamps what it covers and adds the missing suffix; evict
 // removes, one block at a time, the unlocked entry without a cached extension ("leaf") with the
 // oldest tick. The tree's per-node rules imply exactly this, and ticks of leaves never tie.
-#ifndef PLINTH_TESTS_PREFIX_RADIX_REFERENCE_MODEL_HPP
-#define PLINTH_TESTS_PREFIX_RADIX_REFERENCE_MODEL_HPP
+#pragma once
 
 #include <algorithm>
 #include <cstdint>
@@ -163,5 +162,3 @@ class ReferenceModel {
 };
 
 }  // namespace plinth::test
-
-#endif  // PLINTH_TESTS_PREFIX_RADIX_REFERENCE_MODEL_HPP

@@ -2,8 +2,7 @@
 // its critical value at a given significance computed from the chi-square distribution itself
 // (regularized lower incomplete gamma by its power series, inverted by bisection), with the
 // Wilson–Hilferty approximation as an independent cross-check.
-#ifndef PLINTH_TESTS_SPEC_DECODE_CHI_SQUARE_HPP
-#define PLINTH_TESTS_SPEC_DECODE_CHI_SQUARE_HPP
+#pragma once
 
 #include <cmath>
 #include <cstddef>
@@ -81,5 +80,3 @@ inline double chi_square_statistic(const std::vector<double>& observed,
 }
 
 }  // namespace plinth::test
-
-#endif  // PLINTH_TESTS_SPEC_DECODE_CHI_SQUARE_HPP
