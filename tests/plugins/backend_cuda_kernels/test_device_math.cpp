@@ -186,7 +186,7 @@ TEST(DeviceMathSwiglu, HandValuesAndBackendCpu) {
 // online softmax, merged in warp order (kernels/attention.cu), over score/value rows.
 std::vector<float> online_attention(const std::vector<float>& scores,
                                     const std::vector<std::vector<float>>& v, int warps) {
-  const size_t hd = v[0].size();
+  const size_t hd = v.empty() ? 0 : v[0].size();
   std::vector<m::SoftmaxState> st(static_cast<size_t>(warps), m::softmax_empty());
   std::vector<std::vector<float>> acc(static_cast<size_t>(warps), std::vector<float>(hd, 0.0f));
   for (size_t j = 0; j < scores.size(); ++j) {
