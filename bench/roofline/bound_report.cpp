@@ -7,9 +7,10 @@
 namespace plinth::roofline {
 namespace {
 
-std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+template <class... Doubles>
+std::string format(const char* fmt, Doubles... values) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  std::snprintf(buf, sizeof buf, fmt, static_cast<double>(values)...);
   return buf;
 }
 

@@ -35,10 +35,10 @@ double f32_avx2(uint64_t iters);
 double int8_scalar(uint64_t iters);
 double f32_scalar(uint64_t iters);
 
-inline constexpr uint64_t kInt8Avx512VnniMacs = 16 * 64;
-inline constexpr uint64_t kF32Avx512Macs = 16 * 16;
-inline constexpr uint64_t kInt8Avx2Macs = 11 * 32;
-inline constexpr uint64_t kF32Avx2Macs = 12 * 8;
+inline constexpr uint64_t kInt8Avx512VnniMacs = uint64_t{16} * 64;
+inline constexpr uint64_t kF32Avx512Macs = uint64_t{16} * 16;
+inline constexpr uint64_t kInt8Avx2Macs = uint64_t{11} * 32;
+inline constexpr uint64_t kF32Avx2Macs = uint64_t{12} * 8;
 inline constexpr uint64_t kInt8ScalarMacs = 8;
 inline constexpr uint64_t kF32ScalarMacs = 8;
 

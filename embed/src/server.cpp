@@ -31,7 +31,7 @@ server::ServerOptions to_host(const ServerOptions& o) {
 
 }  // namespace
 
-Server::Server(boost::asio::io_context& io, Engine& engine, ServerOptions options)
+Server::Server(boost::asio::io_context& io, Engine& engine, const ServerOptions& options)
     : impl_(new Impl{server::Server(io, *engine.impl().async, to_host(options)), options.host}) {}
 
 Server::~Server() = default;

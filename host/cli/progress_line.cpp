@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <string>
 
 namespace plinth::cli {
@@ -9,7 +10,7 @@ namespace plinth::cli {
 namespace {
 
 std::string duration_text(double secs) {
-  auto s = static_cast<long long>(secs + 0.5);
+  const long long s = std::llround(secs);
   char buf[32];
   if (s >= 3600) {
     std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s / 60 % 60);

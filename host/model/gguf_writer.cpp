@@ -155,56 +155,83 @@ bool is_valid_type(GgufValueType t) {
   return static_cast<uint32_t>(t) <= static_cast<uint32_t>(GgufValueType::FLOAT64);
 }
 
+[[noreturn]] void value_error(const std::string& field, const std::string& what) {
+  throw std::invalid_argument("GGUF writer: " + field + ": " + what);
+}
+
+// An unsigned integer type: held as uint64 and within the type's range.
+void check_unsigned(const GgufValue& v, const std::string& field, const char* name) {
+  if (!std::holds_alternative<uint64_t>(v.data)) {
+    value_error(field, std::string(name) + " not held as uint64");
+  }
+  const uint64_t x = std::get<uint64_t>(v.data);
+  const uint64_t max = v.type == GgufValueType::UINT8    ? 0xff
+                       : v.type == GgufValueType::UINT16 ? 0xffff
+                       : v.type == GgufValueType::UINT32 ? 0xffffffff
+                                                         : std::numeric_limits<uint64_t>::max();
+  if (x > max) value_error(field, "value " + std::to_string(x) + " does not fit " + name);
+}
+
+// A signed integer type: held as int64 and within the type's range.
+void check_signed(const GgufValue& v, const std::string& field, const char* name) {
+  if (!std::holds_alternative<int64_t>(v.data)) {
+    value_error(field, std::string(name) + " not held as int64");
+  }
+  const int64_t x = std::get<int64_t>(v.data);
+  const int bits = v.type == GgufValueType::INT8    ? 8
+                   : v.type == GgufValueType::INT16 ? 16
+                   : v.type == GgufValueType::INT32 ? 32
+                                                    : 64;
+  if (bits < 64 && (x < -(int64_t{1} << (bits - 1)) || x >= (int64_t{1} << (bits - 1)))) {
+    value_error(field, "value " + std::to_string(x) + " does not fit " + name);
+  }
+}
+
+void check_value(const GgufValue& v, const std::string& field);
+
+// An array: held as a vector of values, of a valid element type, each element of that type.
+void check_array(const GgufValue& v, const std::string& field) {
+  if (!std::holds_alternative<std::vector<GgufValue>>(v.data)) {
+    value_error(field, "array not held as a vector of values");
+  }
+  if (!is_valid_type(v.elem_type)) {
+    value_error(field,
+                "unknown element type " + std::to_string(static_cast<uint32_t>(v.elem_type)));
+  }
+  const auto& items = v.items();
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string f = field + "[" + std::to_string(i) + "]";
+    if (items[i].type != v.elem_type) {
+      throw std::invalid_argument("GGUF writer: " + f + ": element of type " +
+                                  gguf_value_type_name(items[i].type) + " in an array of " +
+                                  gguf_value_type_name(v.elem_type));
+    }
+    check_value(items[i], f);
+  }
+}
+
 // Throws std::invalid_argument naming `field` when `v`'s data does not match its type.
 void check_value(const GgufValue& v, const std::string& field) {
-  auto fail = [&](const std::string& what) {
-    throw std::invalid_argument("GGUF writer: " + field + ": " + what);
-  };
   if (!is_valid_type(v.type)) {
-    fail("unknown value type " + std::to_string(static_cast<uint32_t>(v.type)));
+    value_error(field, "unknown value type " + std::to_string(static_cast<uint32_t>(v.type)));
   }
   const char* name = gguf_value_type_name(v.type);
   if (gguf_is_unsigned(v.type)) {
-    if (!std::holds_alternative<uint64_t>(v.data)) fail(std::string(name) + " not held as uint64");
-    const uint64_t x = std::get<uint64_t>(v.data);
-    const uint64_t max = v.type == GgufValueType::UINT8    ? 0xff
-                         : v.type == GgufValueType::UINT16 ? 0xffff
-                         : v.type == GgufValueType::UINT32 ? 0xffffffff
-                                                           : std::numeric_limits<uint64_t>::max();
-    if (x > max) fail("value " + std::to_string(x) + " does not fit " + name);
+    check_unsigned(v, field, name);
   } else if (gguf_is_signed(v.type)) {
-    if (!std::holds_alternative<int64_t>(v.data)) fail(std::string(name) + " not held as int64");
-    const int64_t x = std::get<int64_t>(v.data);
-    const int bits = v.type == GgufValueType::INT8    ? 8
-                     : v.type == GgufValueType::INT16 ? 16
-                     : v.type == GgufValueType::INT32 ? 32
-                                                      : 64;
-    if (bits < 64 && (x < -(int64_t{1} << (bits - 1)) || x >= (int64_t{1} << (bits - 1)))) {
-      fail("value " + std::to_string(x) + " does not fit " + name);
-    }
+    check_signed(v, field, name);
   } else if (v.type == GgufValueType::FLOAT32 || v.type == GgufValueType::FLOAT64) {
-    if (!std::holds_alternative<double>(v.data)) fail(std::string(name) + " not held as double");
+    if (!std::holds_alternative<double>(v.data)) {
+      value_error(field, std::string(name) + " not held as double");
+    }
   } else if (v.type == GgufValueType::BOOL) {
-    if (!std::holds_alternative<bool>(v.data)) fail("bool not held as bool");
+    if (!std::holds_alternative<bool>(v.data)) value_error(field, "bool not held as bool");
   } else if (v.type == GgufValueType::STRING) {
-    if (!std::holds_alternative<std::string>(v.data)) fail("string not held as std::string");
+    if (!std::holds_alternative<std::string>(v.data)) {
+      value_error(field, "string not held as std::string");
+    }
   } else {  // ARRAY
-    if (!std::holds_alternative<std::vector<GgufValue>>(v.data)) {
-      fail("array not held as a vector of values");
-    }
-    if (!is_valid_type(v.elem_type)) {
-      fail("unknown element type " + std::to_string(static_cast<uint32_t>(v.elem_type)));
-    }
-    const auto& items = v.items();
-    for (size_t i = 0; i < items.size(); ++i) {
-      const std::string f = field + "[" + std::to_string(i) + "]";
-      if (items[i].type != v.elem_type) {
-        throw std::invalid_argument("GGUF writer: " + f + ": element of type " +
-                                    gguf_value_type_name(items[i].type) + " in an array of " +
-                                    gguf_value_type_name(v.elem_type));
-      }
-      check_value(items[i], f);
-    }
+    check_array(v, field);
   }
 }
 

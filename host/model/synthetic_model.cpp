@@ -247,7 +247,10 @@ void add_synthetic_tokenizer(GgufWriter& w) {
   w.add_u32("tokenizer.ggml.padding_token_id", 2);
 }
 
-GgufWriter make_synthetic_model(const SyntheticModelOptions& o) {
+namespace {
+
+// The options against SmolLM2's shape and each other (std::invalid_argument naming the flag).
+void check_options(const SyntheticModelOptions& o) {
   if (!o.vocab_only && (o.layers < 1 || o.layers > S::kLayers)) {
     bad("--layers: " + std::to_string(o.layers) + " is outside 1.." + std::to_string(S::kLayers) +
         " (SmolLM2-135M has " + std::to_string(S::kLayers) + " blocks; fewer make a faster test)");
@@ -259,7 +262,11 @@ GgufWriter make_synthetic_model(const SyntheticModelOptions& o) {
     bad("--real-layers: " + std::to_string(o.real_layers) + " is more than --layers " +
         std::to_string(o.layers) + "; give at most --layers");
   }
-  GgufWriter w;
+}
+
+// The metadata: copied from --from (after its shape check), else SmolLM2's architecture and a
+// tokenizer (from --vocab-from or the synthetic one).
+void add_metadata(GgufWriter& w, const SyntheticModelOptions& o) {
   if (o.from != nullptr) {
     check_shape(*o.from);
     const uint64_t blocks = o.from->get_uint("llama.block_count");
@@ -276,22 +283,34 @@ GgufWriter make_synthetic_model(const SyntheticModelOptions& o) {
       add_synthetic_tokenizer(w);
     }
   }
+}
+
+// The source's tensor order; real tensors verbatim, the other blocks random.
+void add_tensors_from(GgufWriter& w, const SyntheticModelOptions& o) {
+  for (const GgufTensor& t : o.from->tensors()) {
+    const int64_t block = gguf_block_index(t.name);
+    if (block >= static_cast<int64_t>(o.layers)) continue;
+    if (block < static_cast<int64_t>(o.real_layers)) {
+      w.add_tensor(t.name, t.type, t.dims,
+                   std::span<const std::byte>(t.data, static_cast<size_t>(t.nbytes)));
+    } else {
+      add_random(w, {t.name, t.dims, t.dims.size() == 1 ? Role::kNorm : Role::kProjection}, o);
+    }
+  }
+}
+
+}  // namespace
+
+GgufWriter make_synthetic_model(const SyntheticModelOptions& o) {
+  check_options(o);
+  GgufWriter w;
+  add_metadata(w, o);
   w.add("plinth.synthetic.seed", gguf_uint(GgufValueType::UINT64, o.seed));
   w.add_u32("plinth.synthetic.real_layers", o.real_layers);
   if (o.vocab_only) return w;
 
   if (o.from != nullptr) {
-    // The source's tensor order; real tensors verbatim, the other blocks random.
-    for (const GgufTensor& t : o.from->tensors()) {
-      const int64_t block = gguf_block_index(t.name);
-      if (block >= static_cast<int64_t>(o.layers)) continue;
-      if (block < static_cast<int64_t>(o.real_layers)) {
-        w.add_tensor(t.name, t.type, t.dims,
-                     std::span<const std::byte>(t.data, static_cast<size_t>(t.nbytes)));
-      } else {
-        add_random(w, {t.name, t.dims, t.dims.size() == 1 ? Role::kNorm : Role::kProjection}, o);
-      }
-    }
+    add_tensors_from(w, o);
     return w;
   }
   add_random(w, {"token_embd.weight", {S::kHidden, S::kVocab}, Role::kEmbedding}, o);

@@ -213,6 +213,7 @@ void Pipeline::create_draft(PipelinePlugin& draft, const plinth_model_desc* targ
                                 ": the target model must be a readable GGUF file");
       }
     }
+    // cppcheck-suppress nullPointerRedundantCheck ; GgufFile::open returns a file or throws
     check_same_vocabulary(manifest_, draft.entry, *tf, target->config.vocab_size, *m->file,
                           m->config.vocab_size);
     draft_model_ = std::move(m);

@@ -95,6 +95,8 @@ void do_accept(const std::shared_ptr<Server::State>& state) {
           if (session) {
             session->start();
           } else {
+            // Moved above only when a session was made, so here it is still ours.
+            // NOLINTNEXTLINE(bugprone-use-after-move)
             refuse(std::move(socket), state->options.max_connections);
           }
         }

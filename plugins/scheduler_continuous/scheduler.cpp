@@ -17,7 +17,7 @@ std::string seq_name(plinth_seq_id seq) {
 
 Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host,
                      PrefixClient prefix)
-    : config_(config), kv_(kv), host_(std::move(host)), prefix_(prefix) {
+    : config_(config), kv_(kv), host_(std::move(host)), prefix_(std::move(prefix)) {
   plinth_kv_info info = kv_.info();
   block_size_ = info.block_size;
   num_blocks_ = info.num_blocks;

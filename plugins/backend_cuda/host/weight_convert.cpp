@@ -20,7 +20,6 @@ Geometry geometry(int32_t dtype) {
     case PLINTH_DTYPE_F32:
       return {1, 4};
     case PLINTH_DTYPE_F16:
-      return {1, 2};
     case PLINTH_DTYPE_BF16:
       return {1, 2};
     case PLINTH_DTYPE_Q8_0:

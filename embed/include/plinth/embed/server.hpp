@@ -42,7 +42,7 @@ struct ServerOptions {
 class PLINTH_EMBED_API Server {
  public:
   /// `io` and `engine` must outlive the server. Nothing happens before start().
-  Server(boost::asio::io_context& io, Engine& engine, ServerOptions options = {});
+  Server(boost::asio::io_context& io, Engine& engine, const ServerOptions& options = {});
   /// Closes the acceptor and every connection.
   ~Server();
   Server(const Server&) = delete;
