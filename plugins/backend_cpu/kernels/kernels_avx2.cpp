@@ -298,8 +298,8 @@ void dots(const float* q, const float* const* rows, int64_t count, int64_t dim, 
   for (int64_t j = 0; j < count; ++j) out[j] = dot(q, rows[j], dim);
 }
 
-// Per element the sequence of axpy from o = 0, j ascending: o = fma(p_j, x_j, o) for the elements in
-// whole 8-lane groups, o = o + p_j·x_j (two roundings, as axpy's tail) for the last dim % 8. 64
+// Per element the sequence of axpy from o = 0, j ascending: o = fma(p_j, x_j, o) for the elements
+// in whole 8-lane groups, o = o + p_j·x_j (two roundings, as axpy's tail) for the last dim % 8. 64
 // columns at a time stay in 8 registers across all rows.
 void weighted_sum(const float* p, const float* const* rows, int64_t count, int64_t dim,
                   float* out) {
@@ -413,8 +413,8 @@ void weighted_sum_heads_t(const float* const* p, int nh, const T* const* rows, i
   }
 }
 
-void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count,
-                int64_t dim, float* const* out) {
+void dots_heads(const float* const* q, int nh, const float* const* rows, int64_t count, int64_t dim,
+                float* const* out) {
   dots_heads_t(q, nh, rows, count, dim, out);
 }
 void weighted_sum_heads(const float* const* p, int nh, const float* const* rows, int64_t count,
@@ -492,11 +492,27 @@ void scale(float* x, float s, int64_t n) {
 }  // namespace
 
 const KernelTable& avx2_kernels() {
-  static const KernelTable table{quantize_row_q8a, dot_q8_0, dot_q4_0, dot_q4_1,    dot_f32,
-                                 dot_f16,          dot_bf16, dot,      axpy,        sum_squares,
-                                 scale_mul,        silu_mul, max,      exp_sub_sum, scale,
-                                 dots,             weighted_sum, dots_heads,
-                                 weighted_sum_heads, dots_heads_f16, weighted_sum_heads_f16};
+  static const KernelTable table{quantize_row_q8a,
+                                 dot_q8_0,
+                                 dot_q4_0,
+                                 dot_q4_1,
+                                 dot_f32,
+                                 dot_f16,
+                                 dot_bf16,
+                                 dot,
+                                 axpy,
+                                 sum_squares,
+                                 scale_mul,
+                                 silu_mul,
+                                 max,
+                                 exp_sub_sum,
+                                 scale,
+                                 dots,
+                                 weighted_sum,
+                                 dots_heads,
+                                 weighted_sum_heads,
+                                 dots_heads_f16,
+                                 weighted_sum_heads_f16};
   return table;
 }
 

@@ -47,7 +47,7 @@ struct V256 {
 }  // namespace
 
 void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1) {
-  panel::run<panel::Simd<V256>>(job, p0, p1);
+  panel::run<panel::Simd<V256> >(job, p0, p1);
 }
 
 }  // namespace plinth::cpu::detail

@@ -52,7 +52,7 @@ struct V512 {
 }  // namespace
 
 void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1) {
-  panel::run<panel::Simd<V512>>(job, p0, p1);
+  panel::run<panel::Simd<V512> >(job, p0, p1);
 }
 
 }  // namespace plinth::cpu::detail

@@ -85,7 +85,8 @@ struct Simd {
     for (int r = 0; r < MR; ++r) {
       for (int v = 0; v < NV; ++v) {
         float out[kPanelRows];
-        for (int k = 0; k < kPerPanel; ++k) V::store(out + k * V::kLanes, acc[r][v * kPerPanel + k]);
+        for (int k = 0; k < kPerPanel; ++k)
+          V::store(out + k * V::kLanes, acc[r][v * kPerPanel + k]);
         store_panel(j, i + r, p + v, out);
       }
     }
