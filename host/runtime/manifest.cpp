@@ -237,9 +237,9 @@ class Parser {
                                  std::string(kind_name(e.kind)) + " has none: remove it");
       }
       if (role == "target") {
-        e.role = BackendRole::target;
+        e.role = BackendRole::kTarget;
       } else if (role == "draft") {
-        e.role = BackendRole::draft;
+        e.role = BackendRole::kDraft;
       } else {
         fail(path + ".role",
              "must be \"target\" (the default: runs the top-level `model`) or \"draft\" (runs "

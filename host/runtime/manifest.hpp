@@ -40,7 +40,7 @@ class ManifestError : public std::runtime_error {
 
 /// What a backend instance runs: the target model (the top-level `model`, the one that is served)
 /// or, for a speculator, a draft model of the same vocabulary (`"role": "draft"`).
-enum class BackendRole { target, draft };
+enum class BackendRole { kTarget, kDraft };
 
 /// One entry of `plugins`.
 struct PluginEntry {
@@ -52,13 +52,13 @@ struct PluginEntry {
   std::string name;                    // `name`, or the library's short name when absent
                                        // (+ "_draft" for a draft backend)
   nlohmann::json config = nlohmann::json::object();  // as written ({} when absent)
-  BackendRole role = BackendRole::target;            // `role` of a backend ("target" default)
+  BackendRole role = BackendRole::kTarget;           // `role` of a backend ("target" default)
   /// A draft backend's `model`, resolved against the manifest's folder; nullopt for every other
   /// entry (a target backend runs the top-level `model`).
   std::optional<std::filesystem::path> model;
 
   bool is_draft_backend() const {
-    return kind == PLINTH_KIND_BACKEND && role == BackendRole::draft;
+    return kind == PLINTH_KIND_BACKEND && role == BackendRole::kDraft;
   }
 };
 

@@ -91,7 +91,7 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     sh.resize(static_cast<size_t>(group));
     oh.resize(static_cast<size_t>(group));
     // F16 cache: read in place by the f16 kernels (head_dim % 16 == 0), else widened first.
-    const bool f16 = kv.dtype() == KvDtype::F16;
+    const bool f16 = kv.dtype() == KvDtype::kF16;
     const bool in_place16 = f16 && hd % 16 == 0;
     if (f16) {
       kv_rows(b, kv, layer, it.seq, it.kv_head, ctx, kptr16, vptr16);

@@ -32,7 +32,7 @@ const plinth_model_desc& require_model(const plinth_create_args& args) {
 }
 
 const char* kv_dtype_name(KvDtype d) {
-  return d == KvDtype::F32 ? "f32" : "f16";
+  return d == KvDtype::kF32 ? "f32" : "f16";
 }
 
 #if PLINTH_ABI_MINOR >= 3
@@ -118,9 +118,9 @@ BackendConfig parse_config(const char* config_json, Int8Kernel best_int8) {
     } else if (key == "kv_dtype") {
       const std::string d = value.is_string() ? value.get<std::string>() : "";
       if (d == "f32") {
-        o.kv_dtype = KvDtype::F32;
+        o.kv_dtype = KvDtype::kF32;
       } else if (d == "f16") {
-        o.kv_dtype = KvDtype::F16;
+        o.kv_dtype = KvDtype::kF16;
       } else {
         throw std::invalid_argument("backend_cpu config: kv_dtype = " + value.dump() +
                                     " must be \"f32\" or \"f16\"");

@@ -81,7 +81,7 @@ void PagedKvStorage::write(int64_t layer, int64_t slot, const float* k, const fl
     for (int64_t g = 0; g < n_kv_heads_; ++g) {
       unsigned char* dst = data_.get() + element_offset(layer, c, slot, g) * elem_bytes();
       const float* from = src[c] + g * head_dim_;
-      if (dtype_ == KvDtype::F32) {
+      if (dtype_ == KvDtype::kF32) {
         std::memcpy(dst, from, static_cast<size_t>(n) * sizeof(float));
       } else {
         auto* h = reinterpret_cast<uint16_t*>(dst);

@@ -12,7 +12,7 @@
 namespace plinth::cpu {
 
 /// Element type of the cached K and V.
-enum class KvDtype { F32, F16 };
+enum class KvDtype { kF32, kF16 };
 
 /// K and V of every layer for num_blocks * block_size token slots (slot = block * block_size +
 /// offset). Layout, elements: for layer l and kind c (0 = K, 1 = V) a region
@@ -30,9 +30,9 @@ class PagedKvStorage {
   KvDtype dtype() const { return dtype_; }
   /// plinth_dtype of the elements (F32 or F16).
   int32_t plinth_dtype() const {
-    return dtype_ == KvDtype::F32 ? PLINTH_DTYPE_F32 : PLINTH_DTYPE_F16;
+    return dtype_ == KvDtype::kF32 ? PLINTH_DTYPE_F32 : PLINTH_DTYPE_F16;
   }
-  int64_t elem_bytes() const { return dtype_ == KvDtype::F32 ? 4 : 2; }
+  int64_t elem_bytes() const { return dtype_ == KvDtype::kF32 ? 4 : 2; }
   /// K and V of one token over all layers, bytes.
   uint64_t bytes_per_token() const;
 

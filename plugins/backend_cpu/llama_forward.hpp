@@ -16,9 +16,9 @@
 namespace plinth::cpu {
 
 struct ForwardOptions {
-  int threads = 1;                  // thread pool participants, caller included
-  KvDtype kv_dtype = KvDtype::F32;  // element type of the cached K/V
-  int64_t max_batch_tokens = 2048;  // largest num_tokens of one forward (scratch rows)
+  int threads = 1;                   // thread pool participants, caller included
+  KvDtype kv_dtype = KvDtype::kF32;  // element type of the cached K/V
+  int64_t max_batch_tokens = 2048;   // largest num_tokens of one forward (scratch rows)
   // How the kernels multiply (the plugin's config default "auto" resolves to Int8 or Float:
   // matmul_choice.hpp). Float (the default here) keeps activations in f32 and dequantizes
   // panel-packed weights in registers: batch-invariant (a row's result never depends on the other

@@ -119,14 +119,14 @@ TEST(ManifestDraft, ParsesRoleAndModelRelativeToTheManifest) {
   ASSERT_EQ(m.plugins.size(), 5u);
   const plinth::PluginEntry& d = m.plugins[3];
   EXPECT_EQ(d.kind, PLINTH_KIND_BACKEND);
-  EXPECT_EQ(d.role, plinth::BackendRole::draft);
+  EXPECT_EQ(d.role, plinth::BackendRole::kDraft);
   EXPECT_TRUE(d.is_draft_backend());
   EXPECT_EQ(*d.model, fs::path("/w/manifests/draft.gguf"));
   EXPECT_EQ(d.name, "test_backend_draft");  // the default name of a draft: library + "_draft"
   EXPECT_EQ(m.draft_backend(), &d);
   // find(BACKEND) is the target, whatever the order.
   EXPECT_EQ(m.find(PLINTH_KIND_BACKEND), &m.plugins[0]);
-  EXPECT_EQ(m.plugins[0].role, plinth::BackendRole::target);
+  EXPECT_EQ(m.plugins[0].role, plinth::BackendRole::kTarget);
   EXPECT_FALSE(m.plugins[0].model.has_value());
   EXPECT_FALSE(m.plugins[0].is_draft_backend());
 

@@ -244,7 +244,7 @@ TEST(DeviceMathSoftmax, HandValues) {
 // (GQA head mapping, causal range, block-table addressing).
 TEST(DeviceMathAttention, PagedGqaMatchesBackendCpu) {
   const int hd = 64, n_heads = 9, n_kv = 3, bs = 16, ctx_len = 40;
-  plinth::cpu::PagedKvStorage kv(1, n_kv, hd, plinth::cpu::KvDtype::F32);
+  plinth::cpu::PagedKvStorage kv(1, n_kv, hd, plinth::cpu::KvDtype::kF32);
   kv.allocate(8, bs);
   const std::vector<int32_t> table = {5, 2, 7};  // non-contiguous blocks
   std::vector<std::vector<float>> krows, vrows;
