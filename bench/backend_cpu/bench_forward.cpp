@@ -105,6 +105,7 @@ double decode_tps(plinth::cpu::CpuBackend& be, int seqs, int vocab, int runs) {
     Batch ctx(seqs, 0, kContext, blocks_per_seq, rng, vocab);
     be.forward(ctx.b);
     std::vector<Batch> steps;
+    steps.reserve(kDecodeSteps);
     for (int k = 0; k < kDecodeSteps; ++k)
       steps.emplace_back(seqs, kContext + k, 1, blocks_per_seq, rng, vocab);
     const auto t0 = std::chrono::steady_clock::now();
@@ -126,6 +127,7 @@ double verify_ms(plinth::cpu::CpuBackend& be, int rows, int vocab, int runs) {
     be.forward(ctx.b);
     Batch step(1, kContext, rows, blocks_per_seq, rng, vocab);
     step.logits.clear();
+    step.logits.reserve(static_cast<size_t>(rows));
     for (int i = 0; i < rows; ++i) step.logits.push_back(i);
     step.b.num_logits = static_cast<uint32_t>(rows);
     step.b.logits_indices = step.logits.data();
@@ -136,9 +138,8 @@ double verify_ms(plinth::cpu::CpuBackend& be, int rows, int vocab, int runs) {
   return median(ms);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The bench itself; main catches what it throws (CLI11's set-up included).
+int run(int argc, char** argv) {
   std::string model =
       std::string(PLINTH_SOURCE_DIR_FOR_BENCH) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
   std::vector<int> threads = {1, 2};
@@ -194,6 +195,7 @@ int main(int argc, char** argv) {
       double prefill, decode_b1, decode_b16;
     };
     std::vector<Figures> figures;
+    figures.reserve(threads.size());
     std::printf("%-8s %16s %16s %16s\n", "threads", "prefill512 t/s", "decode b1 t/s",
                 "decode b16 t/s");
     for (int t : threads) {
@@ -251,4 +253,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_forward: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "bench_forward: unknown exception\n");
+  }
+  return 1;
 }

@@ -55,11 +55,10 @@ void dequantize(WeightType type, const void* data, int64_t first, int64_t count,
   }
   const auto* bytes = static_cast<const uint8_t*>(data) + first / be * block_bytes(type);
   switch (type) {
-    case WeightType::F32: {
-      const auto* src = reinterpret_cast<const float*>(bytes);
-      for (int64_t i = 0; i < count; ++i) out[i] = src[i];
+    case WeightType::F32:
+      // memcpy: the mapped bytes need not be float-aligned (and casting them breaks aliasing).
+      std::memcpy(out, bytes, static_cast<size_t>(count) * sizeof(float));
       return;
-    }
     case WeightType::F16: {
       const auto* src = reinterpret_cast<const uint16_t*>(bytes);
       for (int64_t i = 0; i < count; ++i) out[i] = fp16_to_fp32(src[i]);

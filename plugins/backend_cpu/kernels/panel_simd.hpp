@@ -20,7 +20,10 @@ struct Simd {
   static constexpr int kMaxRows = V::kMaxRows, kWide = V::kWide, kNarrow = V::kNarrow;
   static constexpr int kPerPanel = static_cast<int>(kPanelRows) / V::kLanes;
 
+  // The hot micro-kernel: its unrolled constexpr loops count as branches, and splitting them
+  // would cost the registers the tile keeps live.
   template <class F, int MR, int NV>
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity)
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     using R = typename V::reg;
     constexpr int C = NV * kPerPanel;  // vectors across the tile's output rows
