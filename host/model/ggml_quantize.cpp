@@ -63,8 +63,10 @@ void q4_1_block(const float* x, std::byte* y) {
   put16(y + 2, f32_to_f16_bits(min));
   for (size_t j = 0; j < kQk / 2; ++j) {
     const auto lo =
+        // NOLINTNEXTLINE(bugprone-incorrect-roundings): ggml's reference rounding, x >= 0
         static_cast<uint8_t>(std::min<int>(15, static_cast<int8_t>((x[j] - min) * id + 0.5f)));
     const auto hi =
+        // NOLINTNEXTLINE(bugprone-incorrect-roundings): ggml's reference rounding, x >= 0
         static_cast<uint8_t>(std::min<int>(15, static_cast<int8_t>((x[j + 16] - min) * id + 0.5f)));
     y[4 + j] = std::byte(static_cast<uint8_t>(lo | (hi << 4)));
   }

@@ -73,7 +73,7 @@ void Scheduler::admit_waiting(uint32_t& budget) {
       ++wi;
       continue;
     }
-    running_.push_back(std::move(waiting_[wi]));
+    running_.push_back(waiting_[wi]);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(wi));
     running_.back().scheduled_new = n;
     record(running_.back(), n);

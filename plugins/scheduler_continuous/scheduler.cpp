@@ -17,7 +17,7 @@ std::string seq_name(plinth_seq_id seq) {
 
 Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host,
                      PrefixClient prefix)
-    : config_(config), kv_(kv), host_(std::move(host)), prefix_(std::move(prefix)) {
+    : config_(config), kv_(kv), host_(std::move(host)), prefix_(prefix) {
   plinth_kv_info info = kv_.info();
   block_size_ = info.block_size;
   num_blocks_ = info.num_blocks;
@@ -90,13 +90,13 @@ void Scheduler::add(const plinth_sched_request& req) {
   s.order = next_order_++;
   s.parent = PLINTH_HAS_FIELD(&req, plinth_sched_request, parent) ? req.parent : 0;
   known_.insert(req.seq);
-  enqueue_waiting(std::move(s), false);
+  enqueue_waiting(s, false);
 }
 
 void Scheduler::enqueue_waiting(SeqState s, bool preempted) {
   s.scheduled_new = 0;
   if (preempted && config_.policy == Policy::kFcfs) {
-    waiting_.push_front(std::move(s));
+    waiting_.push_front(s);
     return;
   }
   // Sorted insert from the back: new requests usually arrive last. A preempted sequence goes
@@ -105,7 +105,7 @@ void Scheduler::enqueue_waiting(SeqState s, bool preempted) {
   while (it != waiting_.begin() && (before(s, *(it - 1)) || (preempted && !before(*(it - 1), s)))) {
     --it;
   }
-  waiting_.insert(it, std::move(s));
+  waiting_.insert(it, s);
 }
 
 void Scheduler::abort_seq(plinth_seq_id seq) {
@@ -124,7 +124,7 @@ void Scheduler::abort_seq(plinth_seq_id seq) {
 }
 
 void Scheduler::preempt(size_t index) {
-  SeqState s = std::move(running_[index]);
+  SeqState s = running_[index];
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
   kv_.free_seq(s.seq);
   drop_prefix_lock(s);
@@ -132,7 +132,7 @@ void Scheduler::preempt(size_t index) {
   ++s.num_preemptions;
   ++num_preemptions_;
   out_preempted_.push_back(s.seq);
-  enqueue_waiting(std::move(s), true);
+  enqueue_waiting(s, true);
 }
 
 uint32_t Scheduler::chunk(const SeqState& s, uint32_t budget) const {
