@@ -10,6 +10,7 @@ namespace plinth::roofline {
 double int8_scalar(uint64_t iters) {
   int32_t acc[8] = {};
   volatile int8_t va = 3, vb = -2;  // unknown to the compiler, so the loop is not folded
+  // NOLINTNEXTLINE(bugprone-signed-char-misuse): the int8 operands are signed on purpose
   const int32_t a = va, b = vb;
   for (uint64_t i = 0; i < iters; ++i) {
     for (int32_t& x : acc) x += a * b;

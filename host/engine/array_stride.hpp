@@ -32,6 +32,7 @@ inline void check_stride_minor(uint32_t abi_minor, const char* name) {
 /// loader refuses such plugins before this is reached).
 inline size_t sched_result_stride(uint32_t abi_minor) {
   detail::check_stride_minor(abi_minor, "sched_result_stride");
+  // NOLINTBEGIN(bugprone-branch-clone): a struct that did not grow in a minor keeps its size
   switch (abi_minor) {
     case 0:
       return PLINTH_ABI_1_0_SIZEOF_SCHED_RESULT;
@@ -42,12 +43,14 @@ inline size_t sched_result_stride(uint32_t abi_minor) {
     default:
       return PLINTH_ABI_1_3_SIZEOF_SCHED_RESULT;
   }
+  // NOLINTEND(bugprone-branch-clone)
 }
 
 /// PLINTH_ABI_1_<abi_minor>_SIZEOF_SPEC_VERIFY: the stride of speculator.verify's items. Throws
 /// std::invalid_argument as sched_result_stride does.
 inline size_t spec_verify_stride(uint32_t abi_minor) {
   detail::check_stride_minor(abi_minor, "spec_verify_stride");
+  // NOLINTBEGIN(bugprone-branch-clone): a struct that did not grow in a minor keeps its size
   switch (abi_minor) {
     case 0:
       return PLINTH_ABI_1_0_SIZEOF_SPEC_VERIFY;
@@ -58,6 +61,7 @@ inline size_t spec_verify_stride(uint32_t abi_minor) {
     default:
       return PLINTH_ABI_1_3_SIZEOF_SPEC_VERIFY;
   }
+  // NOLINTEND(bugprone-branch-clone)
 }
 
 // A new minor adds its case above (and its constants in abi_versions.h).

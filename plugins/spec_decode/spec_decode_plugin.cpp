@@ -24,6 +24,7 @@ SpecDecodePlugin::SpecDecodePlugin(const plinth_create_args& args)
       break;
     }
     case Method::kDraft: {
+      // NOLINTNEXTLINE(bugprone-sizeof-expression): the ABI macro sizes the pointer field itself
       const bool has = PLINTH_HAS_FIELD(&args, plinth_create_args, draft_model);
       if (!has || args.draft_backend.vtable == nullptr || args.draft_model == nullptr) {
         throw std::invalid_argument(
