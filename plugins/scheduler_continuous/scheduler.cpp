@@ -16,7 +16,7 @@ std::string seq_name(plinth_seq_id seq) {
 }  // namespace
 
 Scheduler::Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host,
-                     PrefixClient prefix)
+                     const PrefixClient& prefix)
     : config_(config), kv_(kv), host_(std::move(host)), prefix_(prefix) {
   plinth_kv_info info = kv_.info();
   block_size_ = info.block_size;

@@ -68,7 +68,7 @@ class Scheduler {
  public:
   /// Throws std::invalid_argument when `kv` is not wired.
   Scheduler(const SchedulerConfig& config, plinth_kv_cache_ref kv, sdk::Host host = {},
-            PrefixClient prefix = PrefixClient({}, nullptr));
+            const PrefixClient& prefix = PrefixClient({}, nullptr));
 
   /// Queues a new sequence. std::invalid_argument for a known seq, zero prompt tokens, a
   /// sequence whose prompt + max_tokens could never fit the KV pool, or (without chunked

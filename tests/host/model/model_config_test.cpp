@@ -56,7 +56,7 @@ struct TinyLlama {
 
 class ModelConfigTest : public ::testing::Test {
  protected:
-  std::unique_ptr<GgufFile> open(GgufWriter w) {
+  std::unique_ptr<GgufFile> open(const GgufWriter& w) {
     return GgufFile::open(dir_.write("m.gguf", w.build()));
   }
   // read_model_config must throw a GgufError whose field is `field` and message holds `what`.

@@ -102,17 +102,19 @@ TEST(RejectionSamplerSampling, UsesTheGivenUniformsInTheirSlots) {
   v.draft_probs = q.data();
   v.vocab_size = 4;
   // uniforms[0] < 0.4 accepts; the bonus token is drawn from p1 with uniforms[3].
-  std::vector<double> u{0.39, 0.99, 0.0, 0.6};
-  v.uniforms = u.data();
+  const std::array<double, 4> u_accept{0.39, 0.99, 0.0, 0.6};
+  v.uniforms = u_accept.data();
   Verdict r = verify_item(v, never);
   EXPECT_EQ(r.accepted, 1u);
   EXPECT_EQ(r.next_token, 2);  // inverse CDF of (.25 .25 .25 .25) at 0.6
   // uniforms[0] >= 0.4 rejects; residual max(0, p - q) = (.1 0 0 .4) / .5 drawn with uniforms[1].
-  u = {0.41, 0.15, 0.0, 0.0};
+  const std::array<double, 4> u_reject{0.41, 0.15, 0.0, 0.0};
+  v.uniforms = u_reject.data();
   r = verify_item(v, never);
   EXPECT_EQ(r.accepted, 0u);
   EXPECT_EQ(r.next_token, 0);  // 0.15 < 0.2
-  u = {0.41, 0.25, 0.0, 0.0};
+  const std::array<double, 4> u_reject_later{0.41, 0.25, 0.0, 0.0};
+  v.uniforms = u_reject_later.data();
   EXPECT_EQ(verify_item(v, never).next_token, 3);
   // Without uniforms the fallback is drawn, in the same order (accept, then correction).
   v.uniforms = nullptr;
@@ -340,6 +342,7 @@ Observed simulate(uint32_t k, bool sampled_drafts, Rule rule, int trials, uint64
       prev = out.back();
     }
     for (uint32_t m = 0; m < positions; ++m) o.marginal[m][out[m]] += 1;
+    // cppcheck-suppress containerOutOfBounds ; out holds >= positions >= 2 tokens (the loop above)
     o.joint01[out[0] * kVocab + out[1]] += 1;
   }
   return o;
