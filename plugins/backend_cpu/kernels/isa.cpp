@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -73,18 +74,31 @@ bool cpu_has_avxvnni() {
 #endif
 }
 
-// The initial limit: best_int8_kernel(), or the kernel PLINTH_INT8_KERNEL names (scalar, avx2,
-// avx-vnni, avx512-vnni) for benchmarks; another value is ignored, and one above what the CPU
-// has still runs the best kernel below it (int8_kernel()).
-Int8Kernel initial_int8_limit() {
-  const char* env = std::getenv("PLINTH_INT8_KERNEL");
-  if (env != nullptr) {
-    for (Int8Kernel k :
-         {Int8Kernel::Scalar, Int8Kernel::Avx2, Int8Kernel::AvxVnni, Int8Kernel::Avx512Vnni}) {
-      if (std::strcmp(env, int8_kernel_name(k)) == 0) return k;
-    }
+// The value of the environment variable `var` among `choices` (named by `name_of`), or `fallback`
+// when it is unset; another value is ignored with a warning on stderr naming the allowed ones.
+// For benchmarks that force a lower kernel (kernels/README.md).
+template <class T, class NameOf>
+T env_choice(const char* var, std::initializer_list<T> choices, NameOf name_of, T fallback) {
+  const char* env = std::getenv(var);
+  if (env == nullptr) return fallback;
+  std::string allowed;
+  for (T c : choices) {
+    if (std::strcmp(env, name_of(c)) == 0) return c;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(name_of(c));
   }
-  return best_int8_kernel();
+  std::fprintf(stderr, "plinth: ignoring %s=\"%s\": allowed values are %s; using %s\n", var, env,
+               allowed.c_str(), name_of(fallback));
+  return fallback;
+}
+
+// The initial limit: best_int8_kernel(), or the kernel PLINTH_INT8_KERNEL names (scalar, avx2,
+// avx-vnni, avx512-vnni); one above what the CPU has still runs the best kernel below it
+// (int8_kernel()).
+Int8Kernel initial_int8_limit() {
+  return env_choice(
+      "PLINTH_INT8_KERNEL",
+      {Int8Kernel::Scalar, Int8Kernel::Avx2, Int8Kernel::AvxVnni, Int8Kernel::Avx512Vnni},
+      int8_kernel_name, best_int8_kernel());
 }
 
 std::atomic<Int8Kernel>& int8_limit() {
@@ -92,22 +106,12 @@ std::atomic<Int8Kernel>& int8_limit() {
   return k;
 }
 
-// The initial family: best_isa(), or the one PLINTH_ISA names (scalar, avx2, avx512) for
-// benchmarks, capped at best_isa() (asking for AVX-512 on an AVX2 CPU runs AVX2); another value
-// is ignored with a warning on stderr naming the allowed ones.
+// The initial family: best_isa(), or the one PLINTH_ISA names (scalar, avx2, avx512), capped at
+// best_isa() (asking for AVX-512 on an AVX2 CPU runs AVX2).
 Isa initial_isa() {
-  const char* env = std::getenv("PLINTH_ISA");
-  if (env == nullptr) return best_isa();
-  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
-    if (std::strcmp(env, isa_name(isa)) == 0) {
-      return static_cast<Isa>(std::min(static_cast<int>(isa), static_cast<int>(best_isa())));
-    }
-  }
-  std::fprintf(stderr,
-               "plinth: ignoring PLINTH_ISA=\"%s\": allowed values are scalar, avx2, avx512; "
-               "using %s\n",
-               env, isa_name(best_isa()));
-  return best_isa();
+  const Isa isa =
+      env_choice("PLINTH_ISA", {Isa::Scalar, Isa::Avx2, Isa::Avx512}, isa_name, best_isa());
+  return static_cast<Isa>(std::min(static_cast<int>(isa), static_cast<int>(best_isa())));
 }
 
 std::atomic<Isa>& active() {
