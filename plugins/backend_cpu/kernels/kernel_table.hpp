@@ -81,6 +81,7 @@ struct PanelJob {
   // Int8 path only (panels in PanelOrder::Int8; x and sx unused):
   const BlockQ8A* xq = nullptr;   // [n, nb] the activation rows quantized (quantize_row_q8a)
   const int32_t* qsum = nullptr;  // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
+  const int32_t* qoff = nullptr;  // Q4_0 / Q8_0: [n, nb] −o·qsum (o = 8, 128); else unused
 };
 using PanelRunFn = void (*)(const PanelJob& job, int64_t p0, int64_t p1);  // panels [p0, p1)
 

@@ -30,6 +30,28 @@ __m512i bcast4(const int8_t* qx) {
   return _mm512_broadcastd_epi32(_mm_loadu_si32(qx));
 }
 
+// acc + u·x by vpdpbusd, through inline assembly: GCC 12's _mm512_dpbusd_epi32 copies the
+// accumulator into a fresh register around every instruction (extra vector moves on the two
+// ports that also run vpdpbusd).
+__m512i dpbusd(__m512i acc, __m512i u, __m512i x) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(x));
+  return acc;
+}
+
+// A block sum's starting value: zero (the vpxord idiom, which needs no execution port) or the
+// int32 at p in every lane (a load only; volatile so that each accumulator gets its own load
+// rather than a register copy of one).
+__m512i zero_i32() {
+  __m512i z;
+  asm("vpxord %0, %0, %0" : "=v"(z));
+  return z;
+}
+__m512i bcast_i32(const int32_t* p) {
+  __m512i v;
+  asm volatile("vpbroadcastd %1, %0" : "=v"(v) : "m"(*p));
+  return v;
+}
+
 struct Vnni {
   static constexpr int kMaxRows = 5, kWide = 4, kNarrow = 2;
 
@@ -39,15 +61,19 @@ struct Vnni {
     for (int v = 0; v < NV; ++v) base[v] = j.panels + (p + v) * j.panel_bytes;
     const BlockQ8A* xq[MR];
     for (int r = 0; r < MR; ++r) xq[r] = j.xq + (i + r) * j.nb;
+    constexpr bool kOffset = F::kOffset8 || !F::kNibbles;  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
+    const int32_t* qoff[MR];
+    for (int r = 0; r < MR; ++r) qoff[r] = kOffset ? j.qoff + (i + r) * j.nb : nullptr;
     __m512 acc[MR][NV];
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
+      // P of matmul_int8.hpp, starting from −o·Σqx (exact int32; the order of the sum is free)
       __m512i s[MR][NV];
       for (int r = 0; r < MR; ++r)
-        for (int v = 0; v < NV; ++v) s[r][v] = _mm512_setzero_si512();
+        for (int v = 0; v < NV; ++v) s[r][v] = kOffset ? bcast_i32(qoff[r] + b) : zero_i32();
       if constexpr (F::kNibbles) {
         for (int g = 0; g < 4; ++g) {
           __m512i lo[NV], hi[NV];
@@ -60,8 +86,8 @@ struct Vnni {
             const __m512i xl = bcast4(xq[r][b].qs + 4 * g);
             const __m512i xh = bcast4(xq[r][b].qs + 16 + 4 * g);
             for (int v = 0; v < NV; ++v) {
-              s[r][v] = _mm512_dpbusd_epi32(s[r][v], lo[v], xl);
-              s[r][v] = _mm512_dpbusd_epi32(s[r][v], hi[v], xh);
+              s[r][v] = dpbusd(s[r][v], lo[v], xl);
+              s[r][v] = dpbusd(s[r][v], hi[v], xh);
             }
           }
         }
@@ -71,15 +97,8 @@ struct Vnni {
           for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(base[v] + blk + F::kQ + 64 * g);
           for (int r = 0; r < MR; ++r) {
             const __m512i xg = bcast4(xq[r][b].qs + 4 * g);
-            for (int v = 0; v < NV; ++v) s[r][v] = _mm512_dpbusd_epi32(s[r][v], q[v], xg);
+            for (int v = 0; v < NV; ++v) s[r][v] = dpbusd(s[r][v], q[v], xg);
           }
-        }
-      }
-      if constexpr (F::kOffset8 || !F::kNibbles) {  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
-        constexpr int32_t o = F::kNibbles ? 8 : 128;
-        for (int r = 0; r < MR; ++r) {
-          const __m512i off = _mm512_set1_epi32(o * j.qsum[(i + r) * j.nb + b]);
-          for (int v = 0; v < NV; ++v) s[r][v] = _mm512_sub_epi32(s[r][v], off);
         }
       }
       for (int v = 0; v < NV; ++v) {

@@ -20,14 +20,17 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   }
   const KernelTable& k = active_kernels();
   thread_local std::vector<BlockQ8A> xq_buf;
-  thread_local std::vector<int32_t> qsum_buf;
+  thread_local std::vector<int32_t> qsum_buf, qoff_buf;
   if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
   const bool offset = w.type != WeightType::Q4_1;  // Q4_0 / Q8_0 subtract o·Σqx
   if (offset && static_cast<int64_t>(qsum_buf.size()) < n * nb) {
     qsum_buf.resize(static_cast<size_t>(n * nb));
+    qoff_buf.resize(static_cast<size_t>(n * nb));
   }
+  const int32_t o = w.type == WeightType::Q8_0 ? 128 : 8;
   BlockQ8A* xq = xq_buf.data();
   int32_t* qsum = qsum_buf.data();
+  int32_t* qoff = qoff_buf.data();
   const auto quantize = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       k.quantize_row_q8a(x + i * w.cols, w.cols, xq + i * nb);
@@ -36,6 +39,7 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
         int32_t s = 0;
         for (const int8_t q : xq[blk].qs) s += q;
         qsum[blk] = s;
+        qoff[blk] = -o * s;
       }
     }
   };
@@ -44,8 +48,19 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   } else {
     quantize(0, n);
   }
-  PanelJob job{w.type, panels, nb, nb * panel_block_bytes(w.type), w.rows, nullptr, nullptr, 0,
-               n,      y,      xq, offset ? qsum : nullptr};
+  PanelJob job{w.type,
+               panels,
+               nb,
+               nb * panel_block_bytes(w.type),
+               w.rows,
+               nullptr,
+               nullptr,
+               0,
+               n,
+               y,
+               xq,
+               offset ? qsum : nullptr,
+               offset ? qoff : nullptr};
   PanelRunFn run = run_int8_panels_scalar;
   switch (int8_kernel()) {
     case Int8Kernel::Avx512Vnni:

@@ -105,8 +105,11 @@ inline float f32_at(const uint8_t* p) {
 inline void store_panel(const PanelJob& j, int64_t i, int64_t p, const float* v16) {
   float* out = j.y + i * j.rows + p * kPanelRows;
   const int64_t left = j.rows - p * kPanelRows;
-  const int64_t valid = left < kPanelRows ? left : kPanelRows;
-  for (int64_t k = 0; k < valid; ++k) out[k] = v16[k];
+  if (left >= kPanelRows) {  // a full panel: a fixed-size copy (vector moves, not `rep movs`)
+    __builtin_memcpy(out, v16, sizeof(float) * kPanelRows);
+    return;
+  }
+  for (int64_t k = 0; k < left; ++k) out[k] = v16[k];
 }
 
 }  // namespace
