@@ -168,92 +168,122 @@ class Runner {
     Figures f;
     f.mode = mode;
     const uint64_t pre0 = engine_.stats().num_preemptions;
-    std::map<uint64_t, size_t> index;
-    std::vector<double> first(work_.size(), 0), done(work_.size(), 0);
-    std::vector<uint32_t> count(work_.size(), 0);
-    double wsum = 0, wt = 0, usum = 0;
-    double cmax_sum = 0, cctx_sum = 0, ct = 0;
-    std::set<uint64_t> live;  // submitted, not yet finished
+    RunState st(work_.size());
     t0_ = clock::now();
-    double last = 0;
     for (const auto& g : groups) {
-      int32_t longest = 0;
-      for (size_t i : g) longest = std::max(longest, work_[i].output_len);
-      for (size_t i : g) {
-        GenerationRequest r;
-        r.prompt = work_[i].prompt;
-        r.params.temperature = 0.0f;
-        r.params.max_tokens = padded ? longest : work_[i].output_len;
-        r.params.ignore_eos = true;
-        const uint64_t id = engine_.add_request(std::move(r));
-        index[id] = i;
-        live.insert(id);
-      }
+      submit(g, padded, st);
       while (engine_.has_unfinished()) {
         std::vector<RequestOutput> outs = engine_.step();
         const double t = elapsed();
         ++f.steps;
-        for (const RequestOutput& o : outs) {
-          const size_t i = index.at(o.request_id);
-          if (count[i] == 0 && !o.new_token_ids.empty()) first[i] = t;
-          const auto own = static_cast<uint32_t>(work_[i].output_len);
-          const uint32_t before = count[i];
-          count[i] = std::min(own, before + static_cast<uint32_t>(o.new_token_ids.size()));
-          if (before < own && count[i] == own) done[i] = t;  // its own last token
-          if (o.finished) {
-            engine_.release(o.request_id);
-            live.erase(o.request_id);
-          }
-        }
-        const plinth_kv_stats kv = engine_.stats().kv;
-        const double usage = double(kv.num_used_blocks) / double(kv.num_blocks);
-        const double waste = kv.num_allocated_slots > 0
-                                 ? 1.0 - double(kv.num_used_slots) / double(kv.num_allocated_slots)
-                                 : 0.0;
-        const double dt = t - last;
-        last = t;
-        if (kv.num_allocated_slots > 0) {
-          wsum += waste * dt;
-          wt += dt;
-        }
-        usum += usage * dt;
-        // What contiguous allocators would have reserved for the sequences holding KV now.
-        uint64_t reserved_max = 0, reserved_ctx = 0;
-        for (uint64_t id : live) {
-          if (holds_kv(id)) {
-            const uint64_t prompt = work_[index.at(id)].prompt.size();
-            reserved_max += std::min<uint64_t>(prompt + reserve_output_, context_);
-            reserved_ctx += context_;
-          }
-        }
-        if (reserved_max > 0) {
-          cmax_sum += (1.0 - double(kv.num_used_slots) / double(reserved_max)) * dt;
-          cctx_sum += (1.0 - double(kv.num_used_slots) / double(reserved_ctx)) * dt;
-          ct += dt;
-        }
-        if (usage > f.peak_usage) {
-          f.peak_usage = usage;
-          f.waste_at_peak = waste;
-        }
+        record(outs, t, st);
+        sample_kv(t, st, f);
       }
     }
     f.wall = elapsed();
-    f.waste_avg = wt > 0 ? wsum / wt : 0;
-    f.usage_avg = f.wall > 0 ? usum / f.wall : 0;
-    f.cont_max_waste_avg = ct > 0 ? cmax_sum / ct : 0;
-    f.cont_ctx_waste_avg = ct > 0 ? cctx_sum / ct : 0;
     f.preemptions = engine_.stats().num_preemptions - pre0;
-    for (size_t i = 0; i < work_.size(); ++i) {
-      f.output_tokens += count[i];
-      f.ttft.push_back(first[i]);
-      if (count[i] > 1) f.tpot.push_back((done[i] - first[i]) / (count[i] - 1));
-    }
+    summarise(st, f);
     return f;
   }
 
  private:
   using clock = std::chrono::steady_clock;
+
+  // What one run collects per request and over its steps.
+  struct RunState {
+    explicit RunState(size_t n) : first(n, 0), done(n, 0), count(n, 0) {}
+    std::map<uint64_t, size_t> index;   // request id → workload index
+    std::vector<double> first, done;    // first token / own last token times, s from run start
+    std::vector<uint32_t> count;        // own output tokens received (capped at output_len)
+    std::set<uint64_t> live;            // submitted, not yet finished
+    double last = 0;                    // time of the previous step
+    double wsum = 0, wt = 0, usum = 0;  // paged waste × dt, its dt, usage × dt
+    double cmax_sum = 0, cctx_sum = 0, ct = 0;  // contiguous waste × dt (both kinds), their dt
+  };
+
   double elapsed() const { return std::chrono::duration<double>(clock::now() - t0_).count(); }
+
+  // Submits every request of group `g` (max_tokens = the group's longest output when `padded`).
+  void submit(const std::vector<size_t>& g, bool padded, RunState& st) {
+    int32_t longest = 0;
+    for (size_t i : g) longest = std::max(longest, work_[i].output_len);
+    for (size_t i : g) {
+      GenerationRequest r;
+      r.prompt = work_[i].prompt;
+      r.params.temperature = 0.0f;
+      r.params.max_tokens = padded ? longest : work_[i].output_len;
+      r.params.ignore_eos = true;
+      const uint64_t id = engine_.add_request(std::move(r));
+      st.index[id] = i;
+      st.live.insert(id);
+    }
+  }
+
+  // Counts one step's tokens per request (its own output_len at most), noting the time of its
+  // first and its own last token, and releases the finished requests.
+  void record(const std::vector<RequestOutput>& outs, double t, RunState& st) {
+    for (const RequestOutput& o : outs) {
+      const size_t i = st.index.at(o.request_id);
+      if (st.count[i] == 0 && !o.new_token_ids.empty()) st.first[i] = t;
+      const auto own = static_cast<uint32_t>(work_[i].output_len);
+      const uint32_t before = st.count[i];
+      st.count[i] = std::min(own, before + static_cast<uint32_t>(o.new_token_ids.size()));
+      if (before < own && st.count[i] == own) st.done[i] = t;  // its own last token
+      if (o.finished) {
+        engine_.release(o.request_id);
+        st.live.erase(o.request_id);
+      }
+    }
+  }
+
+  // Samples the KV usage and waste after the step that ended at `t`, weighted by its duration,
+  // with the waste contiguous allocators would have had; tracks the peak usage.
+  void sample_kv(double t, RunState& st, Figures& f) const {
+    const plinth_kv_stats kv = engine_.stats().kv;
+    const double usage = double(kv.num_used_blocks) / double(kv.num_blocks);
+    const double waste = kv.num_allocated_slots > 0
+                             ? 1.0 - double(kv.num_used_slots) / double(kv.num_allocated_slots)
+                             : 0.0;
+    const double dt = t - st.last;
+    st.last = t;
+    if (kv.num_allocated_slots > 0) {
+      st.wsum += waste * dt;
+      st.wt += dt;
+    }
+    st.usum += usage * dt;
+    // What contiguous allocators would have reserved for the sequences holding KV now.
+    uint64_t reserved_max = 0, reserved_ctx = 0;
+    for (uint64_t id : st.live) {
+      if (holds_kv(id)) {
+        const uint64_t prompt = work_[st.index.at(id)].prompt.size();
+        reserved_max += std::min<uint64_t>(prompt + reserve_output_, context_);
+        reserved_ctx += context_;
+      }
+    }
+    if (reserved_max > 0) {
+      st.cmax_sum += (1.0 - double(kv.num_used_slots) / double(reserved_max)) * dt;
+      st.cctx_sum += (1.0 - double(kv.num_used_slots) / double(reserved_ctx)) * dt;
+      st.ct += dt;
+    }
+    if (usage > f.peak_usage) {
+      f.peak_usage = usage;
+      f.waste_at_peak = waste;
+    }
+  }
+
+  // The run's averages and per-request TTFT / TPOT, once f.wall is set.
+  void summarise(const RunState& st, Figures& f) const {
+    f.waste_avg = st.wt > 0 ? st.wsum / st.wt : 0;
+    f.usage_avg = f.wall > 0 ? st.usum / f.wall : 0;
+    f.cont_max_waste_avg = st.ct > 0 ? st.cmax_sum / st.ct : 0;
+    f.cont_ctx_waste_avg = st.ct > 0 ? st.cctx_sum / st.ct : 0;
+    for (size_t i = 0; i < work_.size(); ++i) {
+      f.output_tokens += st.count[i];
+      f.ttft.push_back(st.first[i]);
+      if (st.count[i] > 1) f.tpot.push_back((st.done[i] - st.first[i]) / (st.count[i] - 1));
+    }
+  }
+
   // True when the kv_cache has blocks for the sequence (request id = sequence id): admitted and
   // not preempted or finished.
   bool holds_kv(uint64_t id) const {
@@ -303,11 +333,9 @@ void print(const std::vector<Figures>& all, size_t n) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"bench_continuous: sequential vs static vs continuous batching on the real model"};
+// The command line's options, checked (ranges, --block-size a power of two, --modes known,
+// min ≤ max) as CLI11 parses them.
+void add_options(CLI::App& app, Options& o) {
   constexpr int kMaxLen = 1 << 20;  // tokens; the model's context is checked after loading it
   app.add_option("--manifest", o.manifest, "Pipeline manifest")
       ->check(CLI::ExistingFile)
@@ -369,91 +397,125 @@ int main(int argc, char** argv) {
                                                      std::to_string(o.output_max));
     }
   });
-  CLI11_PARSE(app, argc, argv);
-  const std::vector<std::string> modes = split_modes(o.modes);
+}
+
+// Loads the pipeline from the manifest copy (derived_manifest), removed once read. Returns null
+// and sets `error` when it does not load, the error naming the user's manifest, not the copy.
+std::unique_ptr<EngineHost> load_host(const Options& o, HostContext& context, std::string& error) {
+  EngineHost::Options ho;
+  ho.manifest = derived_manifest(o);
+  std::unique_ptr<EngineHost> host;
   try {
-    HostContext context(make_stderr_logger(spdlog::level::warn));
-    EngineHost::Options ho;
-    ho.manifest = derived_manifest(o);
-    std::unique_ptr<EngineHost> host;
-    std::string load_error;
-    try {
-      host = EngineHost::load(ho, context);
-    } catch (const std::exception& e) {
-      // Name the user's manifest, not the copy.
-      load_error = e.what();
-      const std::string copy = ho.manifest.string(), mine = fs::absolute(o.manifest).string();
-      for (size_t at = load_error.find(copy); at != std::string::npos;
-           at = load_error.find(copy, at + mine.size())) {
-        load_error.replace(at, copy.size(), mine);
-      }
+    host = EngineHost::load(ho, context);
+  } catch (const std::exception& e) {
+    error = e.what();
+    const std::string copy = ho.manifest.string(), mine = fs::absolute(o.manifest).string();
+    for (size_t at = error.find(copy); at != std::string::npos;
+         at = error.find(copy, at + mine.size())) {
+      error.replace(at, copy.size(), mine);
     }
-    std::error_code ignored;
-    fs::remove_all(ho.manifest.parent_path(), ignored);  // read once at load
-    if (!host) {
-      std::fprintf(stderr, "error: %s\n", load_error.c_str());
-      return 2;
-    }
-    const uint32_t ctx = host->config().context_length;
-    if (static_cast<uint32_t>(o.prompt_max) >= ctx) {
-      std::fprintf(stderr,
-                   "error: --prompt-max: %d tokens, but the model's context holds %u; use at most "
-                   "%u\n",
-                   o.prompt_max, ctx, ctx - 1);
-      return 1;
-    }
-    const std::vector<Work> work = make_workload(o, host->config().vocab_size);
-    uint64_t in = 0, out = 0;
-    for (const Work& w : work) {
-      in += w.prompt.size();
-      out += static_cast<uint64_t>(w.output_len);
-    }
-    const KvCacheRef kv_ref = host->pipeline().kv_cache();
-    plinth_kv_info info{};
-    info.struct_size = sizeof(info);
-    call("kv_cache.get_info",
-         [&](plinth_error* e) { return kv_ref.vtable->get_info(kv_ref.instance, &info, e); });
-    std::printf(
-        "bench_continuous: %d requests, prompt ~ U{%d..%d} (total %llu), output ~ "
-        "U{%d..%d} (total %llu), seed %llu, B = max_num_seqs = %d, KV pool %u blocks of %u "
-        "tokens, context %u\n",
-        o.requests, o.prompt_min, o.prompt_max, static_cast<unsigned long long>(in), o.output_min,
-        o.output_max, static_cast<unsigned long long>(out), static_cast<unsigned long long>(o.seed),
-        o.batch, info.num_blocks, info.block_size, ctx);
-    Runner runner(host->engine(), kv_ref, work, static_cast<uint32_t>(o.output_max), ctx);
-    std::vector<Figures> all;
-    const size_t n = work.size();
-    auto want = [&](const std::string& m) {
-      return std::find(modes.begin(), modes.end(), m) != modes.end();
-    };
-    if (want("sequential")) {
-      std::vector<std::vector<size_t>> g;
-      for (size_t i = 0; i < n; ++i) g.push_back({i});
-      all.push_back(runner.run("sequential", g));
-      std::fprintf(stderr, "sequential: %.1f s\n", all.back().wall);
-    }
-    std::vector<std::vector<size_t>> batches;  // static batching's groups of B
-    for (size_t i = 0; i < n; i += static_cast<size_t>(o.batch)) {
-      batches.emplace_back();
-      for (size_t k = i; k < std::min(n, i + static_cast<size_t>(o.batch)); ++k)
-        batches.back().push_back(k);
-    }
-    for (const bool padded : {false, true}) {
-      const std::string m = padded ? "static-padded" : "static";
-      if (!want(m)) continue;
-      all.push_back(runner.run(m, batches, padded));
-      std::fprintf(stderr, "%s: %.1f s\n", m.c_str(), all.back().wall);
-    }
-    if (want("continuous")) {
-      std::vector<std::vector<size_t>> g(1);
-      for (size_t i = 0; i < n; ++i) g[0].push_back(i);
-      all.push_back(runner.run("continuous", g));
-      std::fprintf(stderr, "continuous: %.1f s\n", all.back().wall);
-    }
-    print(all, n);
+  }
+  std::error_code ignored;
+  fs::remove_all(ho.manifest.parent_path(), ignored);  // read once at load
+  return host;
+}
+
+// The pool's geometry (kv_cache.get_info).
+plinth_kv_info kv_info(const KvCacheRef& kv_ref) {
+  plinth_kv_info info{};
+  info.struct_size = sizeof(info);
+  call("kv_cache.get_info",
+       [&](plinth_error* e) { return kv_ref.vtable->get_info(kv_ref.instance, &info, e); });
+  return info;
+}
+
+// Runs the modes `modes` asks for, in the order sequential, static, static-padded, continuous,
+// printing each one's wall time to stderr.
+std::vector<Figures> run_modes(Runner& runner, const std::vector<std::string>& modes, size_t n,
+                               int batch) {
+  std::vector<Figures> all;
+  auto want = [&](const std::string& m) {
+    return std::find(modes.begin(), modes.end(), m) != modes.end();
+  };
+  if (want("sequential")) {
+    std::vector<std::vector<size_t>> g;
+    for (size_t i = 0; i < n; ++i) g.push_back({i});
+    all.push_back(runner.run("sequential", g));
+    std::fprintf(stderr, "sequential: %.1f s\n", all.back().wall);
+  }
+  std::vector<std::vector<size_t>> batches;  // static batching's groups of B
+  for (size_t i = 0; i < n; i += static_cast<size_t>(batch)) {
+    batches.emplace_back();
+    for (size_t k = i; k < std::min(n, i + static_cast<size_t>(batch)); ++k)
+      batches.back().push_back(k);
+  }
+  for (const bool padded : {false, true}) {
+    const std::string m = padded ? "static-padded" : "static";
+    if (!want(m)) continue;
+    all.push_back(runner.run(m, batches, padded));
+    std::fprintf(stderr, "%s: %.1f s\n", m.c_str(), all.back().wall);
+  }
+  if (want("continuous")) {
+    std::vector<std::vector<size_t>> g(1);
+    for (size_t i = 0; i < n; ++i) g[0].push_back(i);
+    all.push_back(runner.run("continuous", g));
+    std::fprintf(stderr, "continuous: %.1f s\n", all.back().wall);
+  }
+  return all;
+}
+
+// The bench once the options are parsed: exit code 0, 1 (bad --prompt-max) or 2 (no pipeline).
+int run_bench(const Options& o) {
+  const std::vector<std::string> modes = split_modes(o.modes);
+  HostContext context(make_stderr_logger(spdlog::level::warn));
+  std::string load_error;
+  const std::unique_ptr<EngineHost> host = load_host(o, context, load_error);
+  if (!host) {
+    std::fprintf(stderr, "error: %s\n", load_error.c_str());
+    return 2;
+  }
+  const uint32_t ctx = host->config().context_length;
+  if (static_cast<uint32_t>(o.prompt_max) >= ctx) {
+    std::fprintf(stderr,
+                 "error: --prompt-max: %d tokens, but the model's context holds %u; use at most "
+                 "%u\n",
+                 o.prompt_max, ctx, ctx - 1);
+    return 1;
+  }
+  const std::vector<Work> work = make_workload(o, host->config().vocab_size);
+  uint64_t in = 0, out = 0;
+  for (const Work& w : work) {
+    in += w.prompt.size();
+    out += static_cast<uint64_t>(w.output_len);
+  }
+  const KvCacheRef kv_ref = host->pipeline().kv_cache();
+  const plinth_kv_info info = kv_info(kv_ref);
+  std::printf(
+      "bench_continuous: %d requests, prompt ~ U{%d..%d} (total %llu), output ~ "
+      "U{%d..%d} (total %llu), seed %llu, B = max_num_seqs = %d, KV pool %u blocks of %u "
+      "tokens, context %u\n",
+      o.requests, o.prompt_min, o.prompt_max, static_cast<unsigned long long>(in), o.output_min,
+      o.output_max, static_cast<unsigned long long>(out), static_cast<unsigned long long>(o.seed),
+      o.batch, info.num_blocks, info.block_size, ctx);
+  Runner runner(host->engine(), kv_ref, work, static_cast<uint32_t>(o.output_max), ctx);
+  print(run_modes(runner, modes, work.size(), o.batch), work.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options o;
+    CLI::App app{"bench_continuous: sequential vs static vs continuous batching on the real model"};
+    add_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    return run_bench(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
+    return 1;
   }
-  return 0;
 }

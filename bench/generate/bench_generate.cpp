@@ -209,6 +209,7 @@ double run_decode_b1(plinth::Engine& engine, const std::vector<int32_t>& prompt,
 double run_decode_batch(plinth::Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
                         int n_gen) {
   std::vector<uint64_t> ids;
+  ids.reserve(prompts.size());
   for (const auto& p : prompts) ids.push_back(engine.add_request(greedy(p, n_gen)));
   auto generated = [&] {
     uint64_t n = 0;
@@ -370,6 +371,7 @@ int run(const Options& o) {
 
   const std::vector<int32_t> prefill = make_ids(1, o.prompt_tokens, kFirstId, vocab);
   std::vector<std::vector<int32_t>> prompts;
+  prompts.reserve(kBatch);
   for (int s = 0; s < kBatch; ++s) {
     prompts.push_back(make_ids(1000 + static_cast<uint64_t>(s), kDecodePromptLen, kFirstId, vocab));
   }
@@ -481,39 +483,43 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"bench_generate: plinth vs llama.cpp prefill and decode tokens/s on the real model"};
-  app.add_option("--manifest", o.manifest, "pipeline manifest")->capture_default_str();
-  app.add_option("--model", o.model, "GGUF file (default: the manifest's model)");
-  app.add_option("--threads", o.threads, "compute threads, both engines")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  app.add_option("--runs", o.runs, "timed runs (after one warm-up)")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--prompt-tokens", o.prompt_tokens, "prefill prompt length")
-      ->check(CLI::Range(1, 4000))
-      ->capture_default_str();
-  app.add_option("--decode-tokens", o.decode_tokens, "tokens generated per decode request")
-      ->check(CLI::Range(2, 1000))
-      ->capture_default_str();
-  app.add_option("--llama-cpp", o.llama_cpp, "also measure llama.cpp (llama-cpp-python)")
-      ->capture_default_str();
-  app.add_option("--python", o.python, "Python interpreter for tools/bench/llama_cpp_bench.py")
-      ->capture_default_str();
-  app.add_option("--llama-cpp-lib", o.llama_cpp_lib,
-                 "folder with the libllama.so for llama.cpp's side (LLAMA_CPP_LIB_PATH), e.g. "
-                 "~/.cache/plinth/llama.cpp-0.3.36/build/bin from tools/bench/build_llama_cpp.sh")
-      ->check(CLI::ExistingDirectory);
-  app.add_option("--roofline", o.roofline,
-                 "bounds from this bench_roofline --json file (default: measured in-process)")
-      ->check(CLI::ExistingFile);
-  app.add_flag("--no-roofline", o.no_roofline, "skip the bounds")->excludes("--roofline");
-  CLI11_PARSE(app, argc, argv);
   try {
+    Options o;
+    CLI::App app{
+        "bench_generate: plinth vs llama.cpp prefill and decode tokens/s on the real model"};
+    app.add_option("--manifest", o.manifest, "pipeline manifest")->capture_default_str();
+    app.add_option("--model", o.model, "GGUF file (default: the manifest's model)");
+    app.add_option("--threads", o.threads, "compute threads, both engines")
+        ->check(CLI::Range(1, 1024))
+        ->capture_default_str();
+    app.add_option("--runs", o.runs, "timed runs (after one warm-up)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--prompt-tokens", o.prompt_tokens, "prefill prompt length")
+        ->check(CLI::Range(1, 4000))
+        ->capture_default_str();
+    app.add_option("--decode-tokens", o.decode_tokens, "tokens generated per decode request")
+        ->check(CLI::Range(2, 1000))
+        ->capture_default_str();
+    app.add_option("--llama-cpp", o.llama_cpp, "also measure llama.cpp (llama-cpp-python)")
+        ->capture_default_str();
+    app.add_option("--python", o.python, "Python interpreter for tools/bench/llama_cpp_bench.py")
+        ->capture_default_str();
+    app.add_option("--llama-cpp-lib", o.llama_cpp_lib,
+                   "folder with the libllama.so for llama.cpp's side (LLAMA_CPP_LIB_PATH), e.g. "
+                   "~/.cache/plinth/llama.cpp-0.3.36/build/bin from tools/bench/build_llama_cpp.sh")
+        ->check(CLI::ExistingDirectory);
+    app.add_option("--roofline", o.roofline,
+                   "bounds from this bench_roofline --json file (default: measured in-process)")
+        ->check(CLI::ExistingFile);
+    app.add_flag("--no-roofline", o.no_roofline, "skip the bounds")->excludes("--roofline");
+    CLI11_PARSE(app, argc, argv);
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_generate: error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "bench_generate: error: unknown exception\n");
     return 1;
   }
 }

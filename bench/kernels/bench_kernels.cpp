@@ -79,95 +79,103 @@ double minimum(const std::vector<double>& v) {
   return *std::min_element(v.begin(), v.end());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Args {
   std::vector<int64_t> ns = {1, 16, 512}, threads = {1, 2};
-  double min_time = 0.25;
+  double min_time = 0.25;  // seconds of calls per (shape, n, threads, path), at least 3 calls
+};
+
+// Reads --n, --threads, --min-time and --isa (which sets the active ISA). Returns false, having
+// printed the option, for an unknown one.
+bool parse_args(int argc, char** argv, Args& args) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--n")
-      ns = parse_list(argv[i + 1]);
-    else if (a == "--threads")
-      threads = parse_list(argv[i + 1]);
-    else if (a == "--min-time")
-      min_time = std::atof(argv[i + 1]);
-    else if (a == "--isa")
-      set_active_isa(std::string(argv[i + 1]) == "scalar" ? Isa::Scalar
-                     : std::string(argv[i + 1]) == "avx2" ? Isa::Avx2
-                                                          : Isa::Avx512);
-    else {
+    const std::string v = argv[i + 1];
+    if (a == "--n") {
+      args.ns = parse_list(v.c_str());
+    } else if (a == "--threads") {
+      args.threads = parse_list(v.c_str());
+    } else if (a == "--min-time") {
+      args.min_time = std::atof(v.c_str());
+    } else if (a == "--isa") {
+      set_active_isa(v == "scalar" ? Isa::Scalar : v == "avx2" ? Isa::Avx2 : Isa::Avx512);
+    } else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
-      return 2;
+      return false;
     }
   }
-  std::printf("bench_kernels: isa=%s (best %s), weights rotate over >= 96 MiB\n",
-              isa_name(active_isa()), isa_name(best_isa()));
-  std::printf("%-22s %5s %4s %3s | %9s %9s %6s | %9s %9s | %9s %9s %7s | %-15s %-15s\n", "shape",
-              "type", "n", "thr", "simd med", "min us", "GB/s", "blas med", "min us", "float med",
-              "min us", "GFLOP/s", "float/simd", "float/blas");
-  std::mt19937 rng(1);
-  constexpr int kPaths = 3;
-  const MatmulPath paths[kPaths] = {MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Float};
-  // decode[threads][path] = µs of the matmuls of one token (30 layers + LM head) at n = 1.
-  std::map<int64_t, std::map<int, double>> decode, decode_min;
-  for (const Shape& s : kShapes) {
-    const auto proto = random_weights(s, rng);
-    const size_t copies = std::max<size_t>(1, (96u << 20) / proto.size() + 1);
-    std::vector<std::vector<uint8_t>> ws(copies, proto);
-    // The Float path reads weights packed once at load (as backend_cpu does): one panel copy each.
-    std::vector<std::vector<uint8_t>> panels(copies);
-    {
-      ThreadPool pack_pool(1);
-      for (size_t c = 0; c < copies; ++c) {
-        const WeightView w{s.type, ws[c].data(), s.rows, s.cols};
-        panels[c].resize(static_cast<size_t>(detail::packed_bytes(w)));
-        detail::pack_weights(w, panels[c].data(), pack_pool);
-      }
-    }
-    for (int64_t n : ns) {
-      std::vector<float> x(static_cast<size_t>(n * s.cols));
-      std::normal_distribution<float> normal(0.0f, 1.0f);
-      for (auto& v : x) v = normal(rng);
-      std::vector<float> y(static_cast<size_t>(n * s.rows));
-      for (int64_t t : threads) {
-        ThreadPool pool(static_cast<int>(t));
-        double med[kPaths], best[kPaths];
-        for (int p = 0; p < kPaths; ++p) {
-          std::vector<double> times;
-          double total = 0.0;
-          size_t c = 0;
-          for (int rep = 0; rep < 3 || (total < min_time && rep < 2000); ++rep) {
-            const size_t k = c++ % copies;
-            const WeightView w{s.type, ws[k].data(), s.rows, s.cols,
-                               paths[p] == MatmulPath::Float ? panels[k].data() : nullptr};
-            const auto t0 = std::chrono::steady_clock::now();
-            matmul(w, x.data(), n, y.data(), pool, paths[p]);
-            const double dt =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (rep > 0) times.push_back(dt);  // the first call warms scratch buffers
-            total += dt;
-          }
-          med[p] = median(times);
-          best[p] = minimum(times);
-          if (n == 1) {
-            const double uses = s.per_layer ? 30.0 * s.per_layer : 1.0;
-            decode[t][p] += med[p] * 1e6 * uses;
-            decode_min[t][p] += best[p] * 1e6 * uses;
-          }
-        }
-        const double flop = 2.0 * double(n) * double(s.rows) * double(s.cols);
-        std::printf(
-            "%-22s %5s %4lld %3lld | %9.1f %9.1f %6.1f | %9.1f %9.1f | %9.1f %9.1f %7.1f | "
-            "%5.2fx (%5.2fx) %5.2fx (%5.2fx)\n",
-            s.name, weight_type_name(s.type), static_cast<long long>(n), static_cast<long long>(t),
-            med[0] * 1e6, best[0] * 1e6, double(proto.size()) / med[0] * 1e-9, med[1] * 1e6,
-            best[1] * 1e6, med[2] * 1e6, best[2] * 1e6, flop / med[2] * 1e-9, med[2] / med[0],
-            best[2] / best[0], med[2] / med[1], best[2] / best[1]);
-        std::fflush(stdout);
-      }
-    }
+  return true;
+}
+
+// One shape's weights in `copies` copies totalling ≥ 96 MiB, and the Float path's panels of each
+// (packed once, as backend_cpu does at load).
+struct WeightCopies {
+  std::vector<uint8_t> proto;
+  std::vector<std::vector<uint8_t>> ws, panels;
+  size_t copies = 0;
+};
+
+WeightCopies make_copies(const Shape& s, std::mt19937& rng) {
+  WeightCopies w;
+  w.proto = random_weights(s, rng);
+  w.copies = std::max<size_t>(1, (96u << 20) / w.proto.size() + 1);
+  w.ws.assign(w.copies, w.proto);
+  w.panels.resize(w.copies);
+  ThreadPool pack_pool(1);
+  for (size_t c = 0; c < w.copies; ++c) {
+    const WeightView v{s.type, w.ws[c].data(), s.rows, s.cols};
+    w.panels[c].resize(static_cast<size_t>(detail::packed_bytes(v)));
+    detail::pack_weights(v, w.panels[c].data(), pack_pool);
   }
+  return w;
+}
+
+struct Timing {
+  double median = 0, best = 0;  // seconds per call
+};
+
+// Times `path` on x (n rows) until min_time has passed (3 calls at least, 2000 at most), each
+// call on the next weight copy; the first call, which warms scratch buffers, is not counted.
+Timing time_path(const Shape& s, const WeightCopies& w, const std::vector<float>& x, int64_t n,
+                 std::vector<float>& y, ThreadPool& pool, MatmulPath path, double min_time) {
+  std::vector<double> times;
+  double total = 0.0;
+  size_t c = 0;
+  for (int rep = 0; rep < 3 || (total < min_time && rep < 2000); ++rep) {
+    const size_t k = c++ % w.copies;
+    const WeightView v{s.type, w.ws[k].data(), s.rows, s.cols,
+                       path == MatmulPath::Float ? w.panels[k].data() : nullptr};
+    const auto t0 = std::chrono::steady_clock::now();
+    matmul(v, x.data(), n, y.data(), pool, path);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rep > 0) times.push_back(dt);
+    total += dt;
+  }
+  return {median(times), minimum(times)};
+}
+
+constexpr int kPaths = 3;
+constexpr MatmulPath kPathOrder[kPaths] = {MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Float};
+
+// One table row: the three paths' medians and minimums, Simd's weight bandwidth, Float's
+// GFLOP/s equivalent and the float/simd, float/blas ratios.
+void print_row(const Shape& s, size_t weight_bytes, int64_t n, int64_t t,
+               const Timing (&tm)[kPaths]) {
+  const double flop = 2.0 * double(n) * double(s.rows) * double(s.cols);
+  std::printf(
+      "%-22s %5s %4lld %3lld | %9.1f %9.1f %6.1f | %9.1f %9.1f | %9.1f %9.1f %7.1f | "
+      "%5.2fx (%5.2fx) %5.2fx (%5.2fx)\n",
+      s.name, weight_type_name(s.type), static_cast<long long>(n), static_cast<long long>(t),
+      tm[0].median * 1e6, tm[0].best * 1e6, double(weight_bytes) / tm[0].median * 1e-9,
+      tm[1].median * 1e6, tm[1].best * 1e6, tm[2].median * 1e6, tm[2].best * 1e6,
+      flop / tm[2].median * 1e-9, tm[2].median / tm[0].median, tm[2].best / tm[0].best,
+      tm[2].median / tm[1].median, tm[2].best / tm[1].best);
+  std::fflush(stdout);
+}
+
+// decode[threads][path] = µs of the matmuls of one token (30 layers + LM head) at n = 1.
+using DecodeTable = std::map<int64_t, std::map<int, double>>;
+
+void print_decode(const DecodeTable& decode, const DecodeTable& decode_min) {
   for (const auto& [t, us] : decode) {
     const auto& mins = decode_min.at(t);
     std::printf(
@@ -177,5 +185,42 @@ int main(int argc, char** argv) {
         static_cast<long long>(t), us.at(0), mins.at(0), us.at(1), mins.at(1), us.at(2), mins.at(2),
         1e6 / us.at(0), 1e6 / us.at(2), 1e6 / mins.at(0), 1e6 / mins.at(2));
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!parse_args(argc, argv, args)) return 2;
+  std::printf("bench_kernels: isa=%s (best %s), weights rotate over >= 96 MiB\n",
+              isa_name(active_isa()), isa_name(best_isa()));
+  std::printf("%-22s %5s %4s %3s | %9s %9s %6s | %9s %9s | %9s %9s %7s | %-15s %-15s\n", "shape",
+              "type", "n", "thr", "simd med", "min us", "GB/s", "blas med", "min us", "float med",
+              "min us", "GFLOP/s", "float/simd", "float/blas");
+  std::mt19937 rng(1);
+  DecodeTable decode, decode_min;
+  for (const Shape& s : kShapes) {
+    const WeightCopies w = make_copies(s, rng);
+    for (int64_t n : args.ns) {
+      std::vector<float> x(static_cast<size_t>(n * s.cols));
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      for (auto& v : x) v = normal(rng);
+      std::vector<float> y(static_cast<size_t>(n * s.rows));
+      for (int64_t t : args.threads) {
+        ThreadPool pool(static_cast<int>(t));
+        Timing tm[kPaths];
+        for (int p = 0; p < kPaths; ++p) {
+          tm[p] = time_path(s, w, x, n, y, pool, kPathOrder[p], args.min_time);
+          if (n == 1) {
+            const double uses = s.per_layer ? 30.0 * s.per_layer : 1.0;
+            decode[t][p] += tm[p].median * 1e6 * uses;
+            decode_min[t][p] += tm[p].best * 1e6 * uses;
+          }
+        }
+        print_row(s, w.proto.size(), n, t, tm);
+      }
+    }
+  }
+  print_decode(decode, decode_min);
   return 0;
 }

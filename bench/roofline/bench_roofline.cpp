@@ -74,27 +74,28 @@ void print(const Bounds& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  plinth::roofline::MeasureOptions opts;
-  std::string json_path;
-  bool no_cache_levels = false;
-  CLI::App app{"bench_roofline: memory bandwidth and compute peaks of this machine"};
-  app.add_option("--threads", opts.threads, "thread counts, comma-separated")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  app.add_option("--runs", opts.runs, "runs per figure (the median is printed)")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--json", json_path,
-                 "also write the figures here (plinth.roofline/1), for "
-                 "bench_forward / bench_generate --roofline FILE");
-  app.add_option("--triad-mib", opts.extra_mib, "further triad working sets, MiB, comma-separated")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1 << 16));
-  app.add_flag("--no-cache-levels", no_cache_levels, "skip the L2 and L3 triads");
-  CLI11_PARSE(app, argc, argv);
-  opts.cache_levels = !no_cache_levels;
   try {
+    plinth::roofline::MeasureOptions opts;
+    std::string json_path;
+    bool no_cache_levels = false;
+    CLI::App app{"bench_roofline: memory bandwidth and compute peaks of this machine"};
+    app.add_option("--threads", opts.threads, "thread counts, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1024))
+        ->capture_default_str();
+    app.add_option("--runs", opts.runs, "runs per figure (the median is printed)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--json", json_path,
+                   "also write the figures here (plinth.roofline/1), for "
+                   "bench_forward / bench_generate --roofline FILE");
+    app.add_option("--triad-mib", opts.extra_mib,
+                   "further triad working sets, MiB, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1 << 16));
+    app.add_flag("--no-cache-levels", no_cache_levels, "skip the L2 and L3 triads");
+    CLI11_PARSE(app, argc, argv);
+    opts.cache_levels = !no_cache_levels;
     const Bounds b = plinth::roofline::measure_bounds(opts);
     print(b);
     if (!json_path.empty()) {
@@ -108,6 +109,9 @@ int main(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_roofline: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "bench_roofline: unknown exception\n");
     return 1;
   }
   return 0;

@@ -51,6 +51,7 @@ ParallelRun run_pinned(int n, const std::function<void(int)>& setup,
   clock::time_point t0;
   std::barrier start(n, [&]() noexcept { t0 = clock::now(); });
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
       if (can_pin && pin_self(cpus[static_cast<size_t>(i)])) pinned.fetch_add(1);
