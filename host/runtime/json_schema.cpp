@@ -133,44 +133,57 @@ std::string json_path_index(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
+namespace {
+
+bool is_bound_keyword(std::string_view key) {
+  return key == "minimum" || key == "maximum" || key == "exclusiveMinimum" ||
+         key == "exclusiveMaximum";
+}
+
+bool is_string_array(const json& value) {
+  return value.is_array() &&
+         std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
+}
+
+// Checks one keyword of a schema at `at` (its JSON path); recurses into sub-schemas.
+void check_keyword(const std::string& key, const json& value, const std::string& at) {
+  if (!kKeywords.contains(key)) {
+    throw SchemaError(at, "keyword '" + key +
+                              "' is not in the subset the host validates (type, enum, minimum, "
+                              "maximum, exclusiveMinimum, exclusiveMaximum, required, "
+                              "additionalProperties, default, items, properties, description, "
+                              "x-power-of-two)");
+  }
+  if (key == "type") {
+    json types = value.is_array() ? value : json::array({value});
+    for (const json& t : types) {
+      if (!t.is_string() || !kTypes.contains(t.get<std::string>())) {
+        throw SchemaError(at, "unknown type " + show(t));
+      }
+    }
+  } else if (key == "enum" && (!value.is_array() || value.empty())) {
+    throw SchemaError(at, "must be a non-empty array");
+  } else if (is_bound_keyword(key) && !value.is_number()) {
+    throw SchemaError(at, "must be a number");
+  } else if (key == "required" && !is_string_array(value)) {
+    throw SchemaError(at, "must be an array of strings");
+  } else if (key == "properties") {
+    if (!value.is_object()) throw SchemaError(at, "must be an object");
+    for (const auto& [name, sub] : value.items()) check_schema(sub, json_path_key(at, name));
+  } else if (key == "items" || key == "additionalProperties") {
+    check_schema(value, at);
+  } else if (key == "x-power-of-two" && !value.is_boolean()) {
+    throw SchemaError(at, "must be a boolean");
+  }
+}
+
+}  // namespace
+
 void check_schema(const json& schema, const std::string& path) {
   if (schema.is_boolean()) return;  // true: any value, false: none
   if (!schema.is_object()) throw SchemaError(path, "a schema must be an object or a boolean");
-  for (const auto& [key, value] : schema.items()) {
-    std::string at = json_path_key(path, key);
-    if (!kKeywords.contains(key)) {
-      throw SchemaError(at, "keyword '" + key +
-                                "' is not in the subset the host validates (type, enum, minimum, "
-                                "maximum, exclusiveMinimum, exclusiveMaximum, required, "
-                                "additionalProperties, default, items, properties, description, "
-                                "x-power-of-two)");
-    }
-    if (key == "type") {
-      json types = value.is_array() ? value : json::array({value});
-      for (const json& t : types) {
-        if (!t.is_string() || !kTypes.contains(t.get<std::string>())) {
-          throw SchemaError(at, "unknown type " + show(t));
-        }
-      }
-    } else if (key == "enum" && (!value.is_array() || value.empty())) {
-      throw SchemaError(at, "must be a non-empty array");
-    } else if ((key == "minimum" || key == "maximum" || key == "exclusiveMinimum" ||
-                key == "exclusiveMaximum") &&
-               !value.is_number()) {
-      throw SchemaError(at, "must be a number");
-    } else if (key == "required" &&
-               (!value.is_array() || !std::all_of(value.begin(), value.end(),
-                                                  [](const json& v) { return v.is_string(); }))) {
-      throw SchemaError(at, "must be an array of strings");
-    } else if (key == "properties") {
-      if (!value.is_object()) throw SchemaError(at, "must be an object");
-      for (const auto& [name, sub] : value.items()) check_schema(sub, json_path_key(at, name));
-    } else if (key == "items" || key == "additionalProperties") {
-      check_schema(value, at);
-    } else if (key == "x-power-of-two" && !value.is_boolean()) {
-      throw SchemaError(at, "must be a boolean");
-    }
-  }
+  for (const auto& [key, value] : schema.items())
+    check_keyword(key, value, json_path_key(path, key));
   if (schema.contains("default")) {
     json copy = schema["default"];
     json rest = schema;
@@ -179,78 +192,108 @@ void check_schema(const json& schema, const std::string& path) {
   }
 }
 
+namespace {
+
+// The steps of validate_json, each for one group of keywords.
+
+void validate_type(const json& schema, const json& instance, const std::string& path) {
+  if (!schema.contains("type")) return;
+  const json& type = schema["type"];
+  json types = type.is_array() ? type : json::array({type});
+  bool ok = std::any_of(types.begin(), types.end(),
+                        [&](const json& t) { return has_type(instance, t.get<std::string>()); });
+  if (!ok) {
+    throw SchemaError(path, "must be " + describe_types(type) + ", got " + json_type_of(instance) +
+                                " " + show(instance));
+  }
+}
+
+void validate_enum(const json& schema, const json& instance, const std::string& path) {
+  if (!schema.contains("enum")) return;
+  const json& allowed = schema["enum"];
+  if (std::find(allowed.begin(), allowed.end(), instance) == allowed.end()) {
+    std::string list;
+    for (const json& a : allowed) list += (list.empty() ? "" : ", ") + a.dump();
+    throw SchemaError(path, "must be one of " + list + ", got " + show(instance));
+  }
+}
+
+// minimum/maximum/exclusive* and x-power-of-two of a number.
+void validate_number(const json& schema, const json& instance, const std::string& path) {
+  double d = instance.get<double>();
+  bool pow2 = schema.value("x-power-of-two", false);
+  std::string range = describe_range(schema);
+  if (pow2 && (!is_power_of_two(instance) || !in_range(schema, d))) {
+    throw SchemaError(path, "must be a power of two" + (range.empty() ? "" : " " + range) +
+                                ", got " + show(instance));
+  }
+  if (!in_range(schema, d)) {
+    throw SchemaError(path, "must be " + range + ", got " + show(instance));
+  }
+}
+
+void validate_required(const json& schema, const json& instance, const std::string& path) {
+  if (!schema.contains("required")) return;
+  for (const json& r : schema["required"]) {
+    const std::string& name = r.get_ref<const std::string&>();
+    if (!instance.contains(name)) {
+      throw SchemaError(json_path_key(path, name), "required option is missing");
+    }
+  }
+}
+
+// Each member through its property's schema, or additionalProperties for one not listed.
+void validate_members(const json& schema, json& instance, const std::string& path) {
+  const json* props = schema.contains("properties") ? &schema["properties"] : nullptr;
+  for (auto& [key, value] : instance.items()) {
+    if (props != nullptr && props->contains(key)) {
+      validate_json((*props)[key], value, json_path_key(path, key));
+      continue;
+    }
+    const json additional = schema.value("additionalProperties", json(true));
+    if (additional.is_boolean() && !additional.get<bool>()) {
+      throw SchemaError(json_path_key(path, key),
+                        "unknown option; allowed: " + allowed_keys(schema));
+    }
+    validate_json(additional, value, json_path_key(path, key));
+  }
+}
+
+// Adds the default of each absent property that has one.
+void fill_defaults(const json& schema, json& instance, const std::string& path) {
+  if (!schema.contains("properties")) return;
+  for (const auto& [key, sub] : schema["properties"].items()) {
+    if (instance.contains(key) || !sub.contains("default")) continue;
+    // The default itself may be an object whose properties have defaults: fill those too.
+    instance[key] = sub["default"];
+    validate_json(sub, instance[key], json_path_key(path, key));
+  }
+}
+
+void validate_items(const json& schema, json& instance, const std::string& path) {
+  if (!schema.contains("items")) return;
+  for (size_t i = 0; i < instance.size(); ++i) {
+    validate_json(schema["items"], instance[i], json_path_index(path, i));
+  }
+}
+
+}  // namespace
+
 void validate_json(const json& schema, json& instance, const std::string& path) {
   if (schema.is_boolean()) {
     if (!schema.get<bool>())
       throw SchemaError(path, "no value is allowed here, got " + show(instance));
     return;
   }
-  if (schema.contains("type")) {
-    const json& type = schema["type"];
-    json types = type.is_array() ? type : json::array({type});
-    bool ok = std::any_of(types.begin(), types.end(),
-                          [&](const json& t) { return has_type(instance, t.get<std::string>()); });
-    if (!ok) {
-      throw SchemaError(path, "must be " + describe_types(type) + ", got " +
-                                  json_type_of(instance) + " " + show(instance));
-    }
-  }
-  if (schema.contains("enum")) {
-    const json& allowed = schema["enum"];
-    if (std::find(allowed.begin(), allowed.end(), instance) == allowed.end()) {
-      std::string list;
-      for (const json& a : allowed) list += (list.empty() ? "" : ", ") + a.dump();
-      throw SchemaError(path, "must be one of " + list + ", got " + show(instance));
-    }
-  }
-  if (instance.is_number()) {
-    double d = instance.get<double>();
-    bool pow2 = schema.value("x-power-of-two", false);
-    std::string range = describe_range(schema);
-    if (pow2 && (!is_power_of_two(instance) || !in_range(schema, d))) {
-      throw SchemaError(path, "must be a power of two" + (range.empty() ? "" : " " + range) +
-                                  ", got " + show(instance));
-    }
-    if (!in_range(schema, d)) {
-      throw SchemaError(path, "must be " + range + ", got " + show(instance));
-    }
-  }
+  validate_type(schema, instance, path);
+  validate_enum(schema, instance, path);
+  if (instance.is_number()) validate_number(schema, instance, path);
   if (instance.is_object()) {
-    const json* props = schema.contains("properties") ? &schema["properties"] : nullptr;
-    if (schema.contains("required")) {
-      for (const json& r : schema["required"]) {
-        const std::string& name = r.get_ref<const std::string&>();
-        if (!instance.contains(name)) {
-          throw SchemaError(json_path_key(path, name), "required option is missing");
-        }
-      }
-    }
-    for (auto& [key, value] : instance.items()) {
-      if (props != nullptr && props->contains(key)) {
-        validate_json((*props)[key], value, json_path_key(path, key));
-        continue;
-      }
-      const json additional = schema.value("additionalProperties", json(true));
-      if (additional.is_boolean() && !additional.get<bool>()) {
-        throw SchemaError(json_path_key(path, key),
-                          "unknown option; allowed: " + allowed_keys(schema));
-      }
-      validate_json(additional, value, json_path_key(path, key));
-    }
-    if (props != nullptr) {
-      for (const auto& [key, sub] : props->items()) {
-        if (instance.contains(key) || !sub.contains("default")) continue;
-        // The default itself may be an object whose properties have defaults: fill those too.
-        instance[key] = sub["default"];
-        validate_json(sub, instance[key], json_path_key(path, key));
-      }
-    }
+    validate_required(schema, instance, path);
+    validate_members(schema, instance, path);
+    fill_defaults(schema, instance, path);
   }
-  if (instance.is_array() && schema.contains("items")) {
-    for (size_t i = 0; i < instance.size(); ++i) {
-      validate_json(schema["items"], instance[i], json_path_index(path, i));
-    }
-  }
+  if (instance.is_array()) validate_items(schema, instance, path);
 }
 
 }  // namespace plinth
