@@ -1,5 +1,9 @@
 // ChatML (SmolLM2, Qwen, OpenHermes, ...): "<|im_start|>{role}\n{content}<|im_end|>\n" per message,
 // generation prompt "<|im_start|>assistant\n". Template: teknium/OpenHermes-2.5-Mistral-7B.
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "chat/chat_template.hpp"
 #include "chat/templates/family.hpp"
 
@@ -50,40 +54,51 @@ const Family& chatml_family() {
 }  // namespace plinth::chat
 
 namespace plinth {
+namespace {
+
+// Where the content of a system turn opening at `at` ("<|im_start|>system" of `head_size`
+// chars) begins: past the newline, written as a real one or as the two characters "\n";
+// npos when neither follows.
+size_t system_content_start(const std::string& t, size_t at, size_t head_size) {
+  const size_t i = at + head_size;
+  if (t.compare(i, 1, "\n") == 0) return i + 1;
+  if (t.compare(i, 2, "\\n") == 0) return i + 2;
+  return std::string::npos;
+}
+
+char unescape(char e) {
+  return e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+}
+
+// The rest of the string literal from `i` up to <|im_end|>, escapes decoded; nullopt when a
+// closing quote (the content is an expression, e.g. messages[0]['content'], not a default) or
+// the end of the text comes first.
+std::optional<std::string> literal_up_to_end(const std::string& t, size_t i) {
+  constexpr std::string_view kImEnd = "<|im_end|>";
+  std::string text;
+  while (i < t.size()) {
+    if (t.compare(i, kImEnd.size(), kImEnd) == 0) return text;
+    const char c = t[i];
+    if (c == '\'' || c == '"') return std::nullopt;
+    if (c == '\\' && i + 1 < t.size()) {
+      text.push_back(unescape(t[i + 1]));
+      i += 2;
+      continue;
+    }
+    text.push_back(c);
+    ++i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::string extract_chatml_default_system(const std::string& t) {
   const std::string head = "<|im_start|>system";
   for (size_t at = t.find(head); at != std::string::npos; at = t.find(head, at + 1)) {
-    size_t i = at + head.size();
-    if (t.compare(i, 1, "\n") == 0) {
-      i += 1;
-    } else if (t.compare(i, 2, "\\n") == 0) {
-      i += 2;
-    } else {
-      continue;
-    }
-    // Read the rest of this string literal up to <|im_end|>; a closing quote first means the
-    // content is an expression (e.g. messages[0]['content']), not a default.
-    std::string text;
-    bool found = false;
-    while (i < t.size()) {
-      if (t.compare(i, std::string_view("<|im_end|>").size(), std::string_view("<|im_end|>")) ==
-          0) {
-        found = true;
-        break;
-      }
-      const char c = t[i];
-      if (c == '\'' || c == '"') break;
-      if (c == '\\' && i + 1 < t.size()) {
-        const char e = t[i + 1];
-        text.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e);
-        i += 2;
-        continue;
-      }
-      text.push_back(c);
-      ++i;
-    }
-    if (found) return text;
+    const size_t i = system_content_start(t, at, head.size());
+    if (i == std::string::npos) continue;
+    if (std::optional<std::string> text = literal_up_to_end(t, i)) return *text;
   }
   return "";
 }
