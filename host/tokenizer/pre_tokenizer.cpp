@@ -67,6 +67,49 @@ std::vector<std::string> PreTokenizer::supported() {
   return {"smollm", "gpt2", "default"};
 }
 
+namespace {
+
+[[noreturn]] void throw_match_error(int rc) {
+  PCRE2_UCHAR msg[256];
+  pcre2_get_error_message(rc, msg, sizeof msg);
+  throw std::runtime_error(std::string("pre-tokenizer regex failed: ") +
+                           reinterpret_cast<char*>(msg));
+}
+
+// The index just past the UTF-8 code point that starts at `pos` (continuation bytes skipped).
+size_t next_code_point(std::string_view s, size_t pos) {
+  size_t next = pos + 1;
+  while (next < s.size() && (static_cast<unsigned char>(s[next]) & 0xC0) == 0x80) ++next;
+  return next;
+}
+
+// One pass over one piece: appends each match of `code` in `piece` to `out`, and each gap
+// between matches (before the first, after the last) as a piece of its own.
+void split_piece(const pcre2_code* code, std::string_view piece, pcre2_match_data* md,
+                 std::vector<std::string_view>& out) {
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
+  size_t done = 0;  // end of the last match: [done, match start) is a gap
+  size_t start = 0;
+  while (start < piece.size()) {
+    // The subject is the piece alone, so lookaheads end at the piece boundary as in llama.cpp.
+    const int rc = pcre2_match(code, subject, piece.size(), start, PCRE2_NO_UTF_CHECK, md, nullptr);
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) throw_match_error(rc);
+    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+    const size_t m_begin = ov[0], m_end = ov[1];
+    if (m_end == m_begin) {  // no pattern here matches empty; guard against looping anyway
+      start = next_code_point(piece, m_end);
+      continue;
+    }
+    if (m_begin > done) out.push_back(piece.substr(done, m_begin - done));
+    out.push_back(piece.substr(m_begin, m_end - m_begin));
+    done = start = m_end;
+  }
+  if (done < piece.size()) out.push_back(piece.substr(done));
+}
+
+}  // namespace
+
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
   std::vector<std::string_view> pieces;
   if (text.empty()) return pieces;
@@ -78,35 +121,7 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
   for (const auto& pass : passes_) {
     next.clear();
     next.reserve(pieces.size() * 2);
-    for (const std::string_view piece : pieces) {
-      const auto* subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
-      size_t done = 0;  // end of the last match: [done, match start) is a gap
-      size_t start = 0;
-      while (start < piece.size()) {
-        // The subject is the piece alone, so lookaheads end at the piece boundary as in llama.cpp.
-        const int rc = pcre2_match(pass->code, subject, piece.size(), start, PCRE2_NO_UTF_CHECK,
-                                   md.get(), nullptr);
-        if (rc == PCRE2_ERROR_NOMATCH) break;
-        if (rc < 0) {
-          PCRE2_UCHAR msg[256];
-          pcre2_get_error_message(rc, msg, sizeof msg);
-          throw std::runtime_error(std::string("pre-tokenizer regex failed: ") +
-                                   reinterpret_cast<char*>(msg));
-        }
-        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
-        const size_t m_begin = ov[0], m_end = ov[1];
-        if (m_end == m_begin) {  // no pattern here matches empty; guard against looping anyway
-          start = m_end + 1;
-          while (start < piece.size() && (static_cast<unsigned char>(piece[start]) & 0xC0) == 0x80)
-            ++start;
-          continue;
-        }
-        if (m_begin > done) next.push_back(piece.substr(done, m_begin - done));
-        next.push_back(piece.substr(m_begin, m_end - m_begin));
-        done = start = m_end;
-      }
-      if (done < piece.size()) next.push_back(piece.substr(done));
-    }
+    for (const std::string_view piece : pieces) split_piece(pass->code, piece, md.get(), next);
     std::swap(pieces, next);
   }
   return pieces;
