@@ -72,8 +72,27 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
   if (vocab == 0) throw std::invalid_argument("Sampler: logits are empty (expected [vocab])");
   check_tokens(prompt, vocab, "prompt");
   check_tokens(output, vocab, "output");
-  cand_.resize(vocab);
-  for (size_t i = 0; i < vocab; ++i) {
+  load_candidates(logits);
+  if (params_.repetition_penalty != 1.0f) apply_repetition_penalty(prompt, output);
+  // The OpenAI penalties (|penalty * count| <= 2 * context) and logit_bias (|bias| <= 100, both
+  // validated) are far below half an ulp of FLT_MAX: they never turn a finite logit non-finite,
+  // nor one into -inf. Only the repetition penalty's product or quotient can overflow.
+  if (params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) {
+    apply_count_penalties(output);
+  }
+  apply_logit_bias();
+  const bool masking = output.size() < static_cast<size_t>(params_.min_tokens);
+  if (masking) mask_suppressed();
+
+  float mx = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, cand_[i].logit);
+  if (mx == -std::numeric_limits<float>::infinity()) throw_all_masked(logits, masking);
+  max_logit_ = static_cast<double>(mx);
+}
+
+void Sampler::load_candidates(std::span<const float> logits) {
+  cand_.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
     const float l = logits[i];
     if (!finite_or_minus_inf(l)) {
       throw NonFiniteLogits({}, "logits[" + std::to_string(i) + "] is " + show(l) +
@@ -82,51 +101,53 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
     }
     cand_[i] = {static_cast<int32_t>(i), l, 0.0f};
   }
+}
 
-  if (params_.repetition_penalty != 1.0f) {
-    // Each distinct token of prompt + output is penalized once (HF
-    // RepetitionPenaltyLogitsProcessor).
-    const float p = params_.repetition_penalty;
-    seen_.resize(vocab, 0);
-    for (auto tokens : {prompt, output}) {
-      for (int32_t t : tokens) {
-        auto& mark = seen_[static_cast<size_t>(t)];
-        if (mark) continue;
-        mark = 1;
-        float& l = cand_[static_cast<size_t>(t)].logit;
-        const float before = l;
-        l = l > 0.0f ? l / p : l * p;
-        if (!finite_or_minus_inf(l)) {
-          std::fill(seen_.begin(), seen_.end(), 0);
-          throw NonFiniteLogits("repetition_penalty",
-                                "repetition_penalty = " + show(p) + " turns the logit " +
-                                    show(before) + " of token " + std::to_string(t) + " into " +
-                                    show(l) +
-                                    " (logit / repetition_penalty overflows float); use a "
-                                    "repetition_penalty closer to 1");
-        }
+void Sampler::apply_repetition_penalty(std::span<const int32_t> prompt,
+                                       std::span<const int32_t> output) {
+  // Each distinct token of prompt + output is penalized once (HF
+  // RepetitionPenaltyLogitsProcessor).
+  const float p = params_.repetition_penalty;
+  seen_.resize(cand_.size(), 0);
+  for (auto tokens : {prompt, output}) {
+    for (int32_t t : tokens) {
+      auto& mark = seen_[static_cast<size_t>(t)];
+      if (mark) continue;
+      mark = 1;
+      float& l = cand_[static_cast<size_t>(t)].logit;
+      const float before = l;
+      l = l > 0.0f ? l / p : l * p;
+      if (!finite_or_minus_inf(l)) {
+        std::fill(seen_.begin(), seen_.end(), 0);
+        throw NonFiniteLogits("repetition_penalty",
+                              "repetition_penalty = " + show(p) + " turns the logit " +
+                                  show(before) + " of token " + std::to_string(t) + " into " +
+                                  show(l) +
+                                  " (logit / repetition_penalty overflows float); use a "
+                                  "repetition_penalty closer to 1");
       }
     }
-    for (auto tokens : {prompt, output}) {
-      for (int32_t t : tokens) seen_[static_cast<size_t>(t)] = 0;
-    }
   }
-  // The OpenAI penalties (|penalty * count| <= 2 * context) and logit_bias (|bias| <= 100, both
-  // validated) are far below half an ulp of FLT_MAX: they never turn a finite logit non-finite,
-  // nor one into -inf. Only the repetition penalty's product or quotient can overflow.
-  if (params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) {
-    counts_.resize(vocab, 0);
-    for (int32_t t : output) ++counts_[static_cast<size_t>(t)];
-    for (int32_t t : output) {
-      int32_t& c = counts_[static_cast<size_t>(t)];
-      if (c == 0) continue;  // already applied for an earlier occurrence
-      float& l = cand_[static_cast<size_t>(t)].logit;
-      l = l - params_.frequency_penalty * static_cast<float>(c);
-      l = l - params_.presence_penalty;
-      c = 0;  // applied, and the buffer is clean for the next call
-    }
+  for (auto tokens : {prompt, output}) {
+    for (int32_t t : tokens) seen_[static_cast<size_t>(t)] = 0;
   }
+}
 
+void Sampler::apply_count_penalties(std::span<const int32_t> output) {
+  counts_.resize(cand_.size(), 0);
+  for (int32_t t : output) ++counts_[static_cast<size_t>(t)];
+  for (int32_t t : output) {
+    int32_t& c = counts_[static_cast<size_t>(t)];
+    if (c == 0) continue;  // already applied for an earlier occurrence
+    float& l = cand_[static_cast<size_t>(t)].logit;
+    l = l - params_.frequency_penalty * static_cast<float>(c);
+    l = l - params_.presence_penalty;
+    c = 0;  // applied, and the buffer is clean for the next call
+  }
+}
+
+void Sampler::apply_logit_bias() {
+  const size_t vocab = cand_.size();
   for (const auto& [id, bias] : params_.logit_bias) {
     if (static_cast<size_t>(id) >= vocab) {
       throw std::out_of_range("Sampler: logit_bias token id " + std::to_string(id) +
@@ -134,19 +155,14 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
     }
     cand_[static_cast<size_t>(id)].logit += bias;
   }
-  const bool masking = output.size() < static_cast<size_t>(params_.min_tokens);
-  if (masking) {
-    for (int32_t id : suppressed_) {
-      if (id >= 0 && static_cast<size_t>(id) < vocab) {
-        cand_[static_cast<size_t>(id)].logit = -std::numeric_limits<float>::infinity();
-      }
+}
+
+void Sampler::mask_suppressed() {
+  for (int32_t id : suppressed_) {
+    if (id >= 0 && static_cast<size_t>(id) < cand_.size()) {
+      cand_[static_cast<size_t>(id)].logit = -std::numeric_limits<float>::infinity();
     }
   }
-
-  float mx = -std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, cand_[i].logit);
-  if (mx == -std::numeric_limits<float>::infinity()) throw_all_masked(logits, masking);
-  max_logit_ = static_cast<double>(mx);
 }
 
 void Sampler::throw_all_masked(std::span<const float> logits, bool masking) const {

@@ -98,6 +98,18 @@ class Sampler {
   /// Fills cand_ (indexed by token id) with the penalized logits; sets max_logit_.
   void apply_penalties(std::span<const float> logits, std::span<const int32_t> prompt,
                        std::span<const int32_t> output);
+  // The steps of apply_penalties(), in order, each on cand_ ([vocab], indexed by token id).
+  /// cand_[i] = logits[i]; throws NonFiniteLogits for NaN or +inf.
+  void load_candidates(std::span<const float> logits);
+  /// Divides (positive) or multiplies (negative) the logit of each distinct token of prompt +
+  /// output by repetition_penalty; throws NonFiniteLogits when one overflows.
+  void apply_repetition_penalty(std::span<const int32_t> prompt, std::span<const int32_t> output);
+  /// Subtracts frequency_penalty x count and presence_penalty for each token of `output`.
+  void apply_count_penalties(std::span<const int32_t> output);
+  /// Adds logit_bias; throws std::out_of_range for an id outside the vocabulary.
+  void apply_logit_bias();
+  /// Sets the logits of suppressed_ (EOS, stop_token_ids: the min_tokens mask) to -inf.
+  void mask_suppressed();
   /// Every penalized logit is -inf: throws NonFiniteLogits naming the step that took the last
   /// finite one away (repetition_penalty, min_tokens) or none when `logits` were all -inf already.
   [[noreturn]] void throw_all_masked(std::span<const float> logits, bool masking) const;
