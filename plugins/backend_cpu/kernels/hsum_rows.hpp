@@ -15,8 +15,9 @@ inline __m256 hsum_rows8(const __m256* v) {
   // t_r: [t_r | t_r+1] per pair of rows.
   __m256 t[4];
   for (int m = 0; m < 4; ++m) {
-    t[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
-                         _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
+    t[m] = _mm256_add_ps(
+        _mm256_permute2f128_ps(v[std::ptrdiff_t{2} * m], v[std::ptrdiff_t{2} * m + 1], 0x20),
+        _mm256_permute2f128_ps(v[std::ptrdiff_t{2} * m], v[std::ptrdiff_t{2} * m + 1], 0x31));
   }
   // u_r[k], k = 0, 1: lanes [u0 u0 u2 u2 | u1 u1 u3 u3], and rows 4-7 in u1.
   const __m256 u0 =

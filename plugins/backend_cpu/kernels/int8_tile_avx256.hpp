@@ -38,7 +38,8 @@ struct Avx256Tile {
     constexpr int H = 2 * NV;  // half panels: rows 0-7 and 8-15 of each panel
     // Half h of a panel block: its d at +32h, m at +64+32h, group g's quants at kQ+64g+32h.
     const uint8_t* half[H];
-    for (int h = 0; h < H; ++h) half[h] = j.panels + (p + h / 2) * j.panel_bytes + 32 * (h % 2);
+    for (int h = 0; h < H; ++h)
+      half[h] = j.panels + (p + h / 2) * j.panel_bytes + std::ptrdiff_t{32} * (h % 2);
     const BlockQ8A* xq[MR];
     const int32_t* qsum[MR];
     for (int r = 0; r < MR; ++r) {

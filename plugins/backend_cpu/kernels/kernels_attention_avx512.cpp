@@ -78,7 +78,7 @@ void weighted_slice(const float* const* p, int hn, const T* const* rows, int64_t
     }
   }
   for (int h = 0; h < hn; ++h)
-    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out[h] + e0 + 16 * v, acc[h][v]);
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out[h] + e0 + std::ptrdiff_t{16} * v, acc[h][v]);
 }
 
 template <class T>

@@ -70,7 +70,7 @@ void quantize_row_q8a(const float* x, int64_t cols, BlockQ8A* out) {
     __m256 v[4];
     __m256 amax = _mm256_setzero_ps();
     for (int k = 0; k < 4; ++k) {
-      v[k] = _mm256_loadu_ps(xb + 8 * k);
+      v[k] = _mm256_loadu_ps(xb + std::ptrdiff_t{8} * k);
       amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
     }
     const float d = hmax(amax) / 127.0f;
@@ -310,9 +310,10 @@ void weighted_sum(const float* p, const float* const* rows, int64_t count, int64
     for (int64_t j = 0; j < count; ++j) {
       const __m256 vp = _mm256_set1_ps(p[j]);
       const float* x = rows[j] + e0;
-      for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(vp, _mm256_loadu_ps(x + 8 * k), acc[k]);
+      for (int k = 0; k < 8; ++k)
+        acc[k] = _mm256_fmadd_ps(vp, _mm256_loadu_ps(x + std::ptrdiff_t{8} * k), acc[k]);
     }
-    for (int k = 0; k < 8; ++k) _mm256_storeu_ps(out + e0 + 8 * k, acc[k]);
+    for (int k = 0; k < 8; ++k) _mm256_storeu_ps(out + e0 + std::ptrdiff_t{8} * k, acc[k]);
   }
   if (e0 < dim) {
     for (int64_t e = e0; e < dim; ++e) out[e] = 0.0f;

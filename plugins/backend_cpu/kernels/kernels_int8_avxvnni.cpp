@@ -30,8 +30,8 @@ struct VnniDot {
       for (int g = 0; g < 4; ++g) {
         __m256i xl[MR], xh[MR];
         for (int r = 0; r < MR; ++r) {
-          xl[r] = panel::bcast4_256(xq[r][b].qs + 4 * g);
-          xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + 4 * g);
+          xl[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
+          xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + std::ptrdiff_t{4} * g);
         }
         for (int h = 0; h < H; ++h) {
           const __m256i raw =
@@ -47,7 +47,7 @@ struct VnniDot {
     } else {
       for (int g = 0; g < 8; ++g) {
         __m256i xg[MR];
-        for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + 4 * g);
+        for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
         for (int h = 0; h < H; ++h) {
           const __m256i q =
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
