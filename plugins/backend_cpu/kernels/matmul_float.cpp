@@ -42,7 +42,7 @@ void block_sums(const float* x, int64_t cols, float* out) {
 
 void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool) {
   const int64_t panels = panel_count(job.rows);
-  const int64_t group = panels >= 16 * pool.size() ? 4 : 2;
+  const int64_t group = panels >= int64_t{16} * pool.size() ? 4 : 2;
   const int64_t groups = (panels + group - 1) / group;
   pool.parallel_for(groups, [&](int64_t g0, int64_t g1) {
     run(job, g0 * group, g1 * group < panels ? g1 * group : panels);
