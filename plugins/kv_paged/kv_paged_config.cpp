@@ -1,6 +1,6 @@
 #include "kv_paged_config.hpp"
 
-#include <nlohmann/json.hpp>
+#include <plinth/config.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -21,48 +21,17 @@ const char* const kConfigSchema = R"schema({
       "description": "blocks in the pool; 0 = derive from the backend's free memory"},
     "memory_fraction": {"type": "number", "minimum": 0.001, "maximum": 1, "default": 0.9,
       "description": "fraction of the backend's free memory the pool may take when num_blocks is 0"},
-    "max_memory_mb": {"type": "integer", "minimum": 0, "default": 0,
+    "max_memory_mb": {"type": "integer", "minimum": 0, "maximum": 17592186044415, "default": 0,
       "description": "cap on the pool's memory in MiB when num_blocks is 0; 0 = device default: 2048 on the CPU, none on CUDA"},
     "watermark": {"type": "number", "minimum": 0, "maximum": 0.99, "default": 0.01,
       "description": "fraction of blocks kept free when admitting new sequences"},
-    "max_model_len": {"type": "integer", "minimum": 0, "default": 0,
+    "max_model_len": {"type": "integer", "minimum": 0, "maximum": 4294967295, "default": 0,
       "description": "longest sequence in tokens; create refuses a pool that cannot hold one; 0 = no check"}
   }
 })schema";
 // clang-format on
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw std::invalid_argument("kv_paged: config." + key + " " + what);
-}
-
-uint64_t get_uint(const nlohmann::json& v, const std::string& key, uint64_t lo, uint64_t hi) {
-  if (!v.is_number_integer() ||
-      (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0)) {
-    bad(key, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
-                 v.dump());
-  }
-  uint64_t x = v.get<uint64_t>();
-  if (x < lo || x > hi) {
-    bad(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + v.dump());
-  }
-  return x;
-}
-
-double get_number(const nlohmann::json& v, const std::string& key, double lo, double hi,
-                  bool lo_open) {
-  std::string range = lo_open ? "(" : "[";
-  range += nlohmann::json(lo).dump();
-  range += ", ";
-  range += nlohmann::json(hi).dump();
-  range += "]";
-  if (!v.is_number()) bad(key, "must be a number in " + range + ", got " + v.dump());
-  double x = v.get<double>();
-  if (!std::isfinite(x) || x > hi || x < lo || (lo_open && x == lo)) {
-    bad(key, "must be in " + range + ", got " + v.dump());
-  }
-  return x;
-}
 
 std::string mib(uint64_t bytes) {
   std::ostringstream s;
@@ -74,37 +43,15 @@ std::string mib(uint64_t bytes) {
 }  // namespace
 
 KvPagedConfig parse_config(std::string_view json) {
+  // Types, ranges and keys are kConfigSchema's, checked by the host before create().
+  const sdk::ConfigReader config("kv_paged", json);
   KvPagedConfig c;
-  if (json.empty()) return c;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(std::string("kv_paged: config is not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw std::invalid_argument("kv_paged: config must be a JSON object");
-  for (const auto& [key, v] : j.items()) {
-    if (key == "block_size") {
-      c.block_size = static_cast<uint32_t>(get_uint(v, key, 1, 256));
-      if ((c.block_size & (c.block_size - 1)) != 0)
-        bad(key, "must be a power of two, got " + v.dump());
-    } else if (key == "num_blocks") {
-      c.num_blocks = static_cast<uint32_t>(get_uint(v, key, 0, kMaxNumBlocks));
-    } else if (key == "memory_fraction") {
-      c.memory_fraction = get_number(v, key, 0.0, 1.0, true);
-    } else if (key == "max_memory_mb") {
-      c.max_memory_mb = get_uint(v, key, 0, UINT64_MAX >> 20);
-    } else if (key == "watermark") {
-      c.watermark = get_number(v, key, 0.0, 0.99, false);
-    } else if (key == "max_model_len") {
-      c.max_model_len = static_cast<uint32_t>(get_uint(v, key, 0, UINT32_MAX));
-    } else {
-      throw std::invalid_argument(
-          "kv_paged: unknown config key '" + key +
-          "'; allowed: block_size, num_blocks, memory_fraction, max_memory_mb, watermark, "
-          "max_model_len");
-    }
-  }
+  c.block_size = config.get<uint32_t>("block_size", c.block_size);
+  c.num_blocks = config.get<uint32_t>("num_blocks", c.num_blocks);
+  c.memory_fraction = config.get<double>("memory_fraction", c.memory_fraction);
+  c.max_memory_mb = config.get<uint64_t>("max_memory_mb", c.max_memory_mb);
+  c.watermark = config.get<double>("watermark", c.watermark);
+  c.max_model_len = config.get<uint32_t>("max_model_len", c.max_model_len);
   return c;
 }
 

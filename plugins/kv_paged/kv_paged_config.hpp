@@ -25,9 +25,10 @@ struct KvPagedConfig {
   uint32_t max_model_len = 0;    // tokens one sequence may reach; 0 = no check at create
 };
 
-/// Parses the manifest's config object (JSON text; "" or "{}" = defaults). Throws
-/// std::invalid_argument naming the key, the value and the allowed range for a wrong type,
-/// a value out of range or an unknown key.
+/// Reads the config create() receives (JSON text; "" or "{}" = defaults), which the host has
+/// validated against kConfigSchema (types, ranges, power-of-two block_size, no unknown keys).
+/// Throws std::invalid_argument naming the key only for what C++ cannot read (a value of the
+/// wrong JSON type, an integer that does not fit its field), not for the schema's ranges.
 KvPagedConfig parse_config(std::string_view json);
 
 /// The result of sizing.

@@ -3,9 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
+#include "common/host_config.hpp"
 #include "kv_paged_config.hpp"
 
 using namespace plinth::kv_paged;
@@ -56,22 +58,53 @@ TEST(KvPagedConfig, DefaultsAndParsing) {
   EXPECT_EQ(c.max_model_len, 4096u);
 }
 
-TEST(KvPagedConfig, BadValuesNameTheKey) {
-  EXPECT_NE(error_of([] { parse_config(R"({"block_size": 24})"); }).find("block_size"),
+// Every bad value is refused by the host's schema check (before create), naming the key.
+TEST(KvPagedConfig, HostRefusesBadValuesNamingTheKey) {
+  const auto refusal = [](const char* config) {
+    return plinth::test::host_config(kConfigSchema, config).error;
+  };
+  EXPECT_EQ(
+      refusal(R"({"block_size": 24})"),
+      "plugins[1].config.block_size: must be one of 1, 2, 4, 8, 16, 32, 64, 128, 256, got 24");
+  EXPECT_NE(refusal(R"({"block_size": 512})").find("config.block_size: must be one of"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_config(R"({"block_size": 512})"); }).find("1..256"),
+  EXPECT_NE(refusal(R"({"block_size": "16"})").find("config.block_size: must be an integer"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_config(R"({"block_size": "16"})"); }).find("integer"),
+  EXPECT_EQ(refusal(R"({"memory_fraction": 0})"),
+            "plugins[1].config.memory_fraction: must be between 0.001 and 1, got 0");
+  EXPECT_EQ(refusal(R"({"memory_fraction": 1.5})"),
+            "plugins[1].config.memory_fraction: must be between 0.001 and 1, got 1.5");
+  EXPECT_EQ(refusal(R"({"num_blocks": -1})"),
+            "plugins[1].config.num_blocks: must be between 0 and 16777216, got -1");
+  EXPECT_EQ(refusal(R"({"watermark": 1})"),
+            "plugins[1].config.watermark: must be between 0 and 0.99, got 1");
+  // The bounds the fields' C++ types set are the schema's too.
+  EXPECT_EQ(refusal(R"({"max_model_len": 4294967296})"),
+            "plugins[1].config.max_model_len: must be between 0 and 4294967295, got 4294967296");
+  EXPECT_EQ(refusal(R"({"max_memory_mb": 17592186044416})"),
+            "plugins[1].config.max_memory_mb: must be between 0 and 17592186044415, got "
+            "17592186044416");
+  EXPECT_NE(refusal(R"({"blocksize": 16})").find("config.blocksize: unknown option"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_config(R"({"memory_fraction": 0})"); }).find("memory_fraction"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_config(R"({"memory_fraction": 1.5})"); }).find("must be in (0"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_config(R"({"num_blocks": -1})"); }).find("num_blocks"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_config(R"({"blocksize": 16})"); }).find("unknown config key"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_config("[1]"); }).find("object"), std::string::npos);
+}
+
+// What the host accepts, defaults filled, parses to the values written.
+TEST(KvPagedConfig, ReadsWhatTheHostPasses) {
+  const auto passed = plinth::test::host_config(kConfigSchema, R"({"block_size": 64.0})");
+  ASSERT_EQ(passed.error, "");
+  KvPagedConfig c = parse_config(passed.text);
+  EXPECT_EQ(c.block_size, 64u);
+  EXPECT_DOUBLE_EQ(c.memory_fraction, 0.9);
+  EXPECT_EQ(parse_config(R"({"max_memory_mb": 17592186044415})").max_memory_mb, UINT64_MAX >> 20);
+}
+
+// Created without the host, a config C++ cannot read is still refused, naming the key.
+TEST(KvPagedConfig, RefusesWhatCppCannotRead) {
+  EXPECT_EQ(error_of([] { parse_config(R"({"block_size": "16"})"); }),
+            "kv_paged: config.block_size must be an integer in 0..4294967295, got \"16\"");
+  EXPECT_EQ(error_of([] { parse_config(R"({"num_blocks": -1})"); }),
+            "kv_paged: config.num_blocks must be an integer in 0..4294967295, got -1");
+  EXPECT_NE(error_of([] { parse_config("[1]"); }).find("must be a JSON object"), std::string::npos);
   EXPECT_NE(error_of([] { parse_config("{"); }).find("not valid JSON"), std::string::npos);
 }
 
