@@ -251,13 +251,17 @@ uint32_t BlockTables::external_refs(int32_t block) const {
   return external_refs_[static_cast<size_t>(block)];
 }
 
-void BlockTables::check_invariants() const {
-  auto fail = [](const std::string& what) {
-    throw std::logic_error("kv_paged invariant: " + what);
-  };
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::logic_error("kv_paged invariant: " + what);
+}
+
+}  // namespace
+
+void BlockTables::count_table_refs(std::vector<uint32_t>& table_refs,
+                                   std::vector<uint32_t>& max_fill) const {
   const uint32_t n = pool_.num_blocks();
-  std::vector<uint32_t> table_refs(n, 0);
-  std::vector<uint32_t> max_fill(n, 0);
   for (const auto& [id, s] : seqs_) {
     if (s.blocks.size() != blocks_for(s.num_tokens)) {
       fail(seq_name(id) + " holds " + std::to_string(s.blocks.size()) + " blocks for " +
@@ -274,7 +278,12 @@ void BlockTables::check_invariants() const {
           std::max(max_fill[static_cast<size_t>(b)], tokens_in_block(s.num_tokens, i));
     }
   }
-  uint64_t in_tables = 0, used_slots = 0, used = 0;
+}
+
+BlockTables::Totals BlockTables::check_block_counters(const std::vector<uint32_t>& table_refs,
+                                                      const std::vector<uint32_t>& max_fill) const {
+  const uint32_t n = pool_.num_blocks();
+  Totals t;
   for (uint32_t b = 0; b < n; ++b) {
     auto id = static_cast<int32_t>(b);
     uint32_t rc = pool_.ref_count(id);
@@ -284,23 +293,36 @@ void BlockTables::check_invariants() const {
            " external references");
     }
     if (table_refs[b] != table_refs_[b]) fail("table ref counter of block " + std::to_string(b));
-    if (rc > 0) ++used;
+    if (rc > 0) ++t.used;
     if (table_refs[b] > 0) {
-      ++in_tables;
-      used_slots += fill_[b];
+      ++t.in_tables;
+      t.used_slots += fill_[b];
       if (fill_[b] < max_fill[b] || fill_[b] > block_size_) {
         fail("fill of block " + std::to_string(b) + " is " + std::to_string(fill_[b]));
       }
     }
   }
-  std::vector<bool> on_free_list(n, false);
+  return t;
+}
+
+void BlockTables::check_free_list() const {
+  std::vector<bool> on_free_list(pool_.num_blocks(), false);
   for (int32_t b : pool_.free_list()) {
     if (on_free_list[static_cast<size_t>(b)]) fail("block " + std::to_string(b) + " freed twice");
     on_free_list[static_cast<size_t>(b)] = true;
     if (pool_.ref_count(b) != 0) fail("block " + std::to_string(b) + " is free and referenced");
   }
-  if (used + pool_.num_free() != n) fail("free + used != total");
-  if (in_tables != blocks_in_tables_ || used_slots != used_slots_) fail("slot counters");
+}
+
+void BlockTables::check_invariants() const {
+  const uint32_t n = pool_.num_blocks();
+  std::vector<uint32_t> table_refs(n, 0);
+  std::vector<uint32_t> max_fill(n, 0);
+  count_table_refs(table_refs, max_fill);
+  const Totals t = check_block_counters(table_refs, max_fill);
+  check_free_list();
+  if (t.used + pool_.num_free() != n) fail("free + used != total");
+  if (t.in_tables != blocks_in_tables_ || t.used_slots != used_slots_) fail("slot counters");
 }
 
 }  // namespace plinth::kv_paged

@@ -108,6 +108,16 @@ class BlockTables {
   };
 
   uint32_t tokens_in_block(uint32_t num_tokens, size_t index) const;
+  // check_invariants()'s parts: the tables' references per block and the most tokens any table
+  // keeps in it; the per-block counters against them (returning the totals); the free list against
+  // the ref counts. Each throws std::logic_error naming the broken invariant.
+  void count_table_refs(std::vector<uint32_t>& table_refs, std::vector<uint32_t>& max_fill) const;
+  struct Totals {
+    uint64_t used = 0, in_tables = 0, used_slots = 0;  // blocks referenced, in tables; slots used
+  };
+  Totals check_block_counters(const std::vector<uint32_t>& table_refs,
+                              const std::vector<uint32_t>& max_fill) const;
+  void check_free_list() const;
   void add_table_ref(int32_t block, uint32_t tokens);
   void drop_table_ref(int32_t block);  // also drops the pool reference
   void set_fill(int32_t block, uint32_t tokens);

@@ -153,68 +153,40 @@ void Scheduler::record(const SeqState& s, uint32_t num_new) {
   out_new_.push_back(num_new);
 }
 
-plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
-  out_seqs_.clear();
-  out_computed_.clear();
-  out_new_.clear();
-  out_preempted_.clear();
-  out_copies_.clear();
-  uint32_t budget = config_.max_num_batched_tokens;
-  for (SeqState& s : running_) s.scheduled_new = 0;
+uint32_t Scheduler::tokens_this_step(const SeqState& s, uint32_t budget, uint32_t lookahead,
+                                     bool& decode) const {
+  const uint32_t remaining = s.num_tokens - s.num_computed;
+  decode = false;
+  if (remaining == 0) return 0;  // nothing to compute until the host reports a new token
+  decode = remaining == 1 && s.num_computed >= s.num_prompt_tokens;
+  if (!decode) return chunk(s, budget);  // 0: the remainder does not fit (no chunking)
+  // 1 decode token + draft slots, never past the request's own end (prompt + max_tokens, which
+  // add() checked fits the pool): draft slots never make a sequence unschedulable.
+  const uint32_t end = s.num_prompt_tokens + s.max_tokens;
+  const uint32_t cap = end > s.num_computed ? end - s.num_computed : 1;
+  return std::min({1 + lookahead, budget, std::max(cap, 1u)});
+}
 
-  // 1. Running sequences: the next chunk or decode token of each, preempting when blocks run out.
-  size_t i = 0;
-  while (i < running_.size() && budget > 0) {
-    const SeqState& s = running_[i];
-    const uint32_t remaining = s.num_tokens - s.num_computed;
-    uint32_t n = 0;
-    if (remaining == 0) {
-      ++i;  // nothing to compute until the host reports a new token
+bool Scheduler::allocate_or_preempt(size_t i, uint32_t& n, bool decode) {
+  while (true) {
+    if (kv_.allocate(running_[i].seq, running_[i].num_computed + n, out_copies_)) return true;
+    if (decode && n > 1) {
+      n = 1;  // draft slots are optional: drop them before evicting or preempting anyone
       continue;
     }
-    const bool decode = remaining == 1 && s.num_computed >= s.num_prompt_tokens;
-    if (decode) {
-      // 1 decode token + draft slots, never past the request's own end (prompt + max_tokens,
-      // which add() checked fits the pool): draft slots never make a sequence unschedulable.
-      const uint32_t end = s.num_prompt_tokens + s.max_tokens;
-      const uint32_t cap = end > s.num_computed ? end - s.num_computed : 1;
-      n = std::min({1 + step.num_lookahead_tokens, budget, std::max(cap, 1u)});
-    } else {
-      n = chunk(s, budget);
-      if (n == 0) {
-        ++i;  // the whole remainder does not fit this step's budget (no chunking)
-        continue;
-      }
+    // Cached blocks nobody holds go before any running sequence is preempted.
+    const uint32_t need = kv_.blocks_needed(running_[i].seq, running_[i].num_computed + n);
+    if (prefix_.evict(need) > 0) continue;
+    size_t victim = i;
+    for (size_t v = i + 1; v < running_.size(); ++v) {
+      if (worse(running_[v], running_[victim])) victim = v;
     }
-    bool allocated = false;
-    bool self_preempted = false;
-    while (!allocated && !self_preempted) {
-      allocated = kv_.allocate(running_[i].seq, running_[i].num_computed + n, out_copies_);
-      if (allocated) break;
-      if (decode && n > 1) {
-        n = 1;  // draft slots are optional: drop them before evicting or preempting anyone
-        continue;
-      }
-      // Cached blocks nobody holds go before any running sequence is preempted.
-      const uint32_t need = kv_.blocks_needed(running_[i].seq, running_[i].num_computed + n);
-      if (prefix_.evict(need) > 0) continue;
-      size_t victim = i;
-      for (size_t v = i + 1; v < running_.size(); ++v) {
-        if (worse(running_[v], running_[victim])) victim = v;
-      }
-      self_preempted = victim == i;
-      preempt(victim);
-    }
-    if (!allocated) continue;  // running_[i] is now the next sequence
-    running_[i].scheduled_new = n;
-    record(running_[i], n);
-    budget -= n;
-    ++i;
+    preempt(victim);
+    if (victim == i) return false;
   }
+}
 
-  // 2. Waiting sequences, in queue order, while budgets and free blocks allow.
-  if (out_preempted_.empty()) admit_waiting(budget);
-
+plinth_sched_output Scheduler::output(uint32_t budget) {
   plinth_sched_output out{};
   out.struct_size = sizeof(out);
   out.num_scheduled = static_cast<uint32_t>(out_seqs_.size());
@@ -228,6 +200,36 @@ plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
   out.copies = out_copies_.data();
   host_.set(m_batched_, out.num_batched_tokens);
   return out;
+}
+
+plinth_sched_output Scheduler::schedule(const plinth_sched_step& step) {
+  out_seqs_.clear();
+  out_computed_.clear();
+  out_new_.clear();
+  out_preempted_.clear();
+  out_copies_.clear();
+  uint32_t budget = config_.max_num_batched_tokens;
+  for (SeqState& s : running_) s.scheduled_new = 0;
+
+  // 1. Running sequences: the next chunk or decode token of each, preempting when blocks run out.
+  size_t i = 0;
+  while (i < running_.size() && budget > 0) {
+    bool decode = false;
+    uint32_t n = tokens_this_step(running_[i], budget, step.num_lookahead_tokens, decode);
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    if (!allocate_or_preempt(i, n, decode)) continue;  // running_[i] is now the next sequence
+    running_[i].scheduled_new = n;
+    record(running_[i], n);
+    budget -= n;
+    ++i;
+  }
+
+  // 2. Waiting sequences, in queue order, while budgets and free blocks allow.
+  if (out_preempted_.empty()) admit_waiting(budget);
+  return output(budget);
 }
 
 void Scheduler::update(std::span<const plinth_sched_result> results) {

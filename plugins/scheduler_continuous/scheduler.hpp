@@ -112,6 +112,14 @@ class Scheduler {
   void drop_prefix_lock(SeqState& s);
   uint32_t chunk(const SeqState& s, uint32_t budget) const;
   void record(const SeqState& s, uint32_t num_new);
+  // schedule()'s steps: the tokens running sequence s computes this step (0: none; `decode` set
+  // when it is a decode step, whose draft slots are optional), and its blocks for them, found
+  // by dropping the draft slots, evicting unheld cached blocks, then preempting the worst running
+  // sequence; false when running_[i] itself was preempted (running_[i] is then the next one).
+  uint32_t tokens_this_step(const SeqState& s, uint32_t budget, uint32_t lookahead,
+                            bool& decode) const;
+  bool allocate_or_preempt(size_t i, uint32_t& n, bool decode);
+  plinth_sched_output output(uint32_t budget);
 
   SchedulerConfig config_;
   KvClient kv_;

@@ -1,5 +1,6 @@
 #include "rejection_sampler.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,35 @@ int32_t draw(const std::vector<double>& w, double total, double u) {
   return last;  // rounding left target >= cum: the last live token
 }
 
+// Throws std::invalid_argument unless every draft token indexes a row of vocab_size entries.
+void check_draft_tokens(const plinth_spec_verify& v, size_t vocab) {
+  for (uint32_t j = 0; j < v.num_draft; ++j) {
+    if (v.draft_tokens[j] < 0 || static_cast<size_t>(v.draft_tokens[j]) >= vocab) {
+      throw std::invalid_argument("verify: draft token " + std::to_string(v.draft_tokens[j]) +
+                                  " is outside the vocabulary of " + std::to_string(vocab));
+    }
+  }
+}
+
+// w = p (vocab entries); returns their total.
+double copy_probs(const float* p, std::vector<double>& w) {
+  double total = 0.0;
+  for (size_t i = 0; i < w.size(); ++i) total += (w[i] = p[i]);
+  return total;
+}
+
+// w = the residual max(0, p - q) of a rejected draft token x (q null: one-hot at x, so p without
+// x); where it is empty (p == q up to rounding), p itself. Returns w's total.
+double residual(const float* p, const float* q, size_t x, std::vector<double>& w) {
+  double total = 0.0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double qi = q != nullptr ? q[i] : (i == x ? 1.0 : 0.0);
+    w[i] = std::max(0.0, static_cast<double>(p[i]) - qi);
+    total += w[i];
+  }
+  return total > 0.0 ? total : copy_probs(p, w);
+}
+
 }  // namespace
 
 Verdict verify_item(const plinth_spec_verify& v, const std::function<double()>& fallback) {
@@ -36,12 +66,7 @@ Verdict verify_item(const plinth_spec_verify& v, const std::function<double()>& 
   }
   const size_t vocab = v.vocab_size;
   if (vocab == 0) throw std::invalid_argument("verify: target_probs given with vocab_size 0");
-  for (uint32_t j = 0; j < k; ++j) {  // a draft indexes the probability rows
-    if (v.draft_tokens[j] < 0 || static_cast<size_t>(v.draft_tokens[j]) >= vocab) {
-      throw std::invalid_argument("verify: draft token " + std::to_string(v.draft_tokens[j]) +
-                                  " is outside the vocabulary of " + std::to_string(vocab));
-    }
-  }
+  check_draft_tokens(v, vocab);
   auto u = [&](size_t i) { return v.uniforms != nullptr ? v.uniforms[i] : fallback(); };
   std::vector<double> w(vocab);
   for (uint32_t j = 0; j < k; ++j) {
@@ -50,24 +75,14 @@ Verdict verify_item(const plinth_spec_verify& v, const std::function<double()>& 
     const auto x = static_cast<size_t>(v.draft_tokens[j]);
     const double px = p[x];
     const double qx = q != nullptr ? q[x] : 1.0;
-    const double accept_u = u(2 * j);
+    const double accept_u = u(size_t{2} * j);
     if (qx > 0.0 && accept_u * qx < px) continue;  // u < p/q, without dividing
-    // Rejected: the residual max(0, p - q), normalized (q one-hot: p without x).
-    double total = 0.0;
-    for (size_t i = 0; i < vocab; ++i) {
-      const double qi = q != nullptr ? q[i] : (i == x ? 1.0 : 0.0);
-      w[i] = std::max(0.0, static_cast<double>(p[i]) - qi);
-      total += w[i];
-    }
-    if (total <= 0.0) {  // p == q up to rounding: the residual is empty, draw from p itself
-      total = 0.0;
-      for (size_t i = 0; i < vocab; ++i) total += (w[i] = p[i]);
-    }
-    return {j, draw(w, total, u(2 * j + 1))};
+    // Rejected: draw from the residual max(0, p - q), normalized.
+    const double total = residual(p, q, x, w);
+    return {j, draw(w, total, u(size_t{2} * j + 1))};
   }
   const float* p = v.target_probs + size_t{k} * vocab;  // all accepted: the bonus token from p_k
-  double total = 0.0;
-  for (size_t i = 0; i < vocab; ++i) total += (w[i] = p[i]);
+  const double total = copy_probs(p, w);
   return {k, draw(w, total, u(2 * size_t{k} + 1))};
 }
 

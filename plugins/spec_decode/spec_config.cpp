@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace plinth::spec_decode {
 
@@ -69,6 +70,69 @@ double number_in(const nlohmann::json& v, const std::string& key, double lo, dou
   return x;
 }
 
+Method parse_method(const nlohmann::json& v) {
+  const std::string m = v.is_string() ? v.get<std::string>() : "";
+  if (m == "ngram") return Method::kNgram;
+  if (m == "draft") return Method::kDraft;
+  if (m == "layer_skip") return Method::kLayerSkip;
+  bad("method", "must be \"ngram\", \"draft\" or \"layer_skip\", got " + v.dump());
+}
+
+// draft_len_schedule: rows {max_batch_size, num_speculative_tokens}, ascending by max_batch_size.
+std::vector<ScheduleRow> parse_schedule(const nlohmann::json& v, const std::string& key) {
+  if (!v.is_array()) bad(key, "must be an array of {max_batch_size, num_speculative_tokens}");
+  std::vector<ScheduleRow> rows;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    const auto& row = v[i];
+    if (!row.is_object() || !row.contains("max_batch_size") ||
+        !row.contains("num_speculative_tokens")) {
+      bad(at, "must be {\"max_batch_size\": N, \"num_speculative_tokens\": K}");
+    }
+    ScheduleRow r{uint_in(row["max_batch_size"], at + ".max_batch_size", 1, 65536),
+                  uint_in(row["num_speculative_tokens"], at + ".num_speculative_tokens", 0,
+                          kMaxSpeculativeTokens)};
+    if (!rows.empty() && r.max_batch_size <= rows.back().max_batch_size) {
+      bad(at + ".max_batch_size", "must grow from row to row (the schedule is ascending)");
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// Sets the field `key` names from v, checked; throws std::invalid_argument for an unknown key.
+void apply_key(const std::string& key, const nlohmann::json& v, SpecConfig& c) {
+  if (key == "method") {
+    c.method = parse_method(v);
+  } else if (key == "num_speculative_tokens") {
+    c.num_speculative_tokens = uint_in(v, key, 1, kMaxSpeculativeTokens);
+  } else if (key == "min_n") {
+    c.min_n = uint_in(v, key, 1, 64);
+  } else if (key == "max_n") {
+    c.max_n = uint_in(v, key, 1, 64);
+  } else if (key == "exit_layer") {
+    c.exit_layer = uint_in(v, key, 0, 4096);
+  } else if (key == "draft_kv_tokens") {
+    c.draft_kv_tokens = uint_in(v, key, 16, 16777216);
+  } else if (key == "draft_len_schedule") {
+    c.draft_len_schedule = parse_schedule(v, key);
+  } else if (key == "adaptive") {
+    if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
+    c.adaptive = v.get<bool>();
+  } else if (key == "verify_token_cost") {
+    c.verify_token_cost = number_in(v, key, 0, 10);
+  } else if (key == "draft_token_cost") {
+    c.draft_token_cost = number_in(v, key, -1, 10);
+  } else if (key == "probe_interval") {
+    c.probe_interval = uint_in(v, key, 1, 1000000);
+  } else {
+    throw std::invalid_argument(
+        "spec_decode: unknown config key '" + key +
+        "'; allowed: method, num_speculative_tokens, min_n, max_n, exit_layer, draft_kv_tokens, "
+        "draft_len_schedule, adaptive, verify_token_cost, draft_token_cost, probe_interval");
+  }
+}
+
 }  // namespace
 
 const char* method_name(Method m) {
@@ -93,62 +157,7 @@ SpecConfig parse_config(std::string_view json) {
     throw std::invalid_argument(std::string("spec_decode: config is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw std::invalid_argument("spec_decode: config must be a JSON object");
-  for (const auto& [key, v] : j.items()) {
-    if (key == "method") {
-      const std::string m = v.is_string() ? v.get<std::string>() : "";
-      if (m == "ngram") {
-        c.method = Method::kNgram;
-      } else if (m == "draft") {
-        c.method = Method::kDraft;
-      } else if (m == "layer_skip") {
-        c.method = Method::kLayerSkip;
-      } else {
-        bad(key, "must be \"ngram\", \"draft\" or \"layer_skip\", got " + v.dump());
-      }
-    } else if (key == "num_speculative_tokens") {
-      c.num_speculative_tokens = uint_in(v, key, 1, kMaxSpeculativeTokens);
-    } else if (key == "min_n") {
-      c.min_n = uint_in(v, key, 1, 64);
-    } else if (key == "max_n") {
-      c.max_n = uint_in(v, key, 1, 64);
-    } else if (key == "exit_layer") {
-      c.exit_layer = uint_in(v, key, 0, 4096);
-    } else if (key == "draft_kv_tokens") {
-      c.draft_kv_tokens = uint_in(v, key, 16, 16777216);
-    } else if (key == "draft_len_schedule") {
-      if (!v.is_array()) bad(key, "must be an array of {max_batch_size, num_speculative_tokens}");
-      for (size_t i = 0; i < v.size(); ++i) {
-        const std::string at = key + "[" + std::to_string(i) + "]";
-        const auto& row = v[i];
-        if (!row.is_object() || !row.contains("max_batch_size") ||
-            !row.contains("num_speculative_tokens")) {
-          bad(at, "must be {\"max_batch_size\": N, \"num_speculative_tokens\": K}");
-        }
-        ScheduleRow r{uint_in(row["max_batch_size"], at + ".max_batch_size", 1, 65536),
-                      uint_in(row["num_speculative_tokens"], at + ".num_speculative_tokens", 0,
-                              kMaxSpeculativeTokens)};
-        if (!c.draft_len_schedule.empty() &&
-            r.max_batch_size <= c.draft_len_schedule.back().max_batch_size) {
-          bad(at + ".max_batch_size", "must grow from row to row (the schedule is ascending)");
-        }
-        c.draft_len_schedule.push_back(r);
-      }
-    } else if (key == "adaptive") {
-      if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-      c.adaptive = v.get<bool>();
-    } else if (key == "verify_token_cost") {
-      c.verify_token_cost = number_in(v, key, 0, 10);
-    } else if (key == "draft_token_cost") {
-      c.draft_token_cost = number_in(v, key, -1, 10);
-    } else if (key == "probe_interval") {
-      c.probe_interval = uint_in(v, key, 1, 1000000);
-    } else {
-      throw std::invalid_argument(
-          "spec_decode: unknown config key '" + key +
-          "'; allowed: method, num_speculative_tokens, min_n, max_n, exit_layer, draft_kv_tokens, "
-          "draft_len_schedule, adaptive, verify_token_cost, draft_token_cost, probe_interval");
-    }
-  }
+  for (const auto& [key, v] : j.items()) apply_key(key, v, c);
   if (c.min_n > c.max_n) {
     std::string msg = "= ";
     msg += std::to_string(c.min_n);
