@@ -1,8 +1,6 @@
 #include "prefix_radix_config.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <stdexcept>
+#include <plinth/config.hpp>
 
 namespace plinth::prefix_radix {
 
@@ -19,39 +17,12 @@ const char* const kConfigSchema = R"schema({
 })schema";
 // clang-format on
 
-namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw std::invalid_argument("prefix_radix: config." + key + " " + what);
-}
-}  // namespace
-
 PrefixRadixConfig parse_config(std::string_view json) {
+  // Types, ranges and keys are kConfigSchema's, checked by the host before create().
+  const sdk::ConfigReader config("prefix_radix", json);
   PrefixRadixConfig c;
-  if (json.empty()) return c;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(std::string("prefix_radix: config is not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw std::invalid_argument("prefix_radix: config must be a JSON object");
-  for (const auto& [key, v] : j.items()) {
-    if (key == "salt") {
-      if (!v.is_string()) bad(key, "must be a string, got " + v.dump());
-      c.salt = v.get<std::string>();
-    } else if (key == "max_cached_blocks") {
-      const std::string range = "0.." + std::to_string(kMaxCachedBlocksLimit);
-      if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) {
-        bad(key, "must be an integer in " + range + ", got " + v.dump());
-      }
-      const auto x = v.get<uint64_t>();
-      if (x > kMaxCachedBlocksLimit) bad(key, "must be in " + range + ", got " + v.dump());
-      c.max_cached_blocks = static_cast<uint32_t>(x);
-    } else {
-      throw std::invalid_argument("prefix_radix: unknown config key '" + key +
-                                  "'; allowed: salt, max_cached_blocks");
-    }
-  }
+  c.salt = config.get<std::string>("salt", c.salt);
+  c.max_cached_blocks = config.get<uint32_t>("max_cached_blocks", c.max_cached_blocks);
   return c;
 }
 

@@ -16,9 +16,10 @@ struct PrefixRadixConfig {
   uint32_t max_cached_blocks = 0;  // 0 = no cap besides the pool; else insert keeps within it
 };
 
-/// Parses the manifest's config object (JSON text; "" or "{}" = defaults). Throws
-/// std::invalid_argument naming the key, the value and what is allowed for a wrong type, a value
-/// out of range or an unknown key.
+/// Reads the config create() receives (JSON text; "" or "{}" = defaults), which the host has
+/// validated against kConfigSchema (types, max_cached_blocks <= kMaxCachedBlocksLimit, no unknown
+/// keys). Throws std::invalid_argument naming the key only for what C++ cannot read (a value of
+/// the wrong JSON type, an integer that does not fit its field).
 PrefixRadixConfig parse_config(std::string_view json);
 
 /// The tree namespace of a key: the config salt, the model's identity and the key's salt, each

@@ -90,8 +90,11 @@ TEST_F(PrefixRadixAbi, CreateRefusedWithoutKvCache) {
   EXPECT_EQ(err_.status, PLINTH_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err_.message).find("no kv_cache is wired"), std::string::npos)
       << err_.message;
-  EXPECT_EQ(create(pool_.ref(), R"({"nope": 1})"), nullptr);
+  // Unknown keys and ranges are the host's schema check (config_test); create still refuses what
+  // C++ cannot read.
+  EXPECT_EQ(create(pool_.ref(), R"({"salt": 3})"), nullptr);
   EXPECT_EQ(err_.status, PLINTH_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(err_.message, "prefix_radix: config.salt must be a string, got 3");
 }
 
 TEST_F(PrefixRadixAbi, MatchInsertEvictThroughTheTable) {

@@ -1,5 +1,6 @@
-// prefix_radix's manifest config: defaults, each option, every refusal naming the key; the
-// published schema; namespaces built from the config salt and the key salt.
+// prefix_radix's manifest config: defaults, each option, every refusal naming the key (through the
+// host's schema check); the published schema; namespaces built from the config salt and the key
+// salt.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/host_config.hpp"
 #include "prefix_radix_config.hpp"
 
 using plinth::prefix_radix::kConfigSchema;
@@ -39,14 +41,32 @@ TEST(PrefixRadixConfig, Options) {
   EXPECT_EQ(parse_config(R"({"max_cached_blocks": 16777216})").max_cached_blocks, 1u << 24);
 }
 
-TEST(PrefixRadixConfig, Refusals) {
-  EXPECT_NE(refusal(R"({"salt": 3})").find("config.salt must be a string"), std::string::npos);
-  EXPECT_NE(refusal(R"({"max_cached_blocks": -1})").find("config.max_cached_blocks"),
+// Every bad value is refused by the host's schema check (before create), naming the key.
+TEST(PrefixRadixConfig, HostRefusesBadValuesNamingTheKey) {
+  const auto host = [](const char* config) {
+    return plinth::test::host_config(kConfigSchema, config).error;
+  };
+  EXPECT_EQ(host(R"({"salt": 3})"), "plugins[1].config.salt: must be a string, got integer 3");
+  EXPECT_EQ(host(R"({"max_cached_blocks": -1})"),
+            "plugins[1].config.max_cached_blocks: must be between 0 and 16777216, got -1");
+  EXPECT_NE(host(R"({"max_cached_blocks": 1.5})")
+                .find("config.max_cached_blocks: must be an "
+                      "integer"),
             std::string::npos);
-  EXPECT_NE(refusal(R"({"max_cached_blocks": 1.5})").find("must be an integer"), std::string::npos);
-  EXPECT_NE(refusal(R"({"max_cached_blocks": 16777217})").find("0..16777216"), std::string::npos);
-  EXPECT_NE(refusal(R"({"block_size": 16})").find("unknown config key 'block_size'"),
+  EXPECT_EQ(host(R"({"max_cached_blocks": 16777217})"),
+            "plugins[1].config.max_cached_blocks: must be between 0 and 16777216, got 16777217");
+  EXPECT_NE(host(R"({"block_size": 16})").find("config.block_size: unknown option"),
             std::string::npos);
+  const auto passed = plinth::test::host_config(kConfigSchema, R"({"salt": "s"})");
+  ASSERT_EQ(passed.error, "");
+  EXPECT_EQ(parse_config(passed.text).salt, "s");
+}
+
+// Created without the host, a config C++ cannot read is still refused, naming the key.
+TEST(PrefixRadixConfig, RefusesWhatCppCannotRead) {
+  EXPECT_EQ(refusal(R"({"salt": 3})"), "prefix_radix: config.salt must be a string, got 3");
+  EXPECT_EQ(refusal(R"({"max_cached_blocks": -1})"),
+            "prefix_radix: config.max_cached_blocks must be an integer in 0..4294967295, got -1");
   EXPECT_NE(refusal("[1]").find("must be a JSON object"), std::string::npos);
   EXPECT_NE(refusal("{").find("not valid JSON"), std::string::npos);
 }
