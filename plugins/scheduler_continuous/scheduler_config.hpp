@@ -19,8 +19,10 @@ struct SchedulerConfig {
   // preemption_mode: only "recompute" (free the KV, prefill again later).
 };
 
-/// Parses the manifest's config object ("" = defaults). Throws std::invalid_argument naming the
-/// key, the value and what is allowed.
+/// Reads the config create() receives ("" = defaults), which the host has validated against
+/// kConfigSchema (types, ranges, the policy names, no unknown keys). Throws std::invalid_argument
+/// naming the key only for what C++ cannot read (a value of the wrong JSON type, an integer that
+/// does not fit its field, a policy name it has no enumerator for).
 SchedulerConfig parse_config(std::string_view json);
 
 /// The JSON Schema the plugin publishes.
