@@ -51,6 +51,20 @@ void widen(const std::vector<const uint16_t*>& rows, int64_t hd, std::vector<flo
   }
 }
 
+// The work items: each sequence's queries in chunks of kQueryChunk, times each KV head.
+std::vector<Item> make_items(const plinth_batch& b, int64_t n_kv_heads) {
+  std::vector<Item> items;
+  for (uint32_t s = 0; s < b.num_seqs; ++s) {
+    for (int32_t t0 = b.query_start[s]; t0 < b.query_start[s + 1]; t0 += kQueryChunk) {
+      const int32_t t1 = std::min(t0 + kQueryChunk, b.query_start[s + 1]);
+      for (int64_t g = 0; g < n_kv_heads; ++g) {
+        items.push_back({static_cast<int32_t>(s), static_cast<int32_t>(g), t0, t1});
+      }
+    }
+  }
+  return items;
+}
+
 }  // namespace
 
 void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t layer,
@@ -60,15 +74,7 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
   const int64_t qdim = shape.n_heads * hd;
   const float scale_factor = 1.0f / std::sqrt(static_cast<float>(hd));
 
-  std::vector<Item> items;
-  for (uint32_t s = 0; s < b.num_seqs; ++s) {
-    for (int32_t t0 = b.query_start[s]; t0 < b.query_start[s + 1]; t0 += kQueryChunk) {
-      const int32_t t1 = std::min(t0 + kQueryChunk, b.query_start[s + 1]);
-      for (int64_t g = 0; g < shape.n_kv_heads; ++g) {
-        items.push_back({static_cast<int32_t>(s), static_cast<int32_t>(g), t0, t1});
-      }
-    }
-  }
+  std::vector<Item> items = make_items(b, shape.n_kv_heads);
 
   // One item: the queries of its chunk for the `group` heads sharing KV head g, as rows
   // r = k * group + head-in-group, read in place from the cache's blocks (no gathered copy: that

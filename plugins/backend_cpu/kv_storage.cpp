@@ -65,9 +65,11 @@ void PagedKvStorage::allocate(uint32_t num_blocks, uint32_t block_size) {
   // Transparent huge pages where the system allows them on request ("madvise" mode, Debian's
   // default): the advice covers the 2 MiB-aligned part of the range; failure changes nothing.
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
-  if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+  // The aligned bounds as offsets from p (pointer arithmetic, no integer turned into a pointer).
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t lo = ((addr + kHuge - 1) & ~(kHuge - 1)) - addr;
+  const uintptr_t hi = ((addr + bytes) & ~(kHuge - 1)) - addr;
+  if (hi > lo && hi <= bytes) (void)madvise(p + lo, hi - lo, MADV_HUGEPAGE);
 #endif
   data_.reset(p);
   num_blocks_ = num_blocks;
