@@ -35,8 +35,10 @@ std::vector<uint32_t> default_capture_sizes(uint32_t max_capture_size);
 ///   {"max_capture_size": 64, "capture_sizes": [], "eager_capture": false,
 ///    "max_blocks_per_seq": 0}
 /// A non-empty capture_sizes list replaces the default schedule (it is sorted and deduplicated;
-/// max_capture_size is then ignored). Throws std::invalid_argument naming the key, the value and
-/// what is allowed, for a wrong type, a value out of range or an unknown key.
+/// max_capture_size is then ignored). The host has validated it against kConfigSchema (types,
+/// ranges, no unknown keys); throws std::invalid_argument naming the key only for what C++ cannot
+/// read (a value of the wrong JSON type, an integer that does not fit uint32_t), and as
+/// default_capture_sizes does for a max_capture_size outside 1..kMaxCaptureSizeLimit.
 GraphConfig parse_config(std::string_view json);
 
 /// The config's JSON Schema (the subset the host validates), published by the plugin.

@@ -1,6 +1,6 @@
 // cuda_graph's config: the default capture-size schedule (1, 2, 4, multiples of 8, the maximum),
-// explicit lists, and the errors for bad values; the published schema's defaults agree with the
-// parser's.
+// explicit lists, and the errors for bad values (through the host's schema check); the published
+// schema's defaults agree with the parser's.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_config.hpp"
 #include "graph_config.hpp"
 
 namespace plinth::cuda_graph {
@@ -57,29 +58,53 @@ TEST(CudaGraphConfig, OptionsAreRead) {
   EXPECT_EQ(parse_config(R"({"capture_sizes": [8.0, 2]})").capture_sizes, (Sizes{2, 8}));
 }
 
-void expect_error(const std::string& json, const std::string& fragment) {
-  try {
-    parse_config(json);
-    ADD_FAILURE() << json << " was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << json << " -> " << e.what();
-  }
+// Every bad value is refused by the host's schema check (before create), naming the key.
+void expect_host_error(const std::string& json, const std::string& fragment) {
+  const std::string error = test::host_config(kConfigSchema, json).error;
+  EXPECT_NE(error.find(fragment), std::string::npos) << json << " -> " << error;
 }
 
-TEST(CudaGraphConfig, BadValuesNameTheKey) {
-  expect_error(R"({"max_capture_size": 0})", "config.max_capture_size must be in 1..4096");
-  expect_error(R"({"max_capture_size": 5000})", "config.max_capture_size must be in 1..4096");
-  expect_error(R"({"max_capture_size": -3})", "config.max_capture_size must be an integer");
-  expect_error(R"({"max_capture_size": "64"})", "config.max_capture_size must be an integer");
-  expect_error(R"({"max_capture_size": 8.5})", "config.max_capture_size must be an integer");
-  expect_error(R"({"capture_sizes": 8})", "config.capture_sizes must be an array");
-  expect_error(R"({"capture_sizes": [1, 0]})", "config.capture_sizes[1] must be in 1..4096");
-  expect_error(R"({"eager_capture": 1})", "config.eager_capture must be true or false");
-  expect_error(R"({"max_blocks_per_seq": 2000000})", "config.max_blocks_per_seq must be in");
-  expect_error(R"({"capture_size": 8})", "unknown config key 'capture_size'");
-  expect_error(R"([1])", "must be a JSON object");
-  expect_error(R"({)", "not valid JSON");
+TEST(CudaGraphConfig, HostRefusesBadValuesNamingTheKey) {
+  const std::string range = ": must be between 1 and 4096, got ";
+  expect_host_error(R"({"max_capture_size": 0})", "plugins[1].config.max_capture_size" + range);
+  expect_host_error(R"({"max_capture_size": 5000})", "config.max_capture_size" + range + "5000");
+  expect_host_error(R"({"max_capture_size": -3})", "config.max_capture_size" + range + "-3");
+  expect_host_error(R"({"max_capture_size": "64"})", "config.max_capture_size: must be an integer");
+  expect_host_error(R"({"max_capture_size": 8.5})", "config.max_capture_size: must be an integer");
+  expect_host_error(R"({"capture_sizes": 8})", "config.capture_sizes: must be an array");
+  expect_host_error(R"({"capture_sizes": [1, 0]})", "config.capture_sizes[1]" + range + "0");
+  expect_host_error(R"({"eager_capture": 1})", "config.eager_capture: must be a boolean");
+  expect_host_error(R"({"max_blocks_per_seq": 2000000})",
+                    "config.max_blocks_per_seq: must be between 0 and 1048576, got 2000000");
+  expect_host_error(R"({"capture_size": 8})", "config.capture_size: unknown option");
+  // What the host passes, defaults filled, parses to the values written.
+  const auto passed = test::host_config(kConfigSchema, R"({"max_capture_size": 6.0})");
+  ASSERT_EQ(passed.error, "");
+  EXPECT_EQ(parse_config(passed.text).capture_sizes, (Sizes{1, 2, 4, 6}));
+}
+
+// Created without the host, a config C++ cannot read is still refused, naming the key.
+TEST(CudaGraphConfig, RefusesWhatCppCannotRead) {
+  const auto error_of = [](const char* json) -> std::string {
+    try {
+      parse_config(json);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(R"({"max_capture_size": -3})"),
+            "cuda_graph: config.max_capture_size must be an integer in 0..4294967295, got -3");
+  EXPECT_EQ(error_of(R"({"capture_sizes": 8})"),
+            "cuda_graph: config.capture_sizes must be an array, got 8");
+  EXPECT_EQ(error_of(R"({"capture_sizes": [1, "2"]})"),
+            "cuda_graph: config.capture_sizes[1] must be an integer in 0..4294967295, got \"2\"");
+  EXPECT_EQ(error_of(R"({"eager_capture": 1})"),
+            "cuda_graph: config.eager_capture must be true or false, got 1");
+  EXPECT_EQ(error_of(R"({"max_capture_size": 0})"),
+            "cuda_graph: max_capture_size must be in 1..4096, got 0");
+  EXPECT_NE(error_of("[1]").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(error_of("{").find("not valid JSON"), std::string::npos);
 }
 
 TEST(CudaGraphConfig, SchemaDefaultsAreTheParsersDefaults) {
