@@ -204,7 +204,7 @@ uint32_t RadixTree::insert(std::span<const int32_t> tokens, std::string_view ns,
   auto node = std::make_unique<Node>();
   node->id = next_node_id_++;
   node->tokens.assign(tokens.begin() + begin,
-                      tokens.begin() + begin + static_cast<ptrdiff_t>(take * block_size_));
+                      tokens.begin() + begin + static_cast<ptrdiff_t>(take) * block_size_);
   node->blocks.assign(fresh.begin(), fresh.end());
   node->last_access = tick;
   std::vector<int32_t> key(node->tokens.begin(), node->tokens.begin() + block_size_);

@@ -171,6 +171,19 @@ class RadixTree {
   void update_lru(Node* node);
   void remove_node(Node* node);  // node still holds its tokens; frees it
   void destroy_all() noexcept;
+  // check_invariants()'s parts (radix_tree_invariants.cpp); each throws std::logic_error naming
+  // the broken invariant. What the walk over the nodes counts, for the totals' checks:
+  struct Tally {
+    size_t nodes = 0, leaves = 0, locked_nodes_seen = 0;
+    uint64_t cached = 0, evictable = 0, locked = 0;
+    std::unordered_set<int32_t> seen;  // blocks found in nodes
+  };
+  using LockCounts = std::unordered_map<const Node*, uint32_t>;
+  LockCounts check_handles() const;  // the lock_ref every node should have
+  void check_root(const std::string& ns, const Node* r) const;
+  void check_edge(const Node* n, const std::vector<int32_t>& key, const Node* c) const;
+  void check_node(const Node* c, const LockCounts& expected, Tally& t) const;
+  void check_totals(const LockCounts& expected, const Tally& t) const;
 
   uint32_t block_size_;
   BlockRefs& refs_;
