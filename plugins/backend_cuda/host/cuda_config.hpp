@@ -25,13 +25,13 @@ struct CudaConfig {
   uint32_t max_num_seqs = 256;
 };
 
-/// Parses the plugin's config JSON (an object, usually already validated and default-filled by
-/// the host against kCudaConfigSchema; this function re-checks everything, so it is safe on raw
-/// input). An empty string means all defaults; absent keys keep their defaults. Integers may be
-/// written as whole floats (8192.0), as the schema dialect allows.
-/// Throws std::invalid_argument "backend_cuda config: <key> = <value> must be ...; <fix>" for
-/// text that is not JSON, a non-object, an unknown key (listing the allowed ones), a value of
-/// the wrong type or out of range, and max_num_seqs > max_num_tokens.
+/// Reads the config create() receives (JSON text), which the host has validated against
+/// kCudaConfigSchema (types, ranges, the gemm names, no unknown keys) with defaults filled. An
+/// empty string means all defaults; absent keys keep their defaults. Integers may be written as
+/// whole floats (8192.0), as the schema dialect allows. Throws std::invalid_argument
+/// "backend_cuda: config.<key> ..." for max_num_seqs > max_num_tokens (the rule the schema cannot
+/// express), and for what C++ cannot read: text that is not a JSON object, a value of the wrong
+/// JSON type, an integer that does not fit its field, a gemm name it does not know.
 CudaConfig parse_cuda_config(std::string_view json);
 
 /// As above; nullptr means all defaults (create args' config_json may be NULL).
