@@ -1,8 +1,7 @@
 #include "spec_config.hpp"
 
-#include <nlohmann/json.hpp>
+#include <plinth/config.hpp>
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,91 +45,22 @@ const char* const kConfigSchema = R"schema({
 
 namespace {
 
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw std::invalid_argument("spec_decode: config." + key + " " + what);
-}
-
-uint32_t uint_in(const nlohmann::json& v, const std::string& key, uint64_t lo, uint64_t hi) {
-  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) {
-    bad(key, "must be an integer in " + range + ", got " + v.dump());
-  }
-  const auto x = v.get<uint64_t>();
-  if (x < lo || x > hi) bad(key, "must be in " + range + ", got " + v.dump());
-  return static_cast<uint32_t>(x);
-}
-
-double number_in(const nlohmann::json& v, const std::string& key, double lo, double hi) {
-  if (!v.is_number()) bad(key, "must be a number, got " + v.dump());
-  const double x = v.get<double>();
-  if (x < lo || x > hi) {
-    bad(key,
-        "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
-  }
-  return x;
-}
-
-Method parse_method(const nlohmann::json& v) {
-  const std::string m = v.is_string() ? v.get<std::string>() : "";
-  if (m == "ngram") return Method::kNgram;
-  if (m == "draft") return Method::kDraft;
-  if (m == "layer_skip") return Method::kLayerSkip;
-  bad("method", "must be \"ngram\", \"draft\" or \"layer_skip\", got " + v.dump());
-}
-
-// draft_len_schedule: rows {max_batch_size, num_speculative_tokens}, ascending by max_batch_size.
-std::vector<ScheduleRow> parse_schedule(const nlohmann::json& v, const std::string& key) {
-  if (!v.is_array()) bad(key, "must be an array of {max_batch_size, num_speculative_tokens}");
+// draft_len_schedule: rows {max_batch_size, num_speculative_tokens}; ascending by max_batch_size,
+// the one rule here the schema cannot express.
+std::vector<ScheduleRow> read_schedule(const sdk::ConfigReader& config) {
   std::vector<ScheduleRow> rows;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const std::string at = key + "[" + std::to_string(i) + "]";
-    const auto& row = v[i];
-    if (!row.is_object() || !row.contains("max_batch_size") ||
-        !row.contains("num_speculative_tokens")) {
-      bad(at, "must be {\"max_batch_size\": N, \"num_speculative_tokens\": K}");
-    }
-    ScheduleRow r{uint_in(row["max_batch_size"], at + ".max_batch_size", 1, 65536),
-                  uint_in(row["num_speculative_tokens"], at + ".num_speculative_tokens", 0,
-                          kMaxSpeculativeTokens)};
+  const std::vector<sdk::ConfigReader> items = config.get_objects("draft_len_schedule");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ScheduleRow r{items[i].get<uint32_t>("max_batch_size"),
+                        items[i].get<uint32_t>("num_speculative_tokens")};
     if (!rows.empty() && r.max_batch_size <= rows.back().max_batch_size) {
-      bad(at + ".max_batch_size", "must grow from row to row (the schedule is ascending)");
+      config.fail("draft_len_schedule[" + std::to_string(i) + "].max_batch_size",
+                  "= " + std::to_string(r.max_batch_size) +
+                      " must grow from row to row (the schedule is ascending)");
     }
     rows.push_back(r);
   }
   return rows;
-}
-
-// Sets the field `key` names from v, checked; throws std::invalid_argument for an unknown key.
-void apply_key(const std::string& key, const nlohmann::json& v, SpecConfig& c) {
-  if (key == "method") {
-    c.method = parse_method(v);
-  } else if (key == "num_speculative_tokens") {
-    c.num_speculative_tokens = uint_in(v, key, 1, kMaxSpeculativeTokens);
-  } else if (key == "min_n") {
-    c.min_n = uint_in(v, key, 1, 64);
-  } else if (key == "max_n") {
-    c.max_n = uint_in(v, key, 1, 64);
-  } else if (key == "exit_layer") {
-    c.exit_layer = uint_in(v, key, 0, 4096);
-  } else if (key == "draft_kv_tokens") {
-    c.draft_kv_tokens = uint_in(v, key, 16, 16777216);
-  } else if (key == "draft_len_schedule") {
-    c.draft_len_schedule = parse_schedule(v, key);
-  } else if (key == "adaptive") {
-    if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-    c.adaptive = v.get<bool>();
-  } else if (key == "verify_token_cost") {
-    c.verify_token_cost = number_in(v, key, 0, 10);
-  } else if (key == "draft_token_cost") {
-    c.draft_token_cost = number_in(v, key, -1, 10);
-  } else if (key == "probe_interval") {
-    c.probe_interval = uint_in(v, key, 1, 1000000);
-  } else {
-    throw std::invalid_argument(
-        "spec_decode: unknown config key '" + key +
-        "'; allowed: method, num_speculative_tokens, min_n, max_n, exit_layer, draft_kv_tokens, "
-        "draft_len_schedule, adaptive, verify_token_cost, draft_token_cost, probe_interval");
-  }
 }
 
 }  // namespace
@@ -148,23 +78,28 @@ const char* method_name(Method m) {
 }
 
 SpecConfig parse_config(std::string_view json) {
+  // Types, ranges, the method names and keys are kConfigSchema's, checked by the host before
+  // create(); the rules across options are checked here.
+  const sdk::ConfigReader config("spec_decode", json);
   SpecConfig c;
-  if (json.empty()) return c;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(std::string("spec_decode: config is not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw std::invalid_argument("spec_decode: config must be a JSON object");
-  for (const auto& [key, v] : j.items()) apply_key(key, v, c);
+  c.method = config.get_enum<Method>(
+      "method",
+      {{"ngram", Method::kNgram}, {"draft", Method::kDraft}, {"layer_skip", Method::kLayerSkip}},
+      c.method);
+  c.num_speculative_tokens =
+      config.get<uint32_t>("num_speculative_tokens", c.num_speculative_tokens);
+  c.min_n = config.get<uint32_t>("min_n", c.min_n);
+  c.max_n = config.get<uint32_t>("max_n", c.max_n);
+  c.exit_layer = config.get<uint32_t>("exit_layer", c.exit_layer);
+  c.draft_kv_tokens = config.get<uint32_t>("draft_kv_tokens", c.draft_kv_tokens);
+  c.draft_len_schedule = read_schedule(config);
+  c.adaptive = config.get<bool>("adaptive", c.adaptive);
+  c.verify_token_cost = config.get<double>("verify_token_cost", c.verify_token_cost);
+  c.draft_token_cost = config.get<double>("draft_token_cost", c.draft_token_cost);
+  c.probe_interval = config.get<uint32_t>("probe_interval", c.probe_interval);
   if (c.min_n > c.max_n) {
-    std::string msg = "= ";
-    msg += std::to_string(c.min_n);
-    msg += " must not exceed config.max_n = ";
-    msg += std::to_string(c.max_n);
-    msg += ": lower min_n or raise max_n";
-    bad("min_n", msg);
+    config.fail("min_n", "= " + std::to_string(c.min_n) + " must not exceed config.max_n = " +
+                             std::to_string(c.max_n) + ": lower min_n or raise max_n");
   }
   return c;
 }

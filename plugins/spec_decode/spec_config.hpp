@@ -1,6 +1,7 @@
 // spec_decode — the manifest options (the JSON schema the host validates against, with defaults)
-// and their parsed form. Cross-option rules (min_n <= max_n, exit_layer below the layer count)
-// are checked here and at create, since a schema cannot express them.
+// and their parsed form. Cross-option rules (min_n <= max_n, an ascending draft_len_schedule,
+// exit_layer below the layer count) are checked here and at create, since a schema cannot express
+// them.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +39,11 @@ struct SpecConfig {
   uint32_t probe_interval = 16;  ///< steps a paused sequence waits before drafting again
 };
 
-/// Parses the config object (already schema-checked by the host; checked again here). Throws
-/// std::invalid_argument naming "spec_decode: config.<key>" and the fix.
+/// Reads the config create() receives, which the host has validated against kConfigSchema
+/// (types, ranges, the method names, no unknown keys) with defaults filled. Throws
+/// std::invalid_argument naming "spec_decode: config.<key>" and the fix for the rules across
+/// options (min_n <= max_n, draft_len_schedule ascending) and for what C++ cannot read (a value
+/// of the wrong JSON type, an integer that does not fit its field, an unknown method name).
 SpecConfig parse_config(std::string_view json);
 
 const char* method_name(Method m);

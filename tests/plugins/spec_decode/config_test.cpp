@@ -1,5 +1,6 @@
-// spec_decode's manifest config: defaults, each option, every refusal naming config.<key>, the
-// cross-option rules a schema cannot express, and the published schema agreeing with the parser.
+// spec_decode's manifest config: defaults, each option, every refusal naming config.<key> (through
+// the host's schema check), the cross-option rules a schema cannot express, and the published
+// schema agreeing with the parser.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/host_config.hpp"
 #include "spec_config.hpp"
 
 using plinth::spec_decode::kConfigSchema;
@@ -92,7 +94,8 @@ TEST(SpecDecodeConfig, EveryOption) {
   EXPECT_EQ(parse_config(R"({"min_n": 3, "max_n": 3})").min_n, 3u);
 }
 
-TEST(SpecDecodeConfig, EveryBadValueNamesItsKey) {
+// Every bad value is refused by the host's schema check (before create), naming the key.
+TEST(SpecDecodeConfig, HostRefusesEveryBadValueNamingItsKey) {
   const struct {
     const char* json;
     const char* key;
@@ -115,9 +118,10 @@ TEST(SpecDecodeConfig, EveryBadValueNamesItsKey) {
       {R"({"draft_kv_tokens": 16777217})", "config.draft_kv_tokens"},
       {R"({"draft_len_schedule": {}})", "config.draft_len_schedule"},
       {R"({"draft_len_schedule": [1]})", "config.draft_len_schedule[0]"},
-      {R"({"draft_len_schedule": [{"max_batch_size": 4}]})", "config.draft_len_schedule[0]"},
+      {R"({"draft_len_schedule": [{"max_batch_size": 4}]})",
+       "config.draft_len_schedule[0].num_speculative_tokens"},
       {R"({"draft_len_schedule": [{"num_speculative_tokens": 4}]})",
-       "config.draft_len_schedule[0]"},
+       "config.draft_len_schedule[0].max_batch_size"},
       {R"({"draft_len_schedule": [{"max_batch_size": 0, "num_speculative_tokens": 4}]})",
        "config.draft_len_schedule[0].max_batch_size"},
       {R"({"draft_len_schedule": [{"max_batch_size": 4, "num_speculative_tokens": 17}]})",
@@ -136,9 +140,31 @@ TEST(SpecDecodeConfig, EveryBadValueNamesItsKey) {
       {R"({"probe_interval": 1000001})", "config.probe_interval"},
   };
   for (const auto& c : cases) {
-    const std::string m = refusal(c.json);
-    EXPECT_TRUE(has(m, std::string("spec_decode: ") + c.key)) << c.json << " -> " << m;
+    const std::string m = plinth::test::host_config(kConfigSchema, c.json).error;
+    EXPECT_TRUE(has(m, std::string("plugins[1].") + c.key + ": ")) << c.json << " -> " << m;
   }
+}
+
+// Created without the host, a config C++ cannot read is still refused, naming the key.
+TEST(SpecDecodeConfig, RefusesWhatCppCannotRead) {
+  EXPECT_EQ(refusal(R"({"method": "beam"})"),
+            "spec_decode: config.method must be one of \"ngram\", \"draft\", \"layer_skip\", "
+            "got \"beam\"");
+  EXPECT_EQ(refusal(R"({"num_speculative_tokens": -1})"),
+            "spec_decode: config.num_speculative_tokens must be an integer in 0..4294967295, got "
+            "-1");
+  EXPECT_EQ(refusal(R"({"adaptive": 1})"),
+            "spec_decode: config.adaptive must be true or false, got 1");
+  EXPECT_EQ(refusal(R"({"verify_token_cost": "1"})"),
+            "spec_decode: config.verify_token_cost must be a number, got \"1\"");
+  EXPECT_EQ(refusal(R"({"draft_len_schedule": [1]})"),
+            "spec_decode: config.draft_len_schedule[0] must be an object, got 1");
+  EXPECT_EQ(refusal(R"({"draft_len_schedule": [{"max_batch_size": 4}]})"),
+            "spec_decode: config.draft_len_schedule[0].num_speculative_tokens must be given");
+  EXPECT_EQ(refusal(R"({"draft_len_schedule": [{"max_batch_size": 4, "num_speculative_tokens": 2},
+          {"max_batch_size": "8", "num_speculative_tokens": 1}]})"),
+            "spec_decode: config.draft_len_schedule[1].max_batch_size must be an integer in "
+            "0..4294967295, got \"8\"");
 }
 
 TEST(SpecDecodeConfig, MinNAboveMaxNNamesBoth) {
@@ -163,9 +189,10 @@ TEST(SpecDecodeConfig, ScheduleMustAscend) {
   }
 }
 
-TEST(SpecDecodeConfig, UnknownKeyListsTheAllowedOnes) {
-  const std::string m = refusal(R"({"num_draft_tokens": 4})");
-  EXPECT_TRUE(has(m, "unknown config key 'num_draft_tokens'")) << m;
+TEST(SpecDecodeConfig, HostRefusesAnUnknownKeyListingTheAllowedOnes) {
+  const std::string m =
+      plinth::test::host_config(kConfigSchema, R"({"num_draft_tokens": 4})").error;
+  EXPECT_TRUE(has(m, "plugins[1].config.num_draft_tokens: unknown option")) << m;
   for (const char* key : kKeys) EXPECT_TRUE(has(m, key)) << key << " missing from: " << m;
 }
 
