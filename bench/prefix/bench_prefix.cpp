@@ -491,6 +491,7 @@ struct Row {
 Row row_of(const std::vector<Figures>& runs) {
   auto med = [&](const std::function<double(const Figures&)>& f) {
     std::vector<double> v;
+    v.reserve(runs.size());
     for (const Figures& x : runs) v.push_back(f(x));
     return median(v);
   };
@@ -643,86 +644,86 @@ std::string today() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{
-      "bench_prefix: prefix cache ON vs OFF on shared-prefix, multi-turn chat and "
-      "no-sharing workloads, on the real model"};
-  app.add_option("--manifest", o.manifest,
-                 "Pipeline manifest with a prefix_cache plugin (ON); OFF is a copy without it")
-      ->check(CLI::ExistingFile)
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "Workload seed")->capture_default_str();
-  auto count = [&](const char* name, int& v, const char* help, int lo = 1, int hi = kMaxLen) {
-    app.add_option(name, v, help)->check(CLI::Range(lo, hi))->capture_default_str();
-  };
-  count("--groups", o.groups, "shared: groups (system prompts)", 1, 100000);
-  count("--questions", o.questions, "shared: questions per group", 1, 100000);
-  count("--system-tokens", o.system_tokens, "shared: system prompt tokens per group");
-  count("--question-min", o.question_min, "shared: shortest question, tokens");
-  count("--question-max", o.question_max, "shared: longest question, tokens");
-  count("--output-len", o.output_len, "shared: output tokens per request");
-  count("--conversations", o.conversations, "chat: conversations", 1, 100000);
-  count("--turns", o.turns, "chat: turns per conversation", 1, 100000);
-  count("--message-min", o.message_min, "chat: shortest new user message, tokens");
-  count("--message-max", o.message_max, "chat: longest new user message, tokens");
-  count("--answer-len", o.answer_len, "chat: output tokens per turn");
-  count("--plain-requests", o.plain_requests, "plain: requests", 1, 1000000);
-  count("--plain-prompt-min", o.plain_prompt_min, "plain: shortest prompt, tokens");
-  count("--plain-prompt-max", o.plain_prompt_max, "plain: longest prompt, tokens");
-  count("--plain-output-min", o.plain_output_min, "plain: shortest output, tokens");
-  count("--plain-output-max", o.plain_output_max, "plain: longest output, tokens");
-  count("--repeats", o.repeats, "runs per mode of shared and chat (medians printed)", 1, 1000);
-  count("--plain-repeats", o.plain_repeats, "runs per mode of plain (medians printed)", 1, 1000);
-  app.add_option("--num-blocks", o.num_blocks,
-                 "kv_cache num_blocks written into both manifest copies (pool pressure makes the "
-                 "prefix cache evict); default: the manifest's sizing")
-      ->check(CLI::Range(1, 16777216));
-  app.add_flag("--quick", o.quick,
-               "Smoke run: 2 groups x 8 questions, 256-token system prompts, 2 conversations x 2 "
-               "turns, 8 plain requests, one run each (options given explicitly win)");
-  app.add_option("--workloads", o.workloads, "Comma-separated subset of shared,chat,plain,ttft")
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            for (const std::string& w : split_list(s)) {
-              if (std::find(kWorkloads.begin(), kWorkloads.end(), w) == kWorkloads.end()) {
-                return "unknown workload '" + w + "' (known: shared, chat, plain, ttft)";
-              }
-            }
-            return "";
-          },
-          "WORKLOADS"))
-      ->capture_default_str();
-  app.callback([&] {
-    if (o.quick) {
-      auto shrink = [&](const char* name, int& v, int quick) {
-        if (app.count(name) == 0) v = quick;
-      };
-      shrink("--groups", o.groups, 2);
-      shrink("--questions", o.questions, 8);
-      shrink("--system-tokens", o.system_tokens, 256);
-      shrink("--conversations", o.conversations, 2);
-      shrink("--turns", o.turns, 2);
-      shrink("--plain-requests", o.plain_requests, 8);
-      shrink("--plain-repeats", o.plain_repeats, 1);
-      shrink("--repeats", o.repeats, 1);
-    }
-    auto ordered = [](const char* lo_name, int lo, const char* hi_name, int hi) {
-      if (lo > hi) {
-        throw CLI::ValidationError(
-            lo_name, std::to_string(lo) + " is greater than " + hi_name + " " + std::to_string(hi));
-      }
-    };
-    ordered("--question-min", o.question_min, "--question-max", o.question_max);
-    ordered("--message-min", o.message_min, "--message-max", o.message_max);
-    ordered("--plain-prompt-min", o.plain_prompt_min, "--plain-prompt-max", o.plain_prompt_max);
-    ordered("--plain-output-min", o.plain_output_min, "--plain-output-max", o.plain_output_max);
-  });
-  CLI11_PARSE(app, argc, argv);
-  const std::vector<std::string> workloads = split_list(o.workloads);
-  auto want = [&](const std::string& w) {
-    return std::find(workloads.begin(), workloads.end(), w) != workloads.end();
-  };
   try {
+    Options o;
+    CLI::App app{
+        "bench_prefix: prefix cache ON vs OFF on shared-prefix, multi-turn chat and "
+        "no-sharing workloads, on the real model"};
+    app.add_option("--manifest", o.manifest,
+                   "Pipeline manifest with a prefix_cache plugin (ON); OFF is a copy without it")
+        ->check(CLI::ExistingFile)
+        ->capture_default_str();
+    app.add_option("--seed", o.seed, "Workload seed")->capture_default_str();
+    auto count = [&](const char* name, int& v, const char* help, int lo = 1, int hi = kMaxLen) {
+      app.add_option(name, v, help)->check(CLI::Range(lo, hi))->capture_default_str();
+    };
+    count("--groups", o.groups, "shared: groups (system prompts)", 1, 100000);
+    count("--questions", o.questions, "shared: questions per group", 1, 100000);
+    count("--system-tokens", o.system_tokens, "shared: system prompt tokens per group");
+    count("--question-min", o.question_min, "shared: shortest question, tokens");
+    count("--question-max", o.question_max, "shared: longest question, tokens");
+    count("--output-len", o.output_len, "shared: output tokens per request");
+    count("--conversations", o.conversations, "chat: conversations", 1, 100000);
+    count("--turns", o.turns, "chat: turns per conversation", 1, 100000);
+    count("--message-min", o.message_min, "chat: shortest new user message, tokens");
+    count("--message-max", o.message_max, "chat: longest new user message, tokens");
+    count("--answer-len", o.answer_len, "chat: output tokens per turn");
+    count("--plain-requests", o.plain_requests, "plain: requests", 1, 1000000);
+    count("--plain-prompt-min", o.plain_prompt_min, "plain: shortest prompt, tokens");
+    count("--plain-prompt-max", o.plain_prompt_max, "plain: longest prompt, tokens");
+    count("--plain-output-min", o.plain_output_min, "plain: shortest output, tokens");
+    count("--plain-output-max", o.plain_output_max, "plain: longest output, tokens");
+    count("--repeats", o.repeats, "runs per mode of shared and chat (medians printed)", 1, 1000);
+    count("--plain-repeats", o.plain_repeats, "runs per mode of plain (medians printed)", 1, 1000);
+    app.add_option("--num-blocks", o.num_blocks,
+                   "kv_cache num_blocks written into both manifest copies (pool pressure makes the "
+                   "prefix cache evict); default: the manifest's sizing")
+        ->check(CLI::Range(1, 16777216));
+    app.add_flag("--quick", o.quick,
+                 "Smoke run: 2 groups x 8 questions, 256-token system prompts, 2 conversations x 2 "
+                 "turns, 8 plain requests, one run each (options given explicitly win)");
+    app.add_option("--workloads", o.workloads, "Comma-separated subset of shared,chat,plain,ttft")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+              for (const std::string& w : split_list(s)) {
+                if (std::find(kWorkloads.begin(), kWorkloads.end(), w) == kWorkloads.end()) {
+                  return "unknown workload '" + w + "' (known: shared, chat, plain, ttft)";
+                }
+              }
+              return "";
+            },
+            "WORKLOADS"))
+        ->capture_default_str();
+    app.callback([&] {
+      if (o.quick) {
+        auto shrink = [&](const char* name, int& v, int quick) {
+          if (app.count(name) == 0) v = quick;
+        };
+        shrink("--groups", o.groups, 2);
+        shrink("--questions", o.questions, 8);
+        shrink("--system-tokens", o.system_tokens, 256);
+        shrink("--conversations", o.conversations, 2);
+        shrink("--turns", o.turns, 2);
+        shrink("--plain-requests", o.plain_requests, 8);
+        shrink("--plain-repeats", o.plain_repeats, 1);
+        shrink("--repeats", o.repeats, 1);
+      }
+      auto ordered = [](const char* lo_name, int lo, const char* hi_name, int hi) {
+        if (lo > hi) {
+          throw CLI::ValidationError(lo_name, std::to_string(lo) + " is greater than " + hi_name +
+                                                  " " + std::to_string(hi));
+        }
+      };
+      ordered("--question-min", o.question_min, "--question-max", o.question_max);
+      ordered("--message-min", o.message_min, "--message-max", o.message_max);
+      ordered("--plain-prompt-min", o.plain_prompt_min, "--plain-prompt-max", o.plain_prompt_max);
+      ordered("--plain-output-min", o.plain_output_min, "--plain-output-max", o.plain_output_max);
+    });
+    CLI11_PARSE(app, argc, argv);
+    const std::vector<std::string> workloads = split_list(o.workloads);
+    auto want = [&](const std::string& w) {
+      return std::find(workloads.begin(), workloads.end(), w) != workloads.end();
+    };
     const Derived d = derived_manifests(o);
     // Loads one copy; errors name the user's manifest, not the copy.
     auto load = [&](const char* name, const fs::path& copy) -> std::unique_ptr<Mode> {
@@ -946,8 +947,12 @@ int main(int argc, char** argv) {
                   ttft_ratio);
     }
     std::printf("\n");
+
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
     return 1;
   }
   return 0;
