@@ -337,6 +337,22 @@ void Engine::fail_non_finite(const Sequence& seq, const NonFiniteLogits& bad) {
   fail_sequence(seq.id(), msg, bad.param());
 }
 
+namespace {
+
+// Logits row `row` of `fwd`: vocab_size floats.
+std::span<const float> logits_row(const plinth_forward_output& fwd, size_t row) {
+  return {fwd.logits + row * fwd.vocab_size, fwd.vocab_size};
+}
+
+// first[i]: the first logits row that entry i owns (owners[r]: the entry of row r).
+std::vector<size_t> first_rows(std::span<const uint32_t> owners, size_t num_entries) {
+  std::vector<size_t> first(num_entries, 0);
+  for (size_t r = owners.size(); r-- > 0;) first[owners[r]] = r;
+  return first;
+}
+
+}  // namespace
+
 void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                                const plinth_forward_output& fwd,
                                std::vector<RequestOutput>& outputs) {
@@ -344,51 +360,60 @@ void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
   // owns 1 + drafts rows (its last token, then each draft), verified together.
   const double t = now();
   std::span<const uint32_t> owners = batch_builder_.logits_owner();
-  std::vector<size_t> first_row(entries.size(), 0);
-  for (size_t r = owners.size(); r-- > 0;) first_row[owners[r]] = r;
+  const std::vector<size_t> first_row = first_rows(owners, entries.size());
   std::vector<Speculation::Verdict> verdicts;
   if (speculation_) verdicts = speculation_->verify(entries, first_row, fwd.logits);
   for (size_t r = 0; r < owners.size();) {
     const size_t first = r;  // this sequence's first row
     const BatchBuilder::Entry& e = entries[owners[first]];
     r += 1 + e.drafts.size();
-    Sequence& seq = *const_cast<Sequence*>(e.seq);
-    auto row = [&](size_t j) {
-      return std::span<const float>(fwd.logits + (first + j) * fwd.vocab_size, fwd.vocab_size);
-    };
     const Speculation::Verdict* verdict = e.drafts.empty() ? nullptr : &verdicts[owners[first]];
-    RequestOutput o;
-    o.request_id = seq.id();
-    try {
-      if (verdict != nullptr && verdict->failure) throw *verdict->failure;
-      // Without drafts: one sampled token. With drafts: the accepted ones, then the correction
-      // or bonus token, each through the stop rules (a stop inside the run ends it there).
-      const size_t num_tokens = verdict == nullptr ? 1 : verdict->accepted + 1;
-      for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
-        if (verdict == nullptr && fwd.argmax_ids != nullptr && seq.argmax_suffices()) {
-          o.text_delta += seq.append_argmax(argmax_id(fwd, first), t);
-        } else if (verdict == nullptr) {
-          o.text_delta += seq.sample_and_append(row(0), t);
-        } else {
-          const int32_t token = j < verdict->accepted ? e.drafts[j] : verdict->next_token;
-          o.text_delta += seq.append_scored(row(j), token, t);
-        }
-        o.new_token_ids.push_back(seq.tokens().back());
-        if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
-          o.text_delta += seq.finish_at_context(t);
-        }
-      }
-    } catch (const NonFiniteLogits& bad) {
-      // This sequence alone fails (its KV is freed, report_ended says why); tokens appended
-      // before the bad row are still delivered.
-      if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
-      fail_non_finite(seq, bad);
-      continue;
-    }
-    o.finished = seq.finished();
-    if (o.finished) o.finish_reason = *seq.finish_reason();
-    outputs.push_back(std::move(o));
+    append_sequence(e, verdict, fwd, first, t, outputs);
   }
+}
+
+void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Verdict* verdict,
+                             const plinth_forward_output& fwd, size_t first, double t,
+                             std::vector<RequestOutput>& outputs) {
+  Sequence& seq = *const_cast<Sequence*>(e.seq);
+  RequestOutput o;
+  o.request_id = seq.id();
+  try {
+    if (verdict != nullptr && verdict->failure) throw *verdict->failure;
+    // Without drafts: one sampled token. With drafts: the accepted ones, then the correction
+    // or bonus token, each through the stop rules (a stop inside the run ends it there).
+    const size_t num_tokens = verdict == nullptr ? 1 : verdict->accepted + 1;
+    for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
+      o.text_delta += append_token(seq, e, verdict, fwd, first, j, t);
+      o.new_token_ids.push_back(seq.tokens().back());
+      if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
+        o.text_delta += seq.finish_at_context(t);
+      }
+    }
+  } catch (const NonFiniteLogits& bad) {
+    // This sequence alone fails (its KV is freed, report_ended says why); tokens appended
+    // before the bad row are still delivered.
+    if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
+    fail_non_finite(seq, bad);
+    return;
+  }
+  o.finished = seq.finished();
+  if (o.finished) o.finish_reason = *seq.finish_reason();
+  outputs.push_back(std::move(o));
+}
+
+std::string Engine::append_token(Sequence& seq, const BatchBuilder::Entry& e,
+                                 const Speculation::Verdict* verdict,
+                                 const plinth_forward_output& fwd, size_t first, size_t j,
+                                 double t) const {
+  if (verdict != nullptr) {
+    const int32_t token = j < verdict->accepted ? e.drafts[j] : verdict->next_token;
+    return seq.append_scored(logits_row(fwd, first + j), token, t);
+  }
+  if (fwd.argmax_ids != nullptr && seq.argmax_suffices()) {
+    return seq.append_argmax(argmax_id(fwd, first), t);
+  }
+  return seq.sample_and_append(logits_row(fwd, first), t);
 }
 
 void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {

@@ -146,8 +146,21 @@ class Engine {
   /// Fails `seq` for its non-finite logits row: the message names the sequence, the cause and,
   /// when the model is at fault, the plugin that ran the forward (runner_).
   void fail_non_finite(const Sequence& seq, const NonFiniteLogits& bad);
+  /// Appends each logits-owning sequence's tokens of `fwd` (sampled, argmax, or its verified
+  /// drafts and the next token) and adds its RequestOutput to `outputs`.
   void sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
                          const plinth_forward_output& fwd, std::vector<RequestOutput>& outputs);
+  /// One sequence's part of sample_and_append: its rows start at `first`; `verdict` is null
+  /// without drafts. A non-finite row fails the sequence alone (what came before it is kept).
+  void append_sequence(const BatchBuilder::Entry& e, const Speculation::Verdict* verdict,
+                       const plinth_forward_output& fwd, size_t first, double t,
+                       std::vector<RequestOutput>& outputs);
+  /// Appends token `j` of the sequence's run (rows from `first`) and returns its text delta:
+  /// the verified draft or next token with a verdict, else the argmax or a sampled token.
+  /// Throws NonFiniteLogits for a non-finite row.
+  std::string append_token(Sequence& seq, const BatchBuilder::Entry& e,
+                           const Speculation::Verdict* verdict, const plinth_forward_output& fwd,
+                           size_t first, size_t j, double t) const;
   void update_scheduler(const std::vector<BatchBuilder::Entry>& entries);
   /// Appends the news of the requests aborted or failed since the last report.
   void report_ended(std::vector<RequestOutput>& outputs);
