@@ -79,6 +79,46 @@ class Speculation {
  private:
   uint32_t max_draft(const BatchBuilder::Entry& e) const;
 
+  // The steps of propose().
+  /// The sequences this step asks drafts for: entry indices, their views, their limits.
+  struct DraftAsk {
+    std::vector<size_t> which;
+    std::vector<plinth_spec_seq> seqs;
+    std::vector<uint32_t> limits;
+  };
+  /// The entries that may draft (max_draft > 0); an entry that may not is cut to its own tokens.
+  DraftAsk ask_for(std::vector<BatchBuilder::Entry>& entries) const;
+  /// ABI 1.2's propose_batch is there (per-sequence limits).
+  bool has_batch_propose() const;
+  /// Calls propose_batch or propose; throws when the answer's sequence count is wrong.
+  plinth_spec_proposal call_propose(const DraftAsk& ask, uint32_t batch_size, bool batch_api);
+  /// Drafts the proposal holds for its sequence `s` (of id `seq`), cut to `limit` for the plain
+  /// propose; throws past the row stride, or past the limit for propose_batch.
+  static uint32_t num_drafts(const plinth_spec_proposal& out, size_t s, uint32_t limit,
+                             plinth_seq_id seq, bool batch_api);
+  /// Sets `e`'s drafts (n of row `s`, each checked against the vocabulary), draft
+  /// probabilities and num_new = 1 + n.
+  void take_drafts(BatchBuilder::Entry& e, const plinth_spec_proposal& out, size_t s, uint32_t n,
+                   bool has_probs) const;
+
+  // The steps of verify().
+  /// What the speculator verifies one sequence against: target tokens [k + 1], probabilities
+  /// [k + 1, vocab] (sampling only, else empty) and uniforms [2 (k + 1)] (sampling only).
+  struct Target {
+    std::vector<int32_t> tokens;
+    std::vector<float> probs;
+    std::vector<double> uniforms;
+  };
+  /// `e`'s target from its k + 1 logits rows starting at `first_row` (after its sampling
+  /// transforms); throws NonFiniteLogits for a row that is not finite.
+  Target target_of(const BatchBuilder::Entry& e, const float* first_row) const;
+  /// The verify item of `e`; it points into `e` and `target`, which must outlive it.
+  plinth_spec_verify verify_item(const BatchBuilder::Entry& e, const Target& target) const;
+  /// Throws std::logic_error when `a` accepted and `next` break the contract for item `v`.
+  void check_answer(const plinth_spec_verify& v, uint32_t a, int32_t next) const;
+  /// Adds one verified proposal to stats_.
+  void count(uint32_t num_draft, uint32_t accepted);
+
   const plinth_speculator_vtable* vt_;
   plinth_instance* inst_;
   uint32_t minor_;
