@@ -114,17 +114,98 @@ int64_t unix_now() {
       .count();
 }
 
-void run(const GenerateOptions& o) {
-  if (o.prompt.empty() == o.prompts_file.empty()) {
-    throw std::invalid_argument("give exactly one of --prompt TEXT or --prompts-file FILE.jsonl");
-  }
-  HostContext context(make_logger());
+std::unique_ptr<EngineHost> load_host(const GenerateOptions& o, HostContext& context) {
   EngineHost::Options ho;
   ho.manifest = o.manifest;
   if (!o.model.empty()) ho.model = o.model;
   ho.max_model_len = o.max_model_len;
   ho.chat_template = o.chat_template;
-  std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
+  return EngineHost::load(ho, context);
+}
+
+// The engine requests of the items (an item asking for n choices has n of them).
+struct Submitted {
+  std::vector<uint64_t> ids;                     // every request, in item order
+  std::vector<std::vector<uint64_t>> item_ids;   // [item] its requests
+  std::unordered_map<uint64_t, size_t> item_of;  // engine id → item
+  std::vector<size_t> unfinished;                // [item] its requests not finished yet
+};
+
+Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
+  Submitted s;
+  s.item_ids.resize(items.size());
+  s.unfinished.resize(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (GenerationRequest& r : server::engine_requests(items[i].api)) {
+      const uint64_t id = engine.add_request(std::move(r));
+      s.ids.push_back(id);
+      s.item_ids[i].push_back(id);
+      s.item_of[id] = i;
+    }
+    s.unfinished[i] = s.item_ids[i].size();
+  }
+  return s;
+}
+
+// Takes each step's outputs: streams the text of a single prompt to stdout, or writes an item's
+// JSON line to `os` as soon as its last choice finishes.
+class OutputWriter {
+ public:
+  OutputWriter(EngineHost& host, const std::vector<BatchItem>& items, Submitted& submitted,
+               std::ostream& os, bool stream)
+      : host_(host), items_(items), sub_(submitted), os_(os), stream_(stream) {}
+
+  void take(const RequestOutput& out) {
+    generated_ += out.new_token_ids.size();
+    if (stream_ && !out.text_delta.empty()) {
+      std::fwrite(out.text_delta.data(), 1, out.text_delta.size(), stdout);
+      std::fflush(stdout);
+    }
+    if (stream_ || !out.finished) return;
+    const size_t i = sub_.item_of.at(out.request_id);
+    if (--sub_.unfinished[i] == 0) write_line(i);
+  }
+  size_t done() const { return done_; }              // items written
+  uint64_t generated() const { return generated_; }  // tokens generated so far
+
+ private:
+  // The item's line goes out flushed: a run killed midway keeps every finished line whole.
+  void write_line(size_t i) {
+    std::vector<const Sequence*> choices;
+    for (uint64_t id : sub_.item_ids[i]) choices.push_back(host_.engine().find(id));
+    const nlohmann::json line =
+        items_[i].openai ? openai_result_line(items_[i], choices, host_.tokenizer(), created_)
+                         : plain_result_line(items_[i], choices, host_.tokenizer());
+    os_ << line.dump() << '\n';
+    os_.flush();
+    ++done_;
+  }
+
+  EngineHost& host_;
+  const std::vector<BatchItem>& items_;
+  Submitted& sub_;
+  std::ostream& os_;
+  const bool stream_;
+  const int64_t created_ = unix_now();
+  size_t done_ = 0;
+  uint64_t generated_ = 0;
+};
+
+// A request a plugin failed (a broken contract) fails the run, after the others.
+void throw_first_failure(const Engine& engine, const std::vector<uint64_t>& ids) {
+  for (uint64_t id : ids) {
+    if (const std::string& why = engine.find(id)->error(); !why.empty()) {
+      throw std::runtime_error("request " + std::to_string(id) + " failed: " + why);
+    }
+  }
+}
+
+void run(const GenerateOptions& o) {
+  if (o.prompt.empty() == o.prompts_file.empty()) {
+    throw std::invalid_argument("give exactly one of --prompt TEXT or --prompts-file FILE.jsonl");
+  }
+  HostContext context(make_logger());
+  std::unique_ptr<EngineHost> host = load_host(o, context);
   validate(params_from(o, *host));
 
   // Every line is checked before anything runs: a bad line 900 fails at once, not in an hour.
@@ -138,64 +219,26 @@ void run(const GenerateOptions& o) {
   std::ostream& os = o.output.empty() ? std::cout : file;
 
   Engine& engine = host->engine();
-  std::vector<uint64_t> ids;
-  std::vector<std::vector<uint64_t>> item_ids(items.size());
-  std::unordered_map<uint64_t, size_t> item_of;  // engine id → item
-  std::vector<size_t> unfinished(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    for (GenerationRequest& r : server::engine_requests(items[i].api)) {
-      const uint64_t id = engine.add_request(std::move(r));
-      ids.push_back(id);
-      item_ids[i].push_back(id);
-      item_of[id] = i;
-    }
-    unfinished[i] = item_ids[i].size();
-  }
-  const bool stream = !o.prompt.empty() && o.output.empty() && ids.size() == 1;
+  Submitted submitted = submit(engine, items);
+  const bool stream = !o.prompt.empty() && o.output.empty() && submitted.ids.size() == 1;
   // Not when the result lines go to the same terminal: the \r redraws would cut into them.
   const bool show_progress = !stream && ProgressLine::is_terminal(stderr) &&
                              (!o.output.empty() || !ProgressLine::is_terminal(stdout));
   ProgressLine progress(stderr, items.size(), show_progress);
-  const int64_t created = unix_now();
-  size_t done = 0;
-  uint64_t generated = 0;
+  OutputWriter writer(*host, items, submitted, os, stream);
   RunClock clock;
   while (engine.has_unfinished()) {
-    for (const RequestOutput& out : engine.step()) {
-      generated += out.new_token_ids.size();
-      if (stream && !out.text_delta.empty()) {
-        std::fwrite(out.text_delta.data(), 1, out.text_delta.size(), stdout);
-        std::fflush(stdout);
-      }
-      if (stream || !out.finished) continue;
-      // The item's line goes out, flushed, as soon as its last choice finishes: a run killed
-      // midway keeps every finished line whole.
-      const size_t i = item_of.at(out.request_id);
-      if (--unfinished[i] > 0) continue;
-      std::vector<const Sequence*> choices;
-      for (uint64_t id : item_ids[i]) choices.push_back(engine.find(id));
-      const nlohmann::json line =
-          items[i].openai ? openai_result_line(items[i], choices, host->tokenizer(), created)
-                          : plain_result_line(items[i], choices, host->tokenizer());
-      os << line.dump() << '\n';
-      os.flush();
-      ++done;
-    }
-    progress.update(done, generated);
+    for (const RequestOutput& out : engine.step()) writer.take(out);
+    progress.update(writer.done(), writer.generated());
   }
   clock.stop();
-  progress.finish(done, generated);
+  progress.finish(writer.done(), writer.generated());
   if (stream) std::fputs("\n", stdout);
   // The text on stdout ends before the figures on stderr, also when both go to one pipe.
   std::cout.flush();
   std::fflush(stdout);
-  print_summary(stderr, engine, ids, clock);
-  // A request a plugin failed (a broken contract) fails the run, after the others.
-  for (uint64_t id : ids) {
-    if (const std::string& why = engine.find(id)->error(); !why.empty()) {
-      throw std::runtime_error("request " + std::to_string(id) + " failed: " + why);
-    }
-  }
+  print_summary(stderr, engine, submitted.ids, clock);
+  throw_first_failure(engine, submitted.ids);
 }
 
 }  // namespace
