@@ -2,6 +2,7 @@
 //   embedded_server MANIFEST [PORT]     (PORT 0 = any free port; Ctrl-C drains and exits)
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -10,7 +11,9 @@
 #include <plinth/embed/engine.hpp>
 #include <plinth/embed/server.hpp>
 
-int main(int argc, char** argv) {
+namespace {
+
+int serve(int argc, char** argv) {
   if (argc < 2) return std::fprintf(stderr, "usage: %s MANIFEST [PORT]\n", argv[0]), 2;
   auto engine = plinth::embed::Engine::load(argv[1]);  // model, plugins, engine thread
   boost::asio::io_context io;                          // the program's own event loop
@@ -25,4 +28,17 @@ int main(int argc, char** argv) {
   signals.async_wait([&](auto, int) { server.drain([&io] { io.stop(); }); });
   io.run();  // the program's other work could share this io_context
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return serve(argc, argv);
+  } catch (const std::exception& e) {  // a bad manifest, a port in use, ...: say so, exit 1
+    std::fprintf(stderr, "embedded_server: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "embedded_server: unknown exception\n");
+  }
+  return 1;
 }

@@ -19,10 +19,10 @@ std::shared_ptr<spdlog::logger> make_logger() {
   return make_stderr_logger(parse_log_level(globals().log_level));
 }
 
-}  // namespace plinth::cli
+namespace {
 
-int main(int argc, char** argv) {
-  using namespace plinth::cli;
+// The whole command line; main() only turns an exception that escapes it into an exit code.
+int run(int argc, char** argv) {
   CLI::App app{"plinth: LLM inference with serving optimizations loaded as plugins", "plinth"};
   app.set_version_flag("--version", "plinth " PLINTH_VERSION " (plugin ABI " +
                                         std::to_string(PLINTH_ABI_MAJOR) + "." +
@@ -88,4 +88,21 @@ int main(int argc, char** argv) {
     return kExitError;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+}  // namespace plinth::cli
+
+int main(int argc, char** argv) {
+  // An exception outside a subcommand's run (building the options, printing the help) still
+  // ends with a message and an exit code, never with std::terminate.
+  try {
+    return plinth::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: an unknown exception ended plinth\n");
+  }
+  return plinth::cli::kExitError;
 }
