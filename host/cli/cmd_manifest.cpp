@@ -104,7 +104,7 @@ void print_memory_plan(const Pipeline& p) {
   }
   if (info.bytes_per_block != layout.bytes_per_token * info.block_size) {
     std::printf("  warning: bytes per block != block size x KV bytes per token (%llu)\n",
-                static_cast<unsigned long long>(layout.bytes_per_token * info.block_size));
+                static_cast<unsigned long long>(layout.bytes_per_token) * info.block_size);
   }
 }
 

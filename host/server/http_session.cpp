@@ -244,8 +244,8 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
     handles_ = state_->engine.submit(
         std::move(requests),
         [executor, self = shared_from_this(), generation](size_t index, StreamEvent ev) {
-          net::post(executor, [self, generation, index, ev = std::move(ev)]() mutable {
-            self->on_event(generation, index, std::move(ev));
+          net::post(executor, [self, generation, index, ev = std::move(ev)] {
+            self->on_event(generation, index, ev);
           });
         },
         engine_reports_logprobs(api));
@@ -263,7 +263,7 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
   watch();
 }
 
-void HttpSession::on_event(uint64_t generation, size_t index, StreamEvent event) {
+void HttpSession::on_event(uint64_t generation, size_t index, const StreamEvent& event) {
   if (generation != generation_ || !builder_ || index >= choice_done_.size() ||
       choice_done_[index]) {
     return;
@@ -329,7 +329,7 @@ void HttpSession::respond_generation_error(unsigned status, const std::string& m
 }
 
 void HttpSession::respond(unsigned status, std::string body, const std::string& content_type,
-                          std::vector<std::pair<std::string, std::string>> extra_headers) {
+                          const Headers& extra_headers) {
   http::response<http::string_body> res{static_cast<http::status>(status), 11};
   res.set(http::field::server, "plinth");
   res.set(http::field::content_type, content_type);
@@ -345,8 +345,8 @@ void HttpSession::respond(unsigned status, std::string body, const std::string& 
 }
 
 void HttpSession::respond_error(unsigned status, const std::string& body,
-                                std::vector<std::pair<std::string, std::string>> extra_headers) {
-  respond(status, body, kJson, std::move(extra_headers));
+                                const Headers& extra_headers) {
+  respond(status, body, kJson, extra_headers);
 }
 
 void HttpSession::send_chunk(const std::string& data) {
@@ -412,7 +412,7 @@ void HttpSession::response_done() {
 // Bytes that arrive (a pipelined next request) are kept in buffer_ for the next parse.
 void HttpSession::watch() {
   if (watching_ || closed_) return;
-  if (buffer_.size() > 64 * 1024) return;  // a pipelining client; stop watching
+  if (buffer_.size() > size_t{64} * 1024) return;  // a pipelining client; stop watching
   watching_ = true;
   stream_.socket().async_read_some(
       buffer_.prepare(4096),
@@ -450,7 +450,7 @@ void HttpSession::linger(size_t total) {
   if (total == 0) {
     beast::error_code ignored;
     stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
-    scratch_.resize(64 * 1024);
+    scratch_.resize(size_t{64} * 1024);
     stream_.expires_after(std::chrono::seconds(5));
   }
   if (total > (64u << 20)) return shutdown();

@@ -43,7 +43,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void handle(const Request& req);
   void start_generation(const Request& req, ApiKind kind);
   /// An engine event of generation `generation` (events of an earlier one are dropped).
-  void on_event(uint64_t generation, size_t index, StreamEvent event);
+  void on_event(uint64_t generation, size_t index, const StreamEvent& event);
   void finish_generation();
   /// Ends the running generation with an error response (aborting its other engine requests).
   void fail_generation(unsigned status, const std::string& message, const std::string& param = {});
@@ -52,11 +52,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void respond_generation_error(unsigned status, const std::string& message,
                                 const std::string& param = {});
 
+  /// Extra response headers: (name, value) pairs.
+  using Headers = std::vector<std::pair<std::string, std::string>>;
   /// Queues a complete response (status, JSON or text body).
   void respond(unsigned status, std::string body, const std::string& content_type,
-               std::vector<std::pair<std::string, std::string>> extra_headers = {});
-  void respond_error(unsigned status, const std::string& body,
-                     std::vector<std::pair<std::string, std::string>> extra_headers = {});
+               const Headers& extra_headers = {});
+  /// Queues a JSON error response (error_body's document).
+  void respond_error(unsigned status, const std::string& body, const Headers& extra_headers = {});
   /// Queues one chunk of the chunked SSE body.
   void send_chunk(const std::string& data);
   void write(std::string bytes);
