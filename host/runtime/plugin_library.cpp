@@ -90,8 +90,7 @@ const char* missing_function(plinth_plugin_kind kind, const void* table) {
 }  // namespace
 
 std::shared_ptr<PluginLibrary> PluginLibrary::open(const fs::path& file) {
-  std::shared_ptr<PluginLibrary> lib(new PluginLibrary());
-  lib->file_ = file;
+  std::shared_ptr<PluginLibrary> lib(new PluginLibrary(file));
   const std::string where = "plugin library " + file.string();
   const std::string rebuild = "rebuild it against this host's SDK (plinth ABI " +
                               version_text(PLINTH_ABI_MAJOR, PLINTH_ABI_MINOR) + ")";

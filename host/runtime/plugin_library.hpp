@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <boost/dll/shared_library.hpp>
 #include <nlohmann/json.hpp>
@@ -64,7 +65,7 @@ class PluginLibrary {
   std::string describe() const;
 
  private:
-  PluginLibrary() = default;
+  explicit PluginLibrary(std::filesystem::path file) : file_(std::move(file)) {}
   std::filesystem::path file_;
   boost::dll::shared_library lib_;
   const plinth_plugin_descriptor* desc_ = nullptr;
