@@ -62,9 +62,13 @@ typedef struct plinth_create_args {
 /* Instance lifecycle, the second member of every kind's table. */
 typedef struct plinth_lifecycle {
   uint32_t struct_size;
-  /* Required. Creates an instance into *out (set only on success). Errors: INVALID_ARGUMENT for a
-   * config the schema could not express as wrong, UNSUPPORTED for a model it cannot run,
-   * OUT_OF_MEMORY. Must not throw; may start threads, which destroy joins. */
+  /* Required. Creates an instance into *out (set only on success). args->config_json is the
+   * manifest's `config` after the host validated it against the plugin's config_schema (types,
+   * ranges, enums, no unknown keys) and filled in the schema's defaults: the plugin only reads it
+   * (plinth/config.hpp, plinth::sdk::ConfigReader) and checks just the rules a schema cannot
+   * express (one option against another or against the model). Errors: INVALID_ARGUMENT for such
+   * a rule broken, UNSUPPORTED for a model it cannot run, OUT_OF_MEMORY. Must not throw; may start
+   * threads, which destroy joins. */
   int32_t (*create)(const plinth_create_args* args, plinth_instance** out, plinth_error* err);
   /* Required. Frees everything the instance owns and joins its threads. inst may be NULL. */
   void (*destroy)(plinth_instance* inst);
