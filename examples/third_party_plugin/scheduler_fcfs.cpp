@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <plinth/config.hpp>
 #include <plinth/plugin.hpp>
 #include <plinth/scheduler.hpp>
 
@@ -23,7 +23,7 @@ const char* const kSchema = R"json({
   "properties": {
     "max_num_seqs": {"type": "integer", "minimum": 1, "maximum": 1024, "default": 16,
                      "description": "sequences running at once"},
-    "max_num_batched_tokens": {"type": "integer", "minimum": 1, "default": 512,
+    "max_num_batched_tokens": {"type": "integer", "minimum": 1, "maximum": 1048576, "default": 512,
                                "description": "tokens computed per step (prefill + decode)"}
   }
 })json";
@@ -39,10 +39,11 @@ class FcfsScheduler {
   explicit FcfsScheduler(const plinth_create_args& args)
       : host_(args.host, args.instance_name), kv_(args.kv_cache) {
     if (kv_.vtable == nullptr) throw std::invalid_argument("scheduler_fcfs needs a kv_cache");
-    // Validated against kSchema by the host, defaults filled in: the keys are there.
-    nlohmann::json config = nlohmann::json::parse(args.config_json);
-    max_num_seqs_ = config.at("max_num_seqs").get<uint32_t>();
-    max_num_batched_tokens_ = config.at("max_num_batched_tokens").get<uint32_t>();
+    // Validated against kSchema by the host, defaults filled in: only read it. ConfigReader
+    // refuses what C++ cannot hold (a max_num_batched_tokens past uint32_t), naming the key.
+    const plinth::sdk::ConfigReader config("scheduler_fcfs", args.config_json);
+    max_num_seqs_ = config.get<uint32_t>("max_num_seqs", 16);
+    max_num_batched_tokens_ = config.get<uint32_t>("max_num_batched_tokens", 512);
     host_.info("max_num_seqs " + std::to_string(max_num_seqs_) + ", max_num_batched_tokens " +
                std::to_string(max_num_batched_tokens_));
   }
