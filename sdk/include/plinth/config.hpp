@@ -54,13 +54,13 @@ class ConfigReader {
   /// std::bad_alloc.
   bool has(std::string_view key) const { return find(key) != json_.end(); }
 
-  /// The value of `key` as T, or `fallback` when the key is absent. T is bool, an integer type,
-  /// float, double or std::string. Checks only what C++ needs, not the schema's rules: a bool
-  /// must be a JSON boolean, a string a JSON string, a floating-point value a JSON number (that
-  /// fits T), an integer a JSON integer or a whole number such as 64.0 (which the schema's
-  /// "integer" accepts) that fits T without wrapping (no negative value for an unsigned T, no
-  /// 2^40 for uint32_t). Throws std::invalid_argument "<plugin>: config.<key> must be ..., got
-  /// <value>" otherwise.
+  /// The value of `key` as T, or `fallback` when the key is absent. T is bool, an integer type (not
+  /// a character type), float, double or std::string. Checks only what C++ needs, not the
+  /// schema's rules: a bool must be a JSON boolean, a string a JSON string, a floating-point
+  /// value a JSON number (that fits T), an integer a JSON integer or a whole number such as 64.0
+  /// (which the schema's "integer" accepts) that fits T without wrapping (no negative value for
+  /// an unsigned T, no 2^40 for uint32_t). Throws std::invalid_argument "<plugin>: config.<key>
+  /// must be ..., got <value>" otherwise.
   template <class T>
   T get(std::string_view key, T fallback) const {
     const auto it = find(key);
