@@ -37,11 +37,11 @@ struct Shape {
 // SmolLM2-135M: attn q/o 576→576, k/v 576→192, MLP gate/up 576→1536, down 1536→576 (Q4_1);
 // tied LM head 576→49152 (Q8_0 token_embd).
 const Shape kShapes[] = {
-    {"attn_q/o 576->576", WeightType::Q4_1, 576, 576, 2},
-    {"attn_k/v 576->192", WeightType::Q4_1, 576, 192, 2},
-    {"ffn_gate/up 576->1536", WeightType::Q4_1, 576, 1536, 2},
-    {"ffn_down 1536->576", WeightType::Q4_1, 1536, 576, 1},
-    {"lm_head 576->49152", WeightType::Q8_0, 576, 49152, 0},
+    {"attn_q/o 576->576", WeightType::kQ4_1, 576, 576, 2},
+    {"attn_k/v 576->192", WeightType::kQ4_1, 576, 192, 2},
+    {"ffn_gate/up 576->1536", WeightType::kQ4_1, 576, 1536, 2},
+    {"ffn_down 1536->576", WeightType::kQ4_1, 1536, 576, 1},
+    {"lm_head 576->49152", WeightType::kQ8_0, 576, 49152, 0},
 };
 
 std::vector<int64_t> parse_list(const char* s) {
@@ -62,7 +62,7 @@ std::vector<uint8_t> random_weights(const Shape& s, std::mt19937& rng) {
     uint8_t* p = raw.data() + b * block_bytes(s.type);
     const uint16_t d = static_cast<uint16_t>(((5 + rng() % 8) << 10) | (rng() % 1024));
     std::memcpy(p, &d, 2);
-    if (s.type == WeightType::Q4_1) {
+    if (s.type == WeightType::kQ4_1) {
       const uint16_t m = static_cast<uint16_t>(0x8000 | ((5 + rng() % 8) << 10) | (rng() % 1024));
       std::memcpy(p + 2, &m, 2);
     }
@@ -97,7 +97,7 @@ bool parse_args(int argc, char** argv, Args& args) {
     } else if (a == "--min-time") {
       args.min_time = std::atof(v.c_str());
     } else if (a == "--isa") {
-      set_active_isa(v == "scalar" ? Isa::Scalar : v == "avx2" ? Isa::Avx2 : Isa::Avx512);
+      set_active_isa(v == "scalar" ? Isa::kScalar : v == "avx2" ? Isa::kAvx2 : Isa::kAvx512);
     } else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return false;
@@ -143,7 +143,7 @@ Timing time_path(const Shape& s, const WeightCopies& w, const std::vector<float>
   for (int rep = 0; rep < 3 || (total < min_time && rep < 2000); ++rep) {
     const size_t k = c++ % w.copies;
     const WeightView v{s.type, w.ws[k].data(), s.rows, s.cols,
-                       path == MatmulPath::Float ? w.panels[k].data() : nullptr};
+                       path == MatmulPath::kFloat ? w.panels[k].data() : nullptr};
     const auto t0 = std::chrono::steady_clock::now();
     matmul(v, x.data(), n, y.data(), pool, path);
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -154,7 +154,8 @@ Timing time_path(const Shape& s, const WeightCopies& w, const std::vector<float>
 }
 
 constexpr int kPaths = 3;
-constexpr MatmulPath kPathOrder[kPaths] = {MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Float};
+constexpr MatmulPath kPathOrder[kPaths] = {MatmulPath::kSimd, MatmulPath::kBlas,
+                                           MatmulPath::kFloat};
 
 // One table row: the three paths' medians and minimums, Simd's weight bandwidth, Float's
 // GFLOP/s equivalent and the float/simd, float/blas ratios.

@@ -24,7 +24,7 @@ bool has_level(const Bounds& b, const std::string& where) {
 }  // namespace
 
 bool matmul_is_int8(const std::string& matmul) {
-  if (matmul == "auto") return cpu_info().int8_isa != Isa::Scalar;  // backend_cpu's choice
+  if (matmul == "auto") return cpu_info().int8_isa != Isa::kScalar;  // backend_cpu's choice
   return matmul == "int8" || matmul == "simd";
 }
 

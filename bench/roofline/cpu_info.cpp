@@ -31,21 +31,21 @@ CpuInfo cpu_info() {
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
   const bool vnni =
       avx512 && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
-  info.int8_isa = vnni ? Isa::Avx512Vnni : (avx2 ? Isa::Avx2 : Isa::Scalar);
-  info.f32_isa = avx512 ? Isa::Avx512 : (avx2 ? Isa::Avx2 : Isa::Scalar);
+  info.int8_isa = vnni ? Isa::kAvx512Vnni : (avx2 ? Isa::kAvx2 : Isa::kScalar);
+  info.f32_isa = avx512 ? Isa::kAvx512 : (avx2 ? Isa::kAvx2 : Isa::kScalar);
 #endif
   return info;
 }
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::Avx2:
+    case Isa::kAvx2:
       return "avx2";
-    case Isa::Avx512:
+    case Isa::kAvx512:
       return "avx512";
-    case Isa::Avx512Vnni:
+    case Isa::kAvx512Vnni:
       return "avx512-vnni";
-    case Isa::Scalar:
+    case Isa::kScalar:
       break;
   }
   return "scalar";

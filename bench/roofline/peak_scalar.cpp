@@ -36,12 +36,12 @@ double f32_scalar(uint64_t iters) {
 PeakKernel int8_kernel(Isa isa) {
   switch (isa) {
 #if defined(PLINTH_ROOFLINE_X86)
-    case Isa::Avx512Vnni:
+    case Isa::kAvx512Vnni:
       return {isa, kInt8Avx512VnniMacs, &int8_avx512_vnni};
-    case Isa::Avx2:
+    case Isa::kAvx2:
       return {isa, kInt8Avx2Macs, &int8_avx2};
 #endif
-    case Isa::Scalar:
+    case Isa::kScalar:
       return {isa, kInt8ScalarMacs, &int8_scalar};
     default:
       break;
@@ -53,13 +53,13 @@ PeakKernel int8_kernel(Isa isa) {
 PeakKernel f32_kernel(Isa isa) {
   switch (isa) {
 #if defined(PLINTH_ROOFLINE_X86)
-    case Isa::Avx512:
-    case Isa::Avx512Vnni:
-      return {Isa::Avx512, kF32Avx512Macs, &f32_avx512};
-    case Isa::Avx2:
+    case Isa::kAvx512:
+    case Isa::kAvx512Vnni:
+      return {Isa::kAvx512, kF32Avx512Macs, &f32_avx512};
+    case Isa::kAvx2:
       return {isa, kF32Avx2Macs, &f32_avx2};
 #endif
-    case Isa::Scalar:
+    case Isa::kScalar:
       return {isa, kF32ScalarMacs, &f32_scalar};
     default:
       break;

@@ -12,18 +12,18 @@ namespace plinth::roofline {
 
 /// A peak kernel and the multiply-adds one iteration performs.
 struct PeakKernel {
-  Isa isa = Isa::Scalar;
+  Isa isa = Isa::kScalar;
   uint64_t macs_per_iter = 0;  // int8 × int8 → int32 MACs, or f32 FMAs (1 MAC = 2 ops)
   double (*run)(uint64_t iters) = nullptr;
 };
 
 /// The int8 dot-product kernel for `isa` (Avx512Vnni: 16 chains of vpdpbusd zmm, 64 MACs each;
 /// Avx2: 11 chains of vpmaddubsw + vpmaddwd + vpaddd ymm, 32 MACs each; Scalar: int32 loops).
-/// Throws std::invalid_argument for Isa::Avx512 (no int8 kernel of its own: use Avx2).
+/// Throws std::invalid_argument for Isa::kAvx512 (no int8 kernel of its own: use Avx2).
 PeakKernel int8_kernel(Isa isa);
 
 /// The f32 FMA kernel for `isa` (Avx512: 16 chains of vfmadd zmm, 16 FMAs each; Avx2: 12 chains
-/// of vfmadd ymm, 8 each; Scalar: 8 chains of std::fma). Isa::Avx512Vnni runs the Avx512 kernel.
+/// of vfmadd ymm, 8 each; Scalar: 8 chains of std::fma). Isa::kAvx512Vnni runs the Avx512 kernel.
 PeakKernel f32_kernel(Isa isa);
 
 // Per-ISA entry points (peak_avx512.cpp, peak_avx2.cpp, peak_scalar.cpp); call only on a CPU that

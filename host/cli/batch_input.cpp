@@ -83,8 +83,8 @@ server::ApiKind plain_body(const json& line, const LineDefaults& d, const std::s
   if (!line.contains("prompt") && !line.contains("messages")) {
     throw std::invalid_argument(where + "needs \"prompt\" or \"messages\"");
   }
-  if (line.contains("messages")) return server::ApiKind::chat;
-  if (!d.chat) return server::ApiKind::completion;
+  if (line.contains("messages")) return server::ApiKind::kChat;
+  if (!d.chat) return server::ApiKind::kCompletion;
   // --chat: the prompt text is the user's turn, after --system.
   const json& prompt = line.at("prompt");
   if (!prompt.is_string()) {
@@ -96,7 +96,7 @@ server::ApiKind plain_body(const json& line, const LineDefaults& d, const std::s
   messages.push_back({{"role", "user"}, {"content", prompt}});
   body.erase("prompt");
   body["messages"] = std::move(messages);
-  return server::ApiKind::chat;
+  return server::ApiKind::kChat;
 }
 
 // An OpenAI batch line → its body and kind.
@@ -115,9 +115,9 @@ server::ApiKind openai_body(const json& line, const std::string& where, json& bo
   const json& url = *u;
   server::ApiKind kind;
   if (url == "/v1/completions") {
-    kind = server::ApiKind::completion;
+    kind = server::ApiKind::kCompletion;
   } else if (url == "/v1/chat/completions") {
-    kind = server::ApiKind::chat;
+    kind = server::ApiKind::kChat;
   } else {
     throw std::invalid_argument(where + "key \"url\": " + url.dump() +
                                 ": expected \"/v1/completions\" or \"/v1/chat/completions\"");

@@ -61,7 +61,7 @@ json plain_result_line(const BatchItem& item, std::span<const Sequence* const> c
 
 json openai_result_line(const BatchItem& item, std::span<const Sequence* const> choices,
                         const Tokenizer& tok, int64_t created) {
-  const std::string request_id = (item.api.kind == server::ApiKind::chat ? "chatcmpl-" : "cmpl-") +
+  const std::string request_id = (item.api.kind == server::ApiKind::kChat ? "chatcmpl-" : "cmpl-") +
                                  std::to_string(created) + "-" + std::to_string(item.index);
   std::vector<std::string> echo_texts;
   if (item.api.echo) {

@@ -40,8 +40,8 @@ struct SynthOptions {
 
 const std::map<std::string, GgmlType>& dtypes() {
   static const std::map<std::string, GgmlType> m = {
-      {"q4_1", GgmlType::Q4_1}, {"q4_0", GgmlType::Q4_0}, {"q8_0", GgmlType::Q8_0},
-      {"f16", GgmlType::F16},   {"bf16", GgmlType::BF16}, {"f32", GgmlType::F32}};
+      {"q4_1", GgmlType::kQ4_1}, {"q4_0", GgmlType::kQ4_0}, {"q8_0", GgmlType::kQ8_0},
+      {"f16", GgmlType::kF16},   {"bf16", GgmlType::kBF16}, {"f32", GgmlType::kF32}};
   return m;
 }
 

@@ -29,10 +29,10 @@ std::optional<std::string> scheduled_ids(std::string_view scheduler,
   for (uint32_t i = 0; i < sched.num_scheduled; ++i) {
     const plinth_seq_id id = sched.seqs[i];
     const SeqState s = state(id);
-    if (s != SeqState::live) {
+    if (s != SeqState::kLive) {
       return std::string(scheduler) + " scheduled sequence " + num(id) +
              ", which is not running (" +
-             (s == SeqState::finished ? "it finished or was aborted" : "the host never added it") +
+             (s == SeqState::kFinished ? "it finished or was aborted" : "the host never added it") +
              ") (plinth/scheduler.h: schedule names only sequences given to add that have not "
              "finished nor been aborted)";
     }

@@ -23,7 +23,7 @@ namespace plinth::contract {
 std::string plugin(std::string_view kind, std::string_view name);
 
 /// Where a scheduled id stands in the engine.
-enum class SeqState { live, finished, unknown };
+enum class SeqState { kLive, kFinished, kUnknown };
 
 /// The ids of a scheduler decision (scheduler.h, schedule): each of sched.seqs[0..num_scheduled)
 /// must be a live sequence (given to add, not finished nor aborted; `state` says) and appear once.

@@ -224,8 +224,8 @@ std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output
   std::vector<BatchBuilder::Entry> entries;
   if (sched.num_scheduled == 0) return entries;
   auto state = [this](plinth_seq_id id) {
-    if (live_.count(id) != 0) return contract::SeqState::live;
-    return sequences_.count(id) != 0 ? contract::SeqState::finished : contract::SeqState::unknown;
+    if (live_.count(id) != 0) return contract::SeqState::kLive;
+    return sequences_.count(id) != 0 ? contract::SeqState::kFinished : contract::SeqState::kUnknown;
   };
   const std::string scheduler = contract::plugin("scheduler", plugins_.names.scheduler);
   std::optional<std::string> why = contract::scheduled_ids(scheduler, sched, state);

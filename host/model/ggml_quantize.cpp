@@ -138,22 +138,22 @@ std::vector<std::byte> ggml_quantize(GgmlType type, std::span<const float> value
   std::byte* y = out.data();
   const float* x = values.data();
   switch (type) {
-    case GgmlType::F32:
+    case GgmlType::kF32:
       std::memcpy(y, x, out.size());
       break;
-    case GgmlType::F16:
+    case GgmlType::kF16:
       for (size_t i = 0; i < blocks; ++i) put16(y + 2 * i, f32_to_f16_bits(x[i]));
       break;
-    case GgmlType::BF16:
+    case GgmlType::kBF16:
       for (size_t i = 0; i < blocks; ++i) put16(y + 2 * i, f32_to_bf16_bits(x[i]));
       break;
-    case GgmlType::Q4_0:
+    case GgmlType::kQ4_0:
       for (size_t i = 0; i < blocks; ++i) q4_0_block(x + i * kQk, y + i * 18);
       break;
-    case GgmlType::Q4_1:
+    case GgmlType::kQ4_1:
       for (size_t i = 0; i < blocks; ++i) q4_1_block(x + i * kQk, y + i * 20);
       break;
-    case GgmlType::Q8_0:
+    case GgmlType::kQ8_0:
       for (size_t i = 0; i < blocks; ++i) q8_0_block(x + i * kQk, y + i * 34);
       break;
   }
@@ -177,28 +177,28 @@ std::vector<float> ggml_dequantize(GgmlType type, std::span<const std::byte> dat
   };
   for (size_t i = 0; i < blocks; ++i) {
     switch (type) {
-      case GgmlType::F32:
+      case GgmlType::kF32:
         std::memcpy(&out[i], p + 4 * i, 4);
         break;
-      case GgmlType::F16:
+      case GgmlType::kF16:
         out[i] = f16_bits_to_f32(get16(p + 2 * i));
         break;
-      case GgmlType::BF16:
+      case GgmlType::kBF16:
         out[i] = bf16_bits_to_f32(get16(p + 2 * i));
         break;
-      case GgmlType::Q4_0: {
+      case GgmlType::kQ4_0: {
         const std::byte* b = p + i * 18;
         const float d = f16_bits_to_f32(get16(b));
         for (size_t j = 0; j < kQk; ++j) out[i * kQk + j] = (nibble(b + 2, j) - 8) * d;
         break;
       }
-      case GgmlType::Q4_1: {
+      case GgmlType::kQ4_1: {
         const std::byte* b = p + i * 20;
         const float d = f16_bits_to_f32(get16(b)), m = f16_bits_to_f32(get16(b + 2));
         for (size_t j = 0; j < kQk; ++j) out[i * kQk + j] = nibble(b + 4, j) * d + m;
         break;
       }
-      case GgmlType::Q8_0: {
+      case GgmlType::kQ8_0: {
         const std::byte* b = p + i * 34;
         const float d = f16_bits_to_f32(get16(b));
         for (size_t j = 0; j < kQk; ++j) {

@@ -15,12 +15,12 @@ struct TypeTraits {
 
 // Q4_0: ggml_half d + uint8 qs[16]; Q4_1: ggml_half d, m + qs[16]; Q8_0: ggml_half d + int8 qs[32].
 constexpr std::array<TypeTraits, 6> kSupported = {{
-    {GgmlType::F32, "F32", 1, 4},
-    {GgmlType::F16, "F16", 1, 2},
-    {GgmlType::BF16, "BF16", 1, 2},
-    {GgmlType::Q4_0, "Q4_0", 32, 18},
-    {GgmlType::Q4_1, "Q4_1", 32, 20},
-    {GgmlType::Q8_0, "Q8_0", 32, 34},
+    {GgmlType::kF32, "F32", 1, 4},
+    {GgmlType::kF16, "F16", 1, 2},
+    {GgmlType::kBF16, "BF16", 1, 2},
+    {GgmlType::kQ4_0, "Q4_0", 32, 18},
+    {GgmlType::kQ4_1, "Q4_1", 32, 20},
+    {GgmlType::kQ8_0, "Q8_0", 32, 34},
 }};
 
 const TypeTraits& traits(GgmlType type) {

@@ -10,7 +10,7 @@ namespace plinth {
 /// ggml tensor types plinth can read (values as in the GGUF spec / ggml.h). Block formats:
 /// Q8_0 = f16 scale + 32 int8 (34 bytes / 32 elements); Q4_0 = f16 scale + 16 bytes of nibbles
 /// (18 / 32); Q4_1 = f16 scale + f16 min + 16 bytes of nibbles (20 / 32).
-enum class GgmlType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q8_0 = 8, BF16 = 30 };
+enum class GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 8, kBF16 = 30 };
 
 /// Elements per block of a supported type (1 for F32/F16/BF16, 32 for the Q types).
 /// Throws std::invalid_argument for a value outside GgmlType.

@@ -38,7 +38,7 @@ const GgufFile::Entry& GgufFile::entry(std::string_view key) const {
 
 void GgufFile::wrong_type(std::string_view key, const Entry& e, const char* wanted) const {
   std::string found = gguf_value_type_name(e.value.type);
-  if (e.value.type == GgufValueType::ARRAY) {
+  if (e.value.type == GgufValueType::kArray) {
     found += std::string(" of ") + gguf_value_type_name(e.value.elem_type);
   }
   throw GgufError(path_, e.offset, std::string(key),
@@ -74,14 +74,14 @@ std::optional<int64_t> as_int(const GgufValue& v) {
 }
 
 bool is_float(GgufValueType t) {
-  return t == GgufValueType::FLOAT32 || t == GgufValueType::FLOAT64;
+  return t == GgufValueType::kFloat32 || t == GgufValueType::kFloat64;
 }
 
 }  // namespace
 
 std::string GgufFile::get_string(std::string_view key) const {
   const Entry& e = entry(key);
-  if (e.value.type != GgufValueType::STRING) wrong_type(key, e, "string");
+  if (e.value.type != GgufValueType::kString) wrong_type(key, e, "string");
   return std::get<std::string>(e.value.data);
 }
 
@@ -107,13 +107,13 @@ double GgufFile::get_float(std::string_view key) const {
 
 bool GgufFile::get_bool(std::string_view key) const {
   const Entry& e = entry(key);
-  if (e.value.type != GgufValueType::BOOL) wrong_type(key, e, "bool");
+  if (e.value.type != GgufValueType::kBool) wrong_type(key, e, "bool");
   return std::get<bool>(e.value.data);
 }
 
 std::vector<std::string> GgufFile::get_string_array(std::string_view key) const {
   const Entry& e = entry(key);
-  if (e.value.type != GgufValueType::ARRAY || e.value.elem_type != GgufValueType::STRING) {
+  if (e.value.type != GgufValueType::kArray || e.value.elem_type != GgufValueType::kString) {
     wrong_type(key, e, "array of string");
   }
   std::vector<std::string> out;
@@ -124,7 +124,7 @@ std::vector<std::string> GgufFile::get_string_array(std::string_view key) const 
 
 std::vector<int64_t> GgufFile::get_int_array(std::string_view key) const {
   const Entry& e = entry(key);
-  if (e.value.type != GgufValueType::ARRAY ||
+  if (e.value.type != GgufValueType::kArray ||
       !(gguf_is_signed(e.value.elem_type) || gguf_is_unsigned(e.value.elem_type))) {
     wrong_type(key, e, "array of integers");
   }
@@ -143,7 +143,7 @@ std::vector<int64_t> GgufFile::get_int_array(std::string_view key) const {
 
 std::vector<double> GgufFile::get_float_array(std::string_view key) const {
   const Entry& e = entry(key);
-  if (e.value.type != GgufValueType::ARRAY || !is_float(e.value.elem_type)) {
+  if (e.value.type != GgufValueType::kArray || !is_float(e.value.elem_type)) {
     wrong_type(key, e, "array of float32 or float64");
   }
   std::vector<double> out;
@@ -154,7 +154,7 @@ std::vector<double> GgufFile::get_float_array(std::string_view key) const {
 
 uint64_t GgufFile::array_size(std::string_view key) const {
   const Entry& e = entry(key);
-  if (e.value.type != GgufValueType::ARRAY) wrong_type(key, e, "array");
+  if (e.value.type != GgufValueType::kArray) wrong_type(key, e, "array");
   return e.value.items().size();
 }
 

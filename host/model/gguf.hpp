@@ -25,7 +25,7 @@ class MappedFile;
 /// size without overflow, dims[0] a multiple of the type's block size, data inside the file.
 struct GgufTensor {
   std::string name;
-  GgmlType type = GgmlType::F32;
+  GgmlType type = GgmlType::kF32;
   std::vector<uint64_t> dims;  // ggml order: dims[0] = ne0, the contiguous (row) dimension; a
                                // linear layer in -> out is {in, out}
   uint64_t offset = 0;         // absolute byte offset in the file (aligned data start + relative)

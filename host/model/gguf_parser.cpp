@@ -25,23 +25,23 @@ constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;
 // Bytes the smallest element of an array of `type` takes in the file.
 uint64_t min_encoded_size(GgufValueType type) {
   switch (type) {
-    case GgufValueType::UINT8:
-    case GgufValueType::INT8:
-    case GgufValueType::BOOL:
+    case GgufValueType::kUint8:
+    case GgufValueType::kInt8:
+    case GgufValueType::kBool:
       return 1;
-    case GgufValueType::UINT16:
-    case GgufValueType::INT16:
+    case GgufValueType::kUint16:
+    case GgufValueType::kInt16:
       return 2;
-    case GgufValueType::UINT32:
-    case GgufValueType::INT32:
-    case GgufValueType::FLOAT32:
+    case GgufValueType::kUint32:
+    case GgufValueType::kInt32:
+    case GgufValueType::kFloat32:
       return 4;
-    case GgufValueType::UINT64:
-    case GgufValueType::INT64:
-    case GgufValueType::FLOAT64:
-    case GgufValueType::STRING:
+    case GgufValueType::kUint64:
+    case GgufValueType::kInt64:
+    case GgufValueType::kFloat64:
+    case GgufValueType::kString:
       return 8;  // length prefix
-    case GgufValueType::ARRAY:
+    case GgufValueType::kArray:
       return 4 + 8;  // element type + count
   }
   return 1;
@@ -100,7 +100,7 @@ class GgufParser {
   GgufValueType read_value_type(const std::string& field) {
     const uint64_t at = c_.pos();
     const auto raw = c_.read<uint32_t>(field);
-    if (raw > static_cast<uint32_t>(GgufValueType::FLOAT64)) {
+    if (raw > static_cast<uint32_t>(GgufValueType::kFloat64)) {
       c_.fail(at, field,
               "unknown value type " + std::to_string(raw) + " (the GGUF spec defines 0..12)");
     }
@@ -112,46 +112,46 @@ class GgufParser {
     v.type = type;
     const uint64_t at = c_.pos();
     switch (type) {
-      case GgufValueType::UINT8:
+      case GgufValueType::kUint8:
         v.data = uint64_t{c_.read<uint8_t>(field)};
         break;
-      case GgufValueType::UINT16:
+      case GgufValueType::kUint16:
         v.data = uint64_t{c_.read<uint16_t>(field)};
         break;
-      case GgufValueType::UINT32:
+      case GgufValueType::kUint32:
         v.data = uint64_t{c_.read<uint32_t>(field)};
         break;
-      case GgufValueType::UINT64:
+      case GgufValueType::kUint64:
         v.data = c_.read<uint64_t>(field);
         break;
-      case GgufValueType::INT8:
+      case GgufValueType::kInt8:
         v.data = int64_t{c_.read<int8_t>(field)};
         break;
-      case GgufValueType::INT16:
+      case GgufValueType::kInt16:
         v.data = int64_t{c_.read<int16_t>(field)};
         break;
-      case GgufValueType::INT32:
+      case GgufValueType::kInt32:
         v.data = int64_t{c_.read<int32_t>(field)};
         break;
-      case GgufValueType::INT64:
+      case GgufValueType::kInt64:
         v.data = c_.read<int64_t>(field);
         break;
-      case GgufValueType::FLOAT32:
+      case GgufValueType::kFloat32:
         v.data = double{c_.read<float>(field)};
         break;
-      case GgufValueType::FLOAT64:
+      case GgufValueType::kFloat64:
         v.data = c_.read<double>(field);
         break;
-      case GgufValueType::BOOL: {
+      case GgufValueType::kBool: {
         const auto b = c_.read<uint8_t>(field);
         if (b > 1) c_.fail(at, field, "bool value " + std::to_string(b) + " is neither 0 nor 1");
         v.data = b == 1;
         break;
       }
-      case GgufValueType::STRING:
+      case GgufValueType::kString:
         v.data = c_.read_string(field);
         break;
-      case GgufValueType::ARRAY:
+      case GgufValueType::kArray:
         parse_array(v, field, depth);
         break;
     }

@@ -4,44 +4,44 @@ namespace plinth {
 
 const char* gguf_value_type_name(GgufValueType type) {
   switch (type) {
-    case GgufValueType::UINT8:
+    case GgufValueType::kUint8:
       return "uint8";
-    case GgufValueType::INT8:
+    case GgufValueType::kInt8:
       return "int8";
-    case GgufValueType::UINT16:
+    case GgufValueType::kUint16:
       return "uint16";
-    case GgufValueType::INT16:
+    case GgufValueType::kInt16:
       return "int16";
-    case GgufValueType::UINT32:
+    case GgufValueType::kUint32:
       return "uint32";
-    case GgufValueType::INT32:
+    case GgufValueType::kInt32:
       return "int32";
-    case GgufValueType::FLOAT32:
+    case GgufValueType::kFloat32:
       return "float32";
-    case GgufValueType::BOOL:
+    case GgufValueType::kBool:
       return "bool";
-    case GgufValueType::STRING:
+    case GgufValueType::kString:
       return "string";
-    case GgufValueType::ARRAY:
+    case GgufValueType::kArray:
       return "array";
-    case GgufValueType::UINT64:
+    case GgufValueType::kUint64:
       return "uint64";
-    case GgufValueType::INT64:
+    case GgufValueType::kInt64:
       return "int64";
-    case GgufValueType::FLOAT64:
+    case GgufValueType::kFloat64:
       return "float64";
   }
   return "unknown";
 }
 
 bool gguf_is_unsigned(GgufValueType type) {
-  return type == GgufValueType::UINT8 || type == GgufValueType::UINT16 ||
-         type == GgufValueType::UINT32 || type == GgufValueType::UINT64;
+  return type == GgufValueType::kUint8 || type == GgufValueType::kUint16 ||
+         type == GgufValueType::kUint32 || type == GgufValueType::kUint64;
 }
 
 bool gguf_is_signed(GgufValueType type) {
-  return type == GgufValueType::INT8 || type == GgufValueType::INT16 ||
-         type == GgufValueType::INT32 || type == GgufValueType::INT64;
+  return type == GgufValueType::kInt8 || type == GgufValueType::kInt16 ||
+         type == GgufValueType::kInt32 || type == GgufValueType::kInt64;
 }
 
 }  // namespace plinth

@@ -11,19 +11,19 @@ namespace plinth {
 
 /// Metadata value types, numbered as in the GGUF spec.
 enum class GgufValueType : uint32_t {
-  UINT8 = 0,
-  INT8 = 1,
-  UINT16 = 2,
-  INT16 = 3,
-  UINT32 = 4,
-  INT32 = 5,
-  FLOAT32 = 6,
-  BOOL = 7,
-  STRING = 8,
-  ARRAY = 9,
-  UINT64 = 10,
-  INT64 = 11,
-  FLOAT64 = 12,
+  kUint8 = 0,
+  kInt8 = 1,
+  kUint16 = 2,
+  kInt16 = 3,
+  kUint32 = 4,
+  kInt32 = 5,
+  kFloat32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kUint64 = 10,
+  kInt64 = 11,
+  kFloat64 = 12,
 };
 
 /// "uint8", "string", "array" ...; "unknown" for a value outside the enum.
@@ -37,8 +37,8 @@ bool gguf_is_signed(GgufValueType type);
 /// FLOAT64 as double (exact for FLOAT32), strings as bytes (the spec says UTF-8; not checked), an
 /// array as its elements, each a GgufValue of type `elem_type`.
 struct GgufValue {
-  GgufValueType type = GgufValueType::UINT8;
-  GgufValueType elem_type = GgufValueType::UINT8;  // meaningful only when type == ARRAY
+  GgufValueType type = GgufValueType::kUint8;
+  GgufValueType elem_type = GgufValueType::kUint8;  // meaningful only when type == ARRAY
   std::variant<uint64_t, int64_t, double, bool, std::string, std::vector<GgufValue>> data;
 
   const std::vector<GgufValue>& items() const { return std::get<std::vector<GgufValue>>(data); }

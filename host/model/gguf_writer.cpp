@@ -33,24 +33,24 @@ uint64_t align_up(uint64_t x, uint64_t a) {
 // Bytes a value's payload takes (after its uint32 type).
 uint64_t encoded_size(const GgufValue& v) {
   switch (v.type) {
-    case GgufValueType::UINT8:
-    case GgufValueType::INT8:
-    case GgufValueType::BOOL:
+    case GgufValueType::kUint8:
+    case GgufValueType::kInt8:
+    case GgufValueType::kBool:
       return 1;
-    case GgufValueType::UINT16:
-    case GgufValueType::INT16:
+    case GgufValueType::kUint16:
+    case GgufValueType::kInt16:
       return 2;
-    case GgufValueType::UINT32:
-    case GgufValueType::INT32:
-    case GgufValueType::FLOAT32:
+    case GgufValueType::kUint32:
+    case GgufValueType::kInt32:
+    case GgufValueType::kFloat32:
       return 4;
-    case GgufValueType::UINT64:
-    case GgufValueType::INT64:
-    case GgufValueType::FLOAT64:
+    case GgufValueType::kUint64:
+    case GgufValueType::kInt64:
+    case GgufValueType::kFloat64:
       return 8;
-    case GgufValueType::STRING:
+    case GgufValueType::kString:
       return 8 + std::get<std::string>(v.data).size();
-    case GgufValueType::ARRAY: {
+    case GgufValueType::kArray: {
       uint64_t n = 4 + 8;
       for (const GgufValue& item : v.items()) n += encoded_size(item);
       return n;
@@ -95,43 +95,43 @@ class Encoder {
   }
   void value(const GgufValue& v) {
     switch (v.type) {
-      case GgufValueType::UINT8:
+      case GgufValueType::kUint8:
         put(static_cast<uint8_t>(std::get<uint64_t>(v.data)));
         break;
-      case GgufValueType::UINT16:
+      case GgufValueType::kUint16:
         put(static_cast<uint16_t>(std::get<uint64_t>(v.data)));
         break;
-      case GgufValueType::UINT32:
+      case GgufValueType::kUint32:
         put(static_cast<uint32_t>(std::get<uint64_t>(v.data)));
         break;
-      case GgufValueType::UINT64:
+      case GgufValueType::kUint64:
         put(std::get<uint64_t>(v.data));
         break;
-      case GgufValueType::INT8:
+      case GgufValueType::kInt8:
         put(static_cast<int8_t>(std::get<int64_t>(v.data)));
         break;
-      case GgufValueType::INT16:
+      case GgufValueType::kInt16:
         put(static_cast<int16_t>(std::get<int64_t>(v.data)));
         break;
-      case GgufValueType::INT32:
+      case GgufValueType::kInt32:
         put(static_cast<int32_t>(std::get<int64_t>(v.data)));
         break;
-      case GgufValueType::INT64:
+      case GgufValueType::kInt64:
         put(std::get<int64_t>(v.data));
         break;
-      case GgufValueType::FLOAT32:
+      case GgufValueType::kFloat32:
         put(static_cast<float>(std::get<double>(v.data)));
         break;
-      case GgufValueType::FLOAT64:
+      case GgufValueType::kFloat64:
         put(std::get<double>(v.data));
         break;
-      case GgufValueType::BOOL:
+      case GgufValueType::kBool:
         put<uint8_t>(std::get<bool>(v.data) ? 1 : 0);
         break;
-      case GgufValueType::STRING:
+      case GgufValueType::kString:
         string(std::get<std::string>(v.data));
         break;
-      case GgufValueType::ARRAY:
+      case GgufValueType::kArray:
         put(static_cast<uint32_t>(v.elem_type));
         put<uint64_t>(v.items().size());
         for (const GgufValue& item : v.items()) value(item);
@@ -152,7 +152,7 @@ class Encoder {
 };
 
 bool is_valid_type(GgufValueType t) {
-  return static_cast<uint32_t>(t) <= static_cast<uint32_t>(GgufValueType::FLOAT64);
+  return static_cast<uint32_t>(t) <= static_cast<uint32_t>(GgufValueType::kFloat64);
 }
 
 [[noreturn]] void value_error(const std::string& field, const std::string& what) {
@@ -165,10 +165,10 @@ void check_unsigned(const GgufValue& v, const std::string& field, const char* na
     value_error(field, std::string(name) + " not held as uint64");
   }
   const uint64_t x = std::get<uint64_t>(v.data);
-  const uint64_t max = v.type == GgufValueType::UINT8    ? 0xff
-                       : v.type == GgufValueType::UINT16 ? 0xffff
-                       : v.type == GgufValueType::UINT32 ? 0xffffffff
-                                                         : std::numeric_limits<uint64_t>::max();
+  const uint64_t max = v.type == GgufValueType::kUint8    ? 0xff
+                       : v.type == GgufValueType::kUint16 ? 0xffff
+                       : v.type == GgufValueType::kUint32 ? 0xffffffff
+                                                          : std::numeric_limits<uint64_t>::max();
   if (x > max) value_error(field, "value " + std::to_string(x) + " does not fit " + name);
 }
 
@@ -178,10 +178,10 @@ void check_signed(const GgufValue& v, const std::string& field, const char* name
     value_error(field, std::string(name) + " not held as int64");
   }
   const int64_t x = std::get<int64_t>(v.data);
-  const int bits = v.type == GgufValueType::INT8    ? 8
-                   : v.type == GgufValueType::INT16 ? 16
-                   : v.type == GgufValueType::INT32 ? 32
-                                                    : 64;
+  const int bits = v.type == GgufValueType::kInt8    ? 8
+                   : v.type == GgufValueType::kInt16 ? 16
+                   : v.type == GgufValueType::kInt32 ? 32
+                                                     : 64;
   if (bits < 64 && (x < -(int64_t{1} << (bits - 1)) || x >= (int64_t{1} << (bits - 1)))) {
     value_error(field, "value " + std::to_string(x) + " does not fit " + name);
   }
@@ -220,13 +220,13 @@ void check_value(const GgufValue& v, const std::string& field) {
     check_unsigned(v, field, name);
   } else if (gguf_is_signed(v.type)) {
     check_signed(v, field, name);
-  } else if (v.type == GgufValueType::FLOAT32 || v.type == GgufValueType::FLOAT64) {
+  } else if (v.type == GgufValueType::kFloat32 || v.type == GgufValueType::kFloat64) {
     if (!std::holds_alternative<double>(v.data)) {
       value_error(field, std::string(name) + " not held as double");
     }
-  } else if (v.type == GgufValueType::BOOL) {
+  } else if (v.type == GgufValueType::kBool) {
     if (!std::holds_alternative<bool>(v.data)) value_error(field, "bool not held as bool");
-  } else if (v.type == GgufValueType::STRING) {
+  } else if (v.type == GgufValueType::kString) {
     if (!std::holds_alternative<std::string>(v.data)) {
       value_error(field, "string not held as std::string");
     }
@@ -246,7 +246,7 @@ GgufValue gguf_uint(GgufValueType type, uint64_t v) {
     throw std::invalid_argument(std::string("gguf_uint: ") + gguf_value_type_name(type) +
                                 " is not an unsigned integer type");
   }
-  GgufValue value{type, GgufValueType::UINT8, v};
+  GgufValue value{type, GgufValueType::kUint8, v};
   check_value(value, "gguf_uint");
   return value;
 }
@@ -256,30 +256,30 @@ GgufValue gguf_int(GgufValueType type, int64_t v) {
     throw std::invalid_argument(std::string("gguf_int: ") + gguf_value_type_name(type) +
                                 " is not a signed integer type");
   }
-  GgufValue value{type, GgufValueType::UINT8, v};
+  GgufValue value{type, GgufValueType::kUint8, v};
   check_value(value, "gguf_int");
   return value;
 }
 
 GgufValue gguf_float(GgufValueType type, double v) {
-  if (type != GgufValueType::FLOAT32 && type != GgufValueType::FLOAT64) {
+  if (type != GgufValueType::kFloat32 && type != GgufValueType::kFloat64) {
     throw std::invalid_argument(std::string("gguf_float: ") + gguf_value_type_name(type) +
                                 " is not float32 or float64");
   }
-  if (type == GgufValueType::FLOAT32) v = static_cast<float>(v);
-  return GgufValue{type, GgufValueType::UINT8, v};
+  if (type == GgufValueType::kFloat32) v = static_cast<float>(v);
+  return GgufValue{type, GgufValueType::kUint8, v};
 }
 
 GgufValue gguf_bool(bool v) {
-  return GgufValue{GgufValueType::BOOL, GgufValueType::UINT8, v};
+  return GgufValue{GgufValueType::kBool, GgufValueType::kUint8, v};
 }
 
 GgufValue gguf_string(std::string v) {
-  return GgufValue{GgufValueType::STRING, GgufValueType::UINT8, std::move(v)};
+  return GgufValue{GgufValueType::kString, GgufValueType::kUint8, std::move(v)};
 }
 
 GgufValue gguf_array(GgufValueType elem_type, std::vector<GgufValue> items) {
-  GgufValue value{GgufValueType::ARRAY, elem_type, std::move(items)};
+  GgufValue value{GgufValueType::kArray, elem_type, std::move(items)};
   check_value(value, "gguf_array");
   return value;
 }
@@ -288,7 +288,7 @@ GgufValue gguf_string_array(const std::vector<std::string>& items) {
   std::vector<GgufValue> values;
   values.reserve(items.size());
   for (const std::string& s : items) values.push_back(gguf_string(s));
-  return GgufValue{GgufValueType::ARRAY, GgufValueType::STRING, std::move(values)};
+  return GgufValue{GgufValueType::kArray, GgufValueType::kString, std::move(values)};
 }
 
 void GgufWriter::check_kv(const std::string& key, const GgufValue& value) const {
@@ -339,10 +339,10 @@ bool GgufWriter::has(const std::string& key) const {
 }
 
 void GgufWriter::add_u32(const std::string& key, uint32_t v) {
-  add(key, gguf_uint(GgufValueType::UINT32, v));
+  add(key, gguf_uint(GgufValueType::kUint32, v));
 }
 void GgufWriter::add_f32(const std::string& key, float v) {
-  add(key, gguf_float(GgufValueType::FLOAT32, v));
+  add(key, gguf_float(GgufValueType::kFloat32, v));
 }
 void GgufWriter::add_string(const std::string& key, const std::string& v) {
   add(key, gguf_string(v));

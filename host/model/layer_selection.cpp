@@ -41,9 +41,9 @@ GgufWriter select_first_layers(const GgufFile& src, uint32_t layers) {
       } else {
         v.data = uint64_t{layers};
       }
-    } else if (key == "general.name" && v.type == GgufValueType::STRING) {
+    } else if (key == "general.name" && v.type == GgufValueType::kString) {
       std::get<std::string>(v.data) += " (first " + std::to_string(layers) + " layers)";
-    } else if (key.starts_with(arch + ".") && v.type == GgufValueType::ARRAY &&
+    } else if (key.starts_with(arch + ".") && v.type == GgufValueType::kArray &&
                v.items().size() == blocks) {
       auto& items = std::get<std::vector<GgufValue>>(v.data);
       items.resize(layers);

@@ -101,9 +101,9 @@ std::vector<TensorSpec> block_tensors(uint32_t l) {
 }
 
 GgmlType type_of(Role role, GgmlType dtype) {
-  if (role == Role::kNorm) return GgmlType::F32;
-  if (role == Role::kEmbedding && (dtype == GgmlType::Q4_0 || dtype == GgmlType::Q4_1)) {
-    return GgmlType::Q8_0;
+  if (role == Role::kNorm) return GgmlType::kF32;
+  if (role == Role::kEmbedding && (dtype == GgmlType::kQ4_0 || dtype == GgmlType::kQ4_1)) {
+    return GgmlType::kQ8_0;
   }
   return dtype;
 }
@@ -185,11 +185,11 @@ void copy_metadata(GgufWriter& w, const GgufFile& src, const SyntheticModelOptio
   for (const std::string& key : src.keys()) {
     GgufValue v = *src.find_value(key);
     if (key == "llama.block_count") {
-      v = gguf_uint(GgufValueType::UINT32, o.layers);
-    } else if (key == "general.name" && v.type == GgufValueType::STRING) {
+      v = gguf_uint(GgufValueType::kUint32, o.layers);
+    } else if (key == "general.name" && v.type == GgufValueType::kString) {
       std::get<std::string>(v.data) += " (synthetic: " + std::to_string(o.real_layers) +
                                        " real layers, seed " + std::to_string(o.seed) + ")";
-    } else if (key.starts_with("llama.") && v.type == GgufValueType::ARRAY &&
+    } else if (key.starts_with("llama.") && v.type == GgufValueType::kArray &&
                v.items().size() == blocks) {
       std::get<std::vector<GgufValue>>(v.data).resize(o.layers);
     }
@@ -201,17 +201,17 @@ void copy_metadata(GgufWriter& w, const GgufFile& src, const SyntheticModelOptio
 
 uint32_t gguf_file_type(GgmlType dtype) {
   switch (dtype) {
-    case GgmlType::F32:
+    case GgmlType::kF32:
       return 0;
-    case GgmlType::F16:
+    case GgmlType::kF16:
       return 1;
-    case GgmlType::Q4_0:
+    case GgmlType::kQ4_0:
       return 2;
-    case GgmlType::Q4_1:
+    case GgmlType::kQ4_1:
       return 3;
-    case GgmlType::Q8_0:
+    case GgmlType::kQ8_0:
       return 7;
-    case GgmlType::BF16:
+    case GgmlType::kBF16:
       return 32;
   }
   return 0;
@@ -220,7 +220,7 @@ uint32_t gguf_file_type(GgmlType dtype) {
 void add_synthetic_tokenizer(GgufWriter& w) {
   const std::vector<std::string> bytes = byte_strings();
   std::vector<std::string> tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
-  std::vector<GgufValue> types(3, gguf_int(GgufValueType::INT32, 3));  // control
+  std::vector<GgufValue> types(3, gguf_int(GgufValueType::kInt32, 3));  // control
   std::vector<std::string> merges;
   tokens.reserve(S::kVocab);
   types.reserve(S::kVocab);
@@ -234,12 +234,12 @@ void add_synthetic_tokenizer(GgufWriter& w) {
       merges.push_back(l + " " + r);
     }
   }
-  types.resize(S::kVocab, gguf_int(GgufValueType::INT32, 1));  // normal
+  types.resize(S::kVocab, gguf_int(GgufValueType::kInt32, 1));  // normal
   w.add_bool("tokenizer.ggml.add_bos_token", false);
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "smollm");
   w.add("tokenizer.ggml.tokens", gguf_string_array(tokens));
-  w.add("tokenizer.ggml.token_type", gguf_array(GgufValueType::INT32, std::move(types)));
+  w.add("tokenizer.ggml.token_type", gguf_array(GgufValueType::kInt32, std::move(types)));
   w.add("tokenizer.ggml.merges", gguf_string_array(merges));
   w.add_u32("tokenizer.ggml.bos_token_id", 1);
   w.add_u32("tokenizer.ggml.eos_token_id", 2);
@@ -305,7 +305,7 @@ GgufWriter make_synthetic_model(const SyntheticModelOptions& o) {
   check_options(o);
   GgufWriter w;
   add_metadata(w, o);
-  w.add("plinth.synthetic.seed", gguf_uint(GgufValueType::UINT64, o.seed));
+  w.add("plinth.synthetic.seed", gguf_uint(GgufValueType::kUint64, o.seed));
   w.add_u32("plinth.synthetic.real_layers", o.real_layers);
   if (o.vocab_only) return w;
 

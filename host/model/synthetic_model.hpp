@@ -33,7 +33,7 @@ struct SyntheticModelOptions {
   uint64_t seed = 0;
   /// Type of the projection matrices and the embedding (norms are always F32, as in the real
   /// file). Q4_0 / Q4_1 store token_embd as Q8_0, as llama.cpp's Q4 mixes do.
-  GgmlType dtype = GgmlType::Q4_1;
+  GgmlType dtype = GgmlType::kQ4_1;
   /// Transformer blocks, 1..30 (fewer for fast CPU tests).
   uint32_t layers = SmolLm2Shape::kLayers;
   /// The real model: when given, its metadata (tokenizer and chat template included, block_count

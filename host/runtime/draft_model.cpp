@@ -14,7 +14,7 @@ const char* const kFix = "use a draft model trained with the same tokenizer";
 // The token strings, or nullptr when the file has no tokenizer.ggml.tokens string array.
 const std::vector<GgufValue>* tokens_of(const GgufFile& f) {
   const GgufValue* v = f.find_value("tokenizer.ggml.tokens");
-  if (v == nullptr || v->type != GgufValueType::ARRAY || v->elem_type != GgufValueType::STRING) {
+  if (v == nullptr || v->type != GgufValueType::kArray || v->elem_type != GgufValueType::kString) {
     return nullptr;
   }
   return &v->items();

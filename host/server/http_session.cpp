@@ -153,7 +153,7 @@ void HttpSession::handle(const Request& req) {
     if (target == "/v1/completions" || target == "/v1/chat/completions") {
       method_is(http::verb::post);
       return start_generation(req,
-                              target == "/v1/completions" ? ApiKind::completion : ApiKind::chat);
+                              target == "/v1/completions" ? ApiKind::kCompletion : ApiKind::kChat);
     }
     if (target == "/health") {
       method_is(http::verb::get);
@@ -228,12 +228,12 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
       echo_texts.push_back(state_->engine.host().tokenizer().decode(prompt, true));
     }
   }
-  std::string id = (kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
+  std::string id = (kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
                    "-" + std::to_string(state_->next_id++);
   builder_.emplace(api, id, unix_now(), std::move(echo_texts));
   choice_done_.assign(requests.size(), false);
   refusal_hint_.clear();
-  if (!api.max_tokens_given && kind == ApiKind::chat) {
+  if (!api.max_tokens_given && kind == ApiKind::kChat) {
     refusal_hint_ =
         " (the request gives no max_tokens, so it defaults to the rest of the context, " +
         std::to_string(api.params.max_tokens) + " tokens; pass a smaller max_tokens)";

@@ -329,7 +329,7 @@ void refuse_unsupported(const json& body, ApiKind kind) {
     if (it == body.end() || it->is_null()) continue;
     const json& v = *it;
     const std::string k = key;
-    if (kind == ApiKind::completion && (k == "echo" || k == "best_of")) continue;
+    if (kind == ApiKind::kCompletion && (k == "echo" || k == "best_of")) continue;
     const bool asks_nothing =
         (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
         ((k == "tools" || k == "functions") && v.empty()) ||
@@ -418,7 +418,7 @@ void read_choices(const json& body, ApiKind kind, const ParseLimits& limits, Api
     r.n = static_cast<int32_t>(v);
   }
   read_bool(body, "stream", r.stream);
-  if (kind != ApiKind::completion) return;
+  if (kind != ApiKind::kCompletion) return;
   read_bool(body, "echo", r.echo);
   if (!read_int(body, "best_of", v)) return;
   if (v < r.n || v > limits.max_n) {
@@ -455,7 +455,7 @@ void read_stream_options(const json& body, ApiRequest& r) {
 // chat takes a boolean plus top_logprobs. Echo with logprobs is refused.
 void read_logprobs(const json& body, ApiKind kind, ApiRequest& r) {
   int64_t v = 0;
-  if (kind == ApiKind::completion) {
+  if (kind == ApiKind::kCompletion) {
     if (read_int(body, "logprobs", v)) {
       check_range("logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
       r.logprobs = true;
@@ -501,7 +501,7 @@ void read_lengths(const json& body, ApiKind kind, const RequestModel& host, ApiR
   int64_t max_tokens = 0;
   bool max_given = false;
   const char* max_key = "max_tokens";
-  if (kind == ApiKind::chat && read_int(body, "max_completion_tokens", max_tokens)) {
+  if (kind == ApiKind::kChat && read_int(body, "max_completion_tokens", max_tokens)) {
     max_key = "max_completion_tokens";
     max_given = true;
   } else {
@@ -520,10 +520,10 @@ void read_lengths(const json& body, ApiKind kind, const RequestModel& host, ApiR
                    "This model's maximum context length is " + std::to_string(context) +
                        " tokens. However, the prompt has " + std::to_string(prompt_len) +
                        " tokens; shorten it to at most " + std::to_string(context - 1),
-                   kind == ApiKind::chat ? "messages" : "prompt", "context_length_exceeded");
+                   kind == ApiKind::kChat ? "messages" : "prompt", "context_length_exceeded");
   }
   if (!max_given) {
-    max_tokens = kind == ApiKind::completion ? 16 : context - prompt_len;
+    max_tokens = kind == ApiKind::kCompletion ? 16 : context - prompt_len;
   } else if (prompt_len + max_tokens > context) {
     throw ApiError(400, "invalid_request_error",
                    "This model's maximum context length is " + std::to_string(context) +
@@ -568,7 +568,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   read_bool(body, "speculative", r.speculative);
   read_logprobs(body, kind, r);
 
-  if (kind == ApiKind::completion) {
+  if (kind == ApiKind::kCompletion) {
     r.prompts = parse_prompt(body, host, limits);
   } else {
     r.prompts.push_back(parse_messages(body, host));

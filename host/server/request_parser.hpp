@@ -25,11 +25,11 @@ class EngineHost;
 
 namespace plinth::server {
 
-enum class ApiKind { completion, chat };
+enum class ApiKind { kCompletion, kChat };
 
 /// One parsed request: its prompts (token ids) and everything needed to answer it.
 struct ApiRequest {
-  ApiKind kind = ApiKind::completion;
+  ApiKind kind = ApiKind::kCompletion;
   std::string model;
   /// Prompt token ids, one entry per prompt (completions accept a batch; chat has one).
   std::vector<std::vector<int32_t>> prompts;

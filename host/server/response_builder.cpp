@@ -64,7 +64,7 @@ size_t ResponseBuilder::num_visible(const Choice& c) {
 // The logprobs of choice tokens [from, to); offsets in characters, after `echo_chars`.
 json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t to,
                                     size_t echo_chars) const {
-  if (kind_ == ApiKind::completion) {
+  if (kind_ == ApiKind::kCompletion) {
     size_t text_offset = echo_chars;
     for (size_t i = 0; i < from; ++i) text_offset += count_chars(c.logprobs[i].text);
     json tokens = json::array(), token_logprobs = json::array(), top = json::array(),
@@ -106,7 +106,7 @@ json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t to,
 
 json ResponseBuilder::chunk_base() const {
   json j = {{"id", id_},
-            {"object", kind_ == ApiKind::chat ? "chat.completion.chunk" : "text_completion"},
+            {"object", kind_ == ApiKind::kChat ? "chat.completion.chunk" : "text_completion"},
             {"created", created_},
             {"model", model_}};
   if (include_usage_) j["usage"] = nullptr;
@@ -150,7 +150,7 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
     text_delta = echo_of(index) + text_delta;
     c.echo_sent = true;
   }
-  if (kind_ == ApiKind::chat && !c.role_sent) {
+  if (kind_ == ApiKind::kChat && !c.role_sent) {
     json j = chunk_base();
     j["choices"] = json::array({{{"index", index},
                                  {"delta", {{"role", "assistant"}, {"content", ""}}},
@@ -161,7 +161,7 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
   }
   if (text_delta.empty() && !ev.finished && !has_logprobs) return frames;
   json choice = {{"index", index}};
-  if (kind_ == ApiKind::chat) {
+  if (kind_ == ApiKind::kChat) {
     choice["delta"] = text_delta.empty() ? json::object() : json{{"content", text_delta}};
   } else {
     choice["text"] = text_delta;
@@ -205,7 +205,7 @@ std::string ResponseBuilder::body() const {
     const Choice& c = choices_[order[i]];
     const std::string& echo = echo_of(order[i]);
     json choice = {{"index", i}};
-    if (kind_ == ApiKind::chat) {
+    if (kind_ == ApiKind::kChat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
     } else {
       choice["text"] = echo + c.text;
@@ -216,7 +216,7 @@ std::string ResponseBuilder::body() const {
     choices.push_back(std::move(choice));
   }
   json j = {{"id", id_},
-            {"object", kind_ == ApiKind::chat ? "chat.completion" : "text_completion"},
+            {"object", kind_ == ApiKind::kChat ? "chat.completion" : "text_completion"},
             {"created", created_},
             {"model", model_},
             {"choices", choices},

@@ -132,15 +132,15 @@ BackendConfig parse_config(const char* config_json, Int8Kernel best_int8) {
         o.matmul = automatic.path;
         c.matmul_label = auto_label;
       } else if (d == "simd_blas") {
-        o.matmul = MatmulPath::Auto;  // the kernels' per-size choice
+        o.matmul = MatmulPath::kAuto;  // the kernels' per-size choice
       } else if (d == "simd") {
-        o.matmul = MatmulPath::Simd;
+        o.matmul = MatmulPath::kSimd;
       } else if (d == "blas") {
-        o.matmul = MatmulPath::Blas;
+        o.matmul = MatmulPath::kBlas;
       } else if (d == "float") {
-        o.matmul = MatmulPath::Float;
+        o.matmul = MatmulPath::kFloat;
       } else if (d == "int8") {
-        o.matmul = MatmulPath::Int8;
+        o.matmul = MatmulPath::kInt8;
       } else {
         throw std::invalid_argument("backend_cpu config: matmul = " + value.dump() +
                                     " must be \"auto\", \"float\", \"int8\", \"simd\", "
@@ -192,9 +192,9 @@ CpuBackend::CpuBackend(const plinth_create_args& args, const BackendConfig& conf
       std::to_string(s.vocab) + "; threads " + std::to_string(forward_.options().threads) +
       ", kv_dtype " + kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +
       std::to_string(forward_.options().max_batch_tokens) + ", matmul " + config.matmul_label);
-  if (forward_.options().matmul == MatmulPath::Int8) {
+  if (forward_.options().matmul == MatmulPath::kInt8) {
     const Int8Kernel k = int8_kernel();
-    if (k == Int8Kernel::Scalar) {
+    if (k == Int8Kernel::kScalar) {
       host_.warn(
           "matmul int8: kernel scalar (this CPU lacks AVX2, or PLINTH_INT8_KERNEL chose it): the "
           "int8 path runs its portable kernel (same results, an order of magnitude slower); use "

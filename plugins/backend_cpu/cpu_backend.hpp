@@ -22,7 +22,7 @@ struct BackendConfig {
 /// Parses the manifest config (schema in plugin.cpp): {"threads": int >= 1 (default: the number
 /// of cores), "kv_dtype": "f32" | "f16" (default "f32"), "max_batch_tokens": int >= 1 (default
 /// 2048), "matmul": "auto" | "float" | "int8" | "simd" | "blas" | "simd_blas" (default "auto",
-/// resolved by choose_auto_matmul(best_int8); "simd_blas" is the kernels' MatmulPath::Auto)}.
+/// resolved by choose_auto_matmul(best_int8); "simd_blas" is the kernels' MatmulPath::kAuto)}.
 /// NULL or "" means {}. Throws std::invalid_argument naming the key for a wrong value or an
 /// unknown key.
 BackendConfig parse_config(const char* config_json, Int8Kernel best_int8 = best_int8_kernel());

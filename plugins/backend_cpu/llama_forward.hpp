@@ -27,7 +27,7 @@ struct ForwardOptions {
   // scheme), also batch-invariant. Blas dequantizes weights to f32 and runs sgemm (f32-accurate;
   // slow for few rows). Auto lets the kernels pick per row count (the logits then depend on how a
   // prompt was chunked).
-  MatmulPath matmul = MatmulPath::Float;
+  MatmulPath matmul = MatmulPath::kFloat;
 };
 
 /// Runs a LLaMA model whose weights stay in the host's mapping. Owns the thread pool, the paged

@@ -18,22 +18,22 @@ using sdk::Error;
 bool to_weight_type(int32_t dtype, WeightType* out) {
   switch (dtype) {
     case PLINTH_DTYPE_F32:
-      *out = WeightType::F32;
+      *out = WeightType::kF32;
       return true;
     case PLINTH_DTYPE_F16:
-      *out = WeightType::F16;
+      *out = WeightType::kF16;
       return true;
     case PLINTH_DTYPE_BF16:
-      *out = WeightType::BF16;
+      *out = WeightType::kBF16;
       return true;
     case PLINTH_DTYPE_Q8_0:
-      *out = WeightType::Q8_0;
+      *out = WeightType::kQ8_0;
       return true;
     case PLINTH_DTYPE_Q4_0:
-      *out = WeightType::Q4_0;
+      *out = WeightType::kQ4_0;
       return true;
     case PLINTH_DTYPE_Q4_1:
-      *out = WeightType::Q4_1;
+      *out = WeightType::kQ4_1;
       return true;
     default:
       return false;
@@ -123,14 +123,14 @@ class TensorTable {
                       std::vector<std::vector<float>>& owned) const {
     const plinth_tensor_view& t = get(name, n, 1);
     const WeightType wt = type_of(t);
-    if (t.nbytes < static_cast<uint64_t>(n) * (wt == WeightType::F32 ? 4u : 2u) ||
-        (wt != WeightType::F32 && wt != WeightType::F16 && wt != WeightType::BF16)) {
+    if (t.nbytes < static_cast<uint64_t>(n) * (wt == WeightType::kF32 ? 4u : 2u) ||
+        (wt != WeightType::kF32 && wt != WeightType::kF16 && wt != WeightType::kBF16)) {
       throw Error(PLINTH_ERR_UNSUPPORTED, path_ + ": norm tensor " + name +
                                               " must be F32, F16 or "
                                               "BF16 with " +
                                               std::to_string(n) + " elements");
     }
-    if (wt == WeightType::F32) return static_cast<const float*>(t.data);
+    if (wt == WeightType::kF32) return static_cast<const float*>(t.data);
     owned.emplace_back(static_cast<size_t>(n));
     dequantize(wt, t.data, 0, n, owned.back().data());
     return owned.back().data();
@@ -217,16 +217,16 @@ LlamaWeights bind_llama_weights(const plinth_model_desc& model) {
 }
 
 void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool) {
-  if (path != MatmulPath::Float && path != MatmulPath::Int8) return;
+  if (path != MatmulPath::kFloat && path != MatmulPath::kInt8) return;
   const auto order =
-      path == MatmulPath::Float ? detail::PanelOrder::Float : detail::PanelOrder::Int8;
+      path == MatmulPath::kFloat ? detail::PanelOrder::kFloat : detail::PanelOrder::kInt8;
   const auto pack = [&](WeightView& v) {
-    if (v.type != WeightType::Q8_0 && v.type != WeightType::Q4_0 && v.type != WeightType::Q4_1) {
+    if (v.type != WeightType::kQ8_0 && v.type != WeightType::kQ4_0 && v.type != WeightType::kQ4_1) {
       return;
     }
     auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::packed_bytes(v)));
     detail::pack_weights(v, buf.data(), pool, order);
-    (order == detail::PanelOrder::Float ? v.panels : v.int8_panels) = buf.data();
+    (order == detail::PanelOrder::kFloat ? v.panels : v.int8_panels) = buf.data();
   };
   for (LayerWeights& l : w.layers) {
     for (WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*v);

@@ -4,16 +4,16 @@ namespace plinth::cpu {
 
 MatmulChoice choose_auto_matmul(Int8Kernel best) {
   switch (best) {
-    case Int8Kernel::Avx512Vnni:
-      return {MatmulPath::Int8, "AVX-512 VNNI"};
-    case Int8Kernel::AvxVnni:
-      return {MatmulPath::Int8, "AVX-VNNI"};
-    case Int8Kernel::Avx2:
-      return {MatmulPath::Int8, "AVX2"};
-    case Int8Kernel::Scalar:
+    case Int8Kernel::kAvx512Vnni:
+      return {MatmulPath::kInt8, "AVX-512 VNNI"};
+    case Int8Kernel::kAvxVnni:
+      return {MatmulPath::kInt8, "AVX-VNNI"};
+    case Int8Kernel::kAvx2:
+      return {MatmulPath::kInt8, "AVX2"};
+    case Int8Kernel::kScalar:
       break;
   }
-  return {MatmulPath::Float, "no AVX2: the int8 path would run its scalar kernel"};
+  return {MatmulPath::kFloat, "no AVX2: the int8 path would run its scalar kernel"};
 }
 
 }  // namespace plinth::cpu

@@ -113,7 +113,7 @@ CudaBackend::CudaBackend(const plinth_create_args& args)
   const plinth_model_desc& model = require_model(args);
   (void)model_shape(model);  // config errors before any device work
   select_device(cfg_.device);
-  gemm_mode_ = cfg_.invariant_gemm ? kernels::GemmMode::Invariant : kernels::GemmMode::Fast;
+  gemm_mode_ = cfg_.invariant_gemm ? kernels::GemmMode::kInvariant : kernels::GemmMode::kFast;
   check(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   stream_ = ctx_.stream;
   check_blas(cublasCreate(&ctx_.blas), "cublasCreate");

@@ -123,7 +123,7 @@ class CudaBackend {
   cublasHandle_t blas_ = nullptr;  // ctx_.blas
   DeviceBuffer blas_workspace_;
   DeviceWeights w_;
-  kernels::GemmMode gemm_mode_ = kernels::GemmMode::Invariant;
+  kernels::GemmMode gemm_mode_ = kernels::GemmMode::kInvariant;
   uint32_t logits_rows_ = 0;
   // Activations, rows = max_num_tokens (logits: logits_rows_).
   DeviceBuffer x_;       // [T, hidden] f32 residual stream

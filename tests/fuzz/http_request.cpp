@@ -38,9 +38,9 @@ void fuzz_http_request(const uint8_t* data, size_t size) {
     const auto& req = parser.get();
     if (req.method() == http::verb::post) {
       if (req.target() == "/v1/completions") {
-        parse_body_checked(server::ApiKind::completion, req.body());
+        parse_body_checked(server::ApiKind::kCompletion, req.body());
       } else if (req.target() == "/v1/chat/completions") {
-        parse_body_checked(server::ApiKind::chat, req.body());
+        parse_body_checked(server::ApiKind::kChat, req.body());
       }
     }
     if (!req.keep_alive()) return;

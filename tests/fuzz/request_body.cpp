@@ -66,7 +66,7 @@ void parse_body_checked(server::ApiKind kind, std::string_view body) {
 
 void fuzz_request_body(const uint8_t* data, size_t size) {
   if (size == 0) return;
-  const auto kind = data[0] % 2 == 0 ? server::ApiKind::completion : server::ApiKind::chat;
+  const auto kind = data[0] % 2 == 0 ? server::ApiKind::kCompletion : server::ApiKind::kChat;
   parse_body_checked(kind, std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
 }
 

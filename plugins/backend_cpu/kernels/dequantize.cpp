@@ -55,27 +55,27 @@ void dequantize(WeightType type, const void* data, int64_t first, int64_t count,
   }
   const auto* bytes = static_cast<const uint8_t*>(data) + first / be * block_bytes(type);
   switch (type) {
-    case WeightType::F32:
+    case WeightType::kF32:
       // memcpy: the mapped bytes need not be float-aligned (and casting them breaks aliasing).
       std::memcpy(out, bytes, static_cast<size_t>(count) * sizeof(float));
       return;
-    case WeightType::F16: {
+    case WeightType::kF16: {
       const auto* src = reinterpret_cast<const uint16_t*>(bytes);
       for (int64_t i = 0; i < count; ++i) out[i] = fp16_to_fp32(src[i]);
       return;
     }
-    case WeightType::BF16: {
+    case WeightType::kBF16: {
       const auto* src = reinterpret_cast<const uint16_t*>(bytes);
       for (int64_t i = 0; i < count; ++i) out[i] = bf16_to_fp32(src[i]);
       return;
     }
-    case WeightType::Q8_0:
+    case WeightType::kQ8_0:
       dequant_q8_0(reinterpret_cast<const BlockQ8_0*>(bytes), count / be, out);
       return;
-    case WeightType::Q4_0:
+    case WeightType::kQ4_0:
       dequant_q4_0(reinterpret_cast<const BlockQ4_0*>(bytes), count / be, out);
       return;
-    case WeightType::Q4_1:
+    case WeightType::kQ4_1:
       dequant_q4_1(reinterpret_cast<const BlockQ4_1*>(bytes), count / be, out);
       return;
   }

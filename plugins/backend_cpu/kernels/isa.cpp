@@ -97,7 +97,7 @@ T env_choice(const char* var, std::initializer_list<T> choices, NameOf name_of, 
 Int8Kernel initial_int8_limit() {
   return env_choice(
       "PLINTH_INT8_KERNEL",
-      {Int8Kernel::Scalar, Int8Kernel::Avx2, Int8Kernel::AvxVnni, Int8Kernel::Avx512Vnni},
+      {Int8Kernel::kScalar, Int8Kernel::kAvx2, Int8Kernel::kAvxVnni, Int8Kernel::kAvx512Vnni},
       int8_kernel_name, best_int8_kernel());
 }
 
@@ -110,7 +110,7 @@ std::atomic<Int8Kernel>& int8_limit() {
 // best_isa() (asking for AVX-512 on an AVX2 CPU runs AVX2).
 Isa initial_isa() {
   const Isa isa =
-      env_choice("PLINTH_ISA", {Isa::Scalar, Isa::Avx2, Isa::Avx512}, isa_name, best_isa());
+      env_choice("PLINTH_ISA", {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}, isa_name, best_isa());
   return static_cast<Isa>(std::min(static_cast<int>(isa), static_cast<int>(best_isa())));
 }
 
@@ -123,11 +123,11 @@ std::atomic<Isa>& active() {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::Avx512:
+    case Isa::kAvx512:
       return "avx512";
-    case Isa::Avx2:
+    case Isa::kAvx2:
       return "avx2";
-    case Isa::Scalar:
+    case Isa::kScalar:
       break;
   }
   return "scalar";
@@ -140,13 +140,13 @@ bool cpu_has_avx512_vnni() {
 
 const char* int8_kernel_name(Int8Kernel k) {
   switch (k) {
-    case Int8Kernel::Avx512Vnni:
+    case Int8Kernel::kAvx512Vnni:
       return "avx512-vnni";
-    case Int8Kernel::AvxVnni:
+    case Int8Kernel::kAvxVnni:
       return "avx-vnni";
-    case Int8Kernel::Avx2:
+    case Int8Kernel::kAvx2:
       return "avx2";
-    case Int8Kernel::Scalar:
+    case Int8Kernel::kScalar:
       break;
   }
   return "scalar";
@@ -155,13 +155,13 @@ const char* int8_kernel_name(Int8Kernel k) {
 bool int8_kernel_supported(Int8Kernel k) {
   static const bool avx2 = cpu_has_avx2(), avxvnni = cpu_has_avxvnni();
   switch (k) {
-    case Int8Kernel::Avx512Vnni:
+    case Int8Kernel::kAvx512Vnni:
       return cpu_has_avx512_vnni();
-    case Int8Kernel::AvxVnni:
+    case Int8Kernel::kAvxVnni:
       return avxvnni;
-    case Int8Kernel::Avx2:
+    case Int8Kernel::kAvx2:
       return avx2;
-    case Int8Kernel::Scalar:
+    case Int8Kernel::kScalar:
       break;
   }
   return true;
@@ -169,19 +169,19 @@ bool int8_kernel_supported(Int8Kernel k) {
 
 Int8Kernel best_int8_kernel() {
   static const Int8Kernel best = [] {
-    for (Int8Kernel k : {Int8Kernel::Avx512Vnni, Int8Kernel::AvxVnni, Int8Kernel::Avx2}) {
+    for (Int8Kernel k : {Int8Kernel::kAvx512Vnni, Int8Kernel::kAvxVnni, Int8Kernel::kAvx2}) {
       if (int8_kernel_supported(k)) return k;
     }
-    return Int8Kernel::Scalar;
+    return Int8Kernel::kScalar;
   }();
   return best;
 }
 
 Int8Kernel int8_kernel() {
   const Isa isa = active_isa();
-  const Int8Kernel cap = isa == Isa::Avx512 ? Int8Kernel::Avx512Vnni
-                         : isa == Isa::Avx2 ? Int8Kernel::AvxVnni
-                                            : Int8Kernel::Scalar;
+  const Int8Kernel cap = isa == Isa::kAvx512 ? Int8Kernel::kAvx512Vnni
+                         : isa == Isa::kAvx2 ? Int8Kernel::kAvxVnni
+                                             : Int8Kernel::kScalar;
   const Int8Kernel limit = int8_limit().load(std::memory_order_relaxed);
   int k = std::min(static_cast<int>(cap), static_cast<int>(limit));
   while (k > 0 && !int8_kernel_supported(static_cast<Int8Kernel>(k))) --k;
@@ -192,14 +192,14 @@ void set_int8_kernel(Int8Kernel k) {
   if (!int8_kernel_supported(k)) {
     throw std::invalid_argument(
         std::string("set_int8_kernel(") + int8_kernel_name(k) + "): this CPU lacks it (best: " +
-        int8_kernel_name(best_int8_kernel()) + "); use Int8Kernel::Scalar or best_int8_kernel()");
+        int8_kernel_name(best_int8_kernel()) + "); use Int8Kernel::kScalar or best_int8_kernel()");
   }
   int8_limit().store(k, std::memory_order_relaxed);
 }
 
 Isa best_isa() {
   static const Isa best =
-      cpu_has_avx512() ? Isa::Avx512 : (cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar);
+      cpu_has_avx512() ? Isa::kAvx512 : (cpu_has_avx2() ? Isa::kAvx2 : Isa::kScalar);
   return best;
 }
 
@@ -211,7 +211,7 @@ void set_active_isa(Isa isa) {
   if (static_cast<int>(isa) > static_cast<int>(best_isa())) {
     throw std::invalid_argument(std::string("set_active_isa(") + isa_name(isa) +
                                 "): this CPU lacks it (best: " + isa_name(best_isa()) +
-                                "); use Isa::Scalar or best_isa()");
+                                "); use Isa::kScalar or best_isa()");
   }
   active().store(isa, std::memory_order_relaxed);
 }
@@ -231,11 +231,11 @@ const KernelTable& avx512_kernels() {
 
 const KernelTable& active_kernels() {
   switch (active_isa()) {
-    case Isa::Avx512:
+    case Isa::kAvx512:
       return avx512_kernels();
-    case Isa::Avx2:
+    case Isa::kAvx2:
       return avx2_kernels();
-    case Isa::Scalar:
+    case Isa::kScalar:
       break;
   }
   return scalar_kernels();

@@ -78,7 +78,7 @@ struct PanelJob {
   int64_t sx_stride;
   int64_t n;
   float* y;  // [n, rows]
-  // Int8 path only (panels in PanelOrder::Int8; x and sx unused):
+  // Int8 path only (panels in PanelOrder::kInt8; x and sx unused):
   const BlockQ8A* xq = nullptr;   // [n, nb] the activation rows quantized (quantize_row_q8a)
   const int32_t* qsum = nullptr;  // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
   const int32_t* qoff = nullptr;  // Q4_0 / Q8_0: [n, nb] −o·qsum (o = 8, 128); else unused
@@ -91,7 +91,7 @@ void run_panels_scalar(const PanelJob& job, int64_t p0, int64_t p1);
 void run_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1);
 void run_panels_avx512(const PanelJob& job, int64_t p0, int64_t p1);
 
-/// The Int8 path over PanelOrder::Int8 panels (matmul_int8.hpp), one per Int8Kernel (isa.hpp):
+/// The Int8 path over PanelOrder::kInt8 panels (matmul_int8.hpp), one per Int8Kernel (isa.hpp):
 /// kernels_int8_scalar.cpp (any CPU), kernels_int8_avx2.cpp (AVX2 + FMA + F16C),
 /// kernels_int8_avxvnni.cpp (also AVX-VNNI) and kernels_int8_vnni.cpp (AVX-512F + BW + VNNI); call
 /// each only where int8_kernel_supported() says so. Same bits: every output follows the one

@@ -8,7 +8,7 @@
 namespace plinth::cpu::detail {
 namespace {
 
-// Byte k of group g of row r inside a panel block's quants (PanelOrder::Int8).
+// Byte k of group g of row r inside a panel block's quants (PanelOrder::kInt8).
 int64_t at(int64_t g, int64_t r, int64_t k) {
   return g * 64 + r * 4 + k;
 }

@@ -24,11 +24,11 @@ constexpr int64_t kBlasMinRows = 64;
 
 detail::QuantDotFn quant_dot_for(const KernelTable& k, WeightType type) {
   switch (type) {
-    case WeightType::Q8_0:
+    case WeightType::kQ8_0:
       return k.dot_q8_0;
-    case WeightType::Q4_0:
+    case WeightType::kQ4_0:
       return k.dot_q4_0;
-    case WeightType::Q4_1:
+    case WeightType::kQ4_1:
       return k.dot_q4_1;
     default:
       return nullptr;
@@ -37,11 +37,11 @@ detail::QuantDotFn quant_dot_for(const KernelTable& k, WeightType type) {
 
 detail::FloatDotFn float_dot_for(const KernelTable& k, WeightType type) {
   switch (type) {
-    case WeightType::F32:
+    case WeightType::kF32:
       return k.dot_f32;
-    case WeightType::F16:
+    case WeightType::kF16:
       return k.dot_f16;
-    case WeightType::BF16:
+    case WeightType::kBF16:
       return k.dot_bf16;
     default:
       return nullptr;
@@ -101,22 +101,22 @@ void matmul_simd_float(const WeightView& w, const float* x, int64_t n, float* y,
 }
 
 bool is_quantized(WeightType t) {
-  return t == WeightType::Q8_0 || t == WeightType::Q4_0 || t == WeightType::Q4_1;
+  return t == WeightType::kQ8_0 || t == WeightType::kQ4_0 || t == WeightType::kQ4_1;
 }
 
 }  // namespace
 
 const char* matmul_path_name(MatmulPath path) {
   switch (path) {
-    case MatmulPath::Auto:
+    case MatmulPath::kAuto:
       return "auto";
-    case MatmulPath::Simd:
+    case MatmulPath::kSimd:
       return "simd";
-    case MatmulPath::Blas:
+    case MatmulPath::kBlas:
       return "blas";
-    case MatmulPath::Float:
+    case MatmulPath::kFloat:
       return "float";
-    case MatmulPath::Int8:
+    case MatmulPath::kInt8:
       return "int8";
   }
   return "unknown";
@@ -128,7 +128,7 @@ MatmulPath choose_matmul_path(WeightType type, int64_t n) {
   // from n = 128 (0.6-0.8x at n = 128 and 512). F32/F16/BF16 weights follow the same rule (not in
   // the model; unmeasured). Note: Auto is not batch-invariant, Simd is (see matmul.hpp).
   (void)type;
-  return n >= kBlasMinRows ? MatmulPath::Blas : MatmulPath::Simd;
+  return n >= kBlasMinRows ? MatmulPath::kBlas : MatmulPath::kSimd;
 }
 
 void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool,
@@ -137,12 +137,12 @@ void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool
   if (x == nullptr || y == nullptr) throw std::invalid_argument("matmul: x and y must not be null");
   if (n < 0) throw std::invalid_argument("matmul: n=" + std::to_string(n) + " must be >= 0");
   if (n == 0) return;
-  if (path == MatmulPath::Auto) path = choose_matmul_path(w.type, n);
-  if (path == MatmulPath::Blas) {
+  if (path == MatmulPath::kAuto) path = choose_matmul_path(w.type, n);
+  if (path == MatmulPath::kBlas) {
     detail::matmul_blas(w, x, n, y, pool);
-  } else if (path == MatmulPath::Float && is_quantized(w.type)) {
+  } else if (path == MatmulPath::kFloat && is_quantized(w.type)) {
     detail::matmul_float_quant(w, x, n, y, pool);
-  } else if (path == MatmulPath::Int8 && is_quantized(w.type)) {
+  } else if (path == MatmulPath::kInt8 && is_quantized(w.type)) {
     detail::matmul_int8_quant(w, x, n, y, pool);
   } else if (is_quantized(w.type)) {
     matmul_simd_quant(w, x, n, y, pool);

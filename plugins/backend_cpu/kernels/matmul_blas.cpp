@@ -20,7 +20,7 @@ void matmul_blas(const WeightView& w, const float* x, int64_t n, float* y, Threa
     for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
       const int64_t c1 = std::min(c0 + chunk, r1);
       const float* wp;
-      if (w.type == WeightType::F32) {
+      if (w.type == WeightType::kF32) {
         wp = static_cast<const float*>(w.data) + c0 * w.cols;
       } else {
         wf.resize(static_cast<size_t>((c1 - c0) * w.cols));

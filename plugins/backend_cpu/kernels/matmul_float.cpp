@@ -13,11 +13,11 @@ constexpr int64_t kLanes = 8;
 
 PanelRunFn active_panel_kernel() {
   switch (active_isa()) {
-    case Isa::Avx512:
+    case Isa::kAvx512:
       return run_panels_avx512;
-    case Isa::Avx2:
+    case Isa::kAvx2:
       return run_panels_avx2;
-    case Isa::Scalar:
+    case Isa::kScalar:
       break;
   }
   return run_panels_scalar;
@@ -67,7 +67,7 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
   // Q4_1: the block sums of each activation row, once per call, shared by all weight rows.
   const int64_t nbp = padded_blocks(nb);
   const float* sx = nullptr;
-  if (w.type == WeightType::Q4_1) {
+  if (w.type == WeightType::kQ4_1) {
     thread_local std::vector<float> sx_buf;
     if (static_cast<int64_t>(sx_buf.size()) < n * nbp) sx_buf.resize(static_cast<size_t>(n * nbp));
     float* out = sx_buf.data();

@@ -1,4 +1,4 @@
-// Internal: the Float path of matmul (MatmulPath::Float) for quantized weights — f32 activations,
+// Internal: the Float path of matmul (MatmulPath::kFloat) for quantized weights — f32 activations,
 // weights dequantized in registers, a per-element reduction order fixed independently of n, of the
 // tiling and of the thread count (batch-invariant, docs/architecture.md, 'Batch invariance').
 //
@@ -64,6 +64,6 @@ void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool);
 /// Packs the quantized matrix `w` into out[packed_bytes(w)] (panel_layout.hpp) in `order` (the
 /// Float path's or the Int8 path's), split over `pool`.
 void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool,
-                  PanelOrder order = PanelOrder::Float);
+                  PanelOrder order = PanelOrder::kFloat);
 
 }  // namespace plinth::cpu::detail

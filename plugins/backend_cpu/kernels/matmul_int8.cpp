@@ -15,19 +15,19 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   if (panels == nullptr) {  // packed per call (see WeightView::int8_panels)
     thread_local std::vector<uint8_t> packed;
     packed.resize(static_cast<size_t>(packed_bytes(w)));
-    pack_weights(w, packed.data(), pool, PanelOrder::Int8);
+    pack_weights(w, packed.data(), pool, PanelOrder::kInt8);
     panels = packed.data();
   }
   const KernelTable& k = active_kernels();
   thread_local std::vector<BlockQ8A> xq_buf;
   thread_local std::vector<int32_t> qsum_buf, qoff_buf;
   if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
-  const bool offset = w.type != WeightType::Q4_1;  // Q4_0 / Q8_0 subtract o·Σqx
+  const bool offset = w.type != WeightType::kQ4_1;  // Q4_0 / Q8_0 subtract o·Σqx
   if (offset && static_cast<int64_t>(qsum_buf.size()) < n * nb) {
     qsum_buf.resize(static_cast<size_t>(n * nb));
     qoff_buf.resize(static_cast<size_t>(n * nb));
   }
-  const int32_t o = w.type == WeightType::Q8_0 ? 128 : 8;
+  const int32_t o = w.type == WeightType::kQ8_0 ? 128 : 8;
   BlockQ8A* xq = xq_buf.data();
   int32_t* qsum = qsum_buf.data();
   int32_t* qoff = qoff_buf.data();
@@ -63,16 +63,16 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
                offset ? qoff : nullptr};
   PanelRunFn run = run_int8_panels_scalar;
   switch (int8_kernel()) {
-    case Int8Kernel::Avx512Vnni:
+    case Int8Kernel::kAvx512Vnni:
       run = run_int8_panels_vnni;
       break;
-    case Int8Kernel::AvxVnni:
+    case Int8Kernel::kAvxVnni:
       run = run_int8_panels_avxvnni;
       break;
-    case Int8Kernel::Avx2:
+    case Int8Kernel::kAvx2:
       run = run_int8_panels_avx2;
       break;
-    case Int8Kernel::Scalar:
+    case Int8Kernel::kScalar:
       break;
   }
   run_panels_parallel(job, run, pool);

@@ -1,6 +1,6 @@
-// Internal: the Int8 path of matmul (MatmulPath::Int8) for quantized weights — activations
+// Internal: the Int8 path of matmul (MatmulPath::kInt8) for quantized weights — activations
 // quantized per 32 elements to int8 (llama.cpp's Q8 scheme, quantize_row_q8a), exact integer block
-// dot products over panel-packed weights (PanelOrder::Int8, panel_layout.hpp), and a per-element
+// dot products over panel-packed weights (PanelOrder::kInt8, panel_layout.hpp), and a per-element
 // float sequence fixed independently of n, of the tiling, of the thread count and of the ISA
 // (batch-invariant, docs/architecture.md, 'Batch invariance').
 //

@@ -85,9 +85,9 @@ void drive(const PanelJob& j, int64_t p0, int64_t p1) {
 template <class K>
 void run(const PanelJob& j, int64_t p0, int64_t p1) {
   switch (j.type) {
-    case WeightType::Q4_1:
+    case WeightType::kQ4_1:
       return drive<K, Q4_1>(j, p0, p1);
-    case WeightType::Q4_0:
+    case WeightType::kQ4_0:
       return drive<K, Q4_0>(j, p0, p1);
     default:
       return drive<K, Q8_0>(j, p0, p1);

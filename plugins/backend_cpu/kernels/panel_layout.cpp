@@ -8,11 +8,11 @@ namespace plinth::cpu::detail {
 
 int64_t panel_block_bytes(WeightType type) {
   switch (type) {
-    case WeightType::Q4_1:
+    case WeightType::kQ4_1:
       return 384;
-    case WeightType::Q4_0:
+    case WeightType::kQ4_0:
       return 320;
-    case WeightType::Q8_0:
+    case WeightType::kQ8_0:
       return 576;
     default:
       throw std::invalid_argument(std::string("panel layout: weight type ") +
@@ -28,7 +28,7 @@ namespace {
 
 // Offset of quant byte t (Q4: byte t of the block; Q8_0: element t) of row r inside the quants.
 int64_t quant_offset(PanelOrder order, int64_t t, int64_t r) {
-  return order == PanelOrder::Float ? t * kPanelRows + r : (t / 4) * 64 + r * 4 + t % 4;
+  return order == PanelOrder::kFloat ? t * kPanelRows + r : (t / 4) * 64 + r * 4 + t % 4;
 }
 
 // Copies one row's block into slot r of a panel block.
@@ -37,19 +37,19 @@ void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb, PanelO
     const float f = fp16_to_fp32(h);
     std::memcpy(pb + off + r * 4, &f, 4);
   };
-  if (type == WeightType::Q8_0) {
+  if (type == WeightType::kQ8_0) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(blk);
     put_f32(0, b->d);
     for (int64_t j = 0; j < kQuantBlock; ++j) {
       // Int8: the unsigned operand of vpdpbusd, q + 128 in 0..255 (the kernel subtracts 128·Σx).
-      const int v = order == PanelOrder::Float ? static_cast<uint8_t>(b->qs[j]) : b->qs[j] + 128;
+      const int v = order == PanelOrder::kFloat ? static_cast<uint8_t>(b->qs[j]) : b->qs[j] + 128;
       pb[64 + quant_offset(order, j, r)] = static_cast<uint8_t>(v);
     }
     return;
   }
   const uint8_t* qs = nullptr;
   int64_t qoff = 64;
-  if (type == WeightType::Q4_1) {
+  if (type == WeightType::kQ4_1) {
     const auto* b = reinterpret_cast<const BlockQ4_1*>(blk);
     put_f32(0, b->d);
     put_f32(64, b->m);

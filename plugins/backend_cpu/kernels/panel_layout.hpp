@@ -37,11 +37,11 @@ inline int64_t panel_count(int64_t rows) {
 int64_t packed_bytes(const WeightView& w);
 
 /// Which order a panel block's quants are in: the Float path's or the Int8 path's (above).
-enum class PanelOrder { Float, Int8 };
+enum class PanelOrder { kFloat, kInt8 };
 
 /// Packs rows [16·p0, 16·p1) of the quantized matrix `w` (validated by the caller) into
 /// `out + p0 · panel bytes` in `order`; `out` holds packed_bytes(w). Exact: no value is rounded.
 void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out,
-                 PanelOrder order = PanelOrder::Float);
+                 PanelOrder order = PanelOrder::kFloat);
 
 }  // namespace plinth::cpu::detail

@@ -7,17 +7,17 @@ namespace plinth::cpu {
 
 const char* weight_type_name(WeightType type) {
   switch (type) {
-    case WeightType::F32:
+    case WeightType::kF32:
       return "F32";
-    case WeightType::F16:
+    case WeightType::kF16:
       return "F16";
-    case WeightType::BF16:
+    case WeightType::kBF16:
       return "BF16";
-    case WeightType::Q8_0:
+    case WeightType::kQ8_0:
       return "Q8_0";
-    case WeightType::Q4_0:
+    case WeightType::kQ4_0:
       return "Q4_0";
-    case WeightType::Q4_1:
+    case WeightType::kQ4_1:
       return "Q4_1";
   }
   return "unknown";
@@ -25,13 +25,13 @@ const char* weight_type_name(WeightType type) {
 
 int64_t block_elems(WeightType type) {
   switch (type) {
-    case WeightType::F32:
-    case WeightType::F16:
-    case WeightType::BF16:
+    case WeightType::kF32:
+    case WeightType::kF16:
+    case WeightType::kBF16:
       return 1;
-    case WeightType::Q8_0:
-    case WeightType::Q4_0:
-    case WeightType::Q4_1:
+    case WeightType::kQ8_0:
+    case WeightType::kQ4_0:
+    case WeightType::kQ4_1:
       return kQuantBlock;
   }
   throw std::invalid_argument("block_elems: unknown WeightType " +
@@ -40,16 +40,16 @@ int64_t block_elems(WeightType type) {
 
 int64_t block_bytes(WeightType type) {
   switch (type) {
-    case WeightType::F32:
+    case WeightType::kF32:
       return 4;
-    case WeightType::F16:
-    case WeightType::BF16:
+    case WeightType::kF16:
+    case WeightType::kBF16:
       return 2;
-    case WeightType::Q8_0:
+    case WeightType::kQ8_0:
       return sizeof(BlockQ8_0);
-    case WeightType::Q4_0:
+    case WeightType::kQ4_0:
       return sizeof(BlockQ4_0);
-    case WeightType::Q4_1:
+    case WeightType::kQ4_1:
       return sizeof(BlockQ4_1);
   }
   throw std::invalid_argument("block_bytes: unknown WeightType " +

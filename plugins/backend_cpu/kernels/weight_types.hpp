@@ -14,7 +14,7 @@ namespace plinth::cpu {
 ///  - Q4_0: f16 d, uint8 nibbles[16];     value = (q - 8) * d
 ///  - Q4_1: f16 d, f16 m, nibbles[16];    value = q * d + m
 /// Nibble order as ggml: the low nibble of byte i is element i, the high nibble element i + 16.
-enum class WeightType { F32, F16, BF16, Q8_0, Q4_0, Q4_1 };
+enum class WeightType { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_1 };
 
 /// A weight matrix `W[rows, cols]` in row-major blocks, not owned. `rows` = output features (ggml
 /// ne1), `cols` = input features (ggml ne0); for quantized types `cols` must be a multiple of 32
@@ -28,7 +28,7 @@ struct WeightView {
   /// pack_panels; quantized types only), kept alive by whoever owns the view. When null, the
   /// Float path packs the weights itself on every call (correct, slower: tests and one-off uses).
   const uint8_t* panels = nullptr;
-  /// Optional, not owned: the same matrix in the Int8 path's panel order (PanelOrder::Int8,
+  /// Optional, not owned: the same matrix in the Int8 path's panel order (PanelOrder::kInt8,
   /// panel_layout.hpp). When null, the Int8 path packs per call, like `panels` above.
   const uint8_t* int8_panels = nullptr;
 };

@@ -89,7 +89,7 @@ void launch(const uint16_t* x, const uint16_t* w, float* y, int M, int N, int K,
 cudaError_t gemm(GemmMode mode, cublasHandle_t blas, const uint16_t* x, const uint16_t* w, float* y,
                  int M, int N, int K, bool accumulate, cudaStream_t stream) {
   if (M <= 0 || N <= 0 || K <= 0) return cudaGetLastError();
-  if (mode == GemmMode::Invariant) {
+  if (mode == GemmMode::kInvariant) {
     // Decode-sized M: 16-row tiles, 32 outputs wide (more blocks along N); else 64 x 64.
     if (M <= 16) {
       launch<1, 2>(x, w, y, M, N, K, accumulate, stream);

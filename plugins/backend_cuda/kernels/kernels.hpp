@@ -75,8 +75,8 @@ cudaError_t argmax_rows(const float* logits, int m, int vocab, int32_t* ids, cud
 
 /// How gemm multiplies.
 enum class GemmMode {
-  Invariant,  // own tiled kernel: each output is one thread's f32 FMA chain over k = 0..K-1
-  Fast        // cuBLAS cublasGemmEx, bf16 in, CUBLAS_COMPUTE_32F, algorithm by heuristics
+  kInvariant,  // own tiled kernel: each output is one thread's f32 FMA chain over k = 0..K-1
+  kFast        // cuBLAS cublasGemmEx, bf16 in, CUBLAS_COMPUTE_32F, algorithm by heuristics
 };
 
 /// y[M, N] (+)= x[M, K] * w[N, K]^T: x bf16 row-major activations, w bf16 row-major weights

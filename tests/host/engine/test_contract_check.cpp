@@ -28,7 +28,7 @@ TEST(ContractCheck, ScheduledIdsMustBeLiveAndDistinct) {
   s.seqs = ids.data();
   s.num_computed = s.num_new_tokens = counts.data();
   auto state = [](plinth_seq_id id) {
-    return id <= 3 ? SeqState::live : id == 4 ? SeqState::finished : SeqState::unknown;
+    return id <= 3 ? SeqState::kLive : id == 4 ? SeqState::kFinished : SeqState::kUnknown;
   };
   EXPECT_FALSE(scheduled_ids("scheduler 'x'", s, state));
 

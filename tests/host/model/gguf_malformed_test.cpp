@@ -21,8 +21,8 @@ GgufWriter base_writer() {
   w.add_string("general.architecture", "llama");
   w.add("tok", gguf_string_array({"a", "bc", "def"}));
   w.add_u32("general.quantization_version", 2);
-  test::add_pattern_tensor(w, "a.weight", {4, 2}, GgmlType::F32);
-  test::add_pattern_tensor(w, "b.weight", {32, 2}, GgmlType::Q8_0);
+  test::add_pattern_tensor(w, "a.weight", {4, 2}, GgmlType::kF32);
+  test::add_pattern_tensor(w, "b.weight", {32, 2}, GgmlType::kQ8_0);
   return w;
 }
 
@@ -168,8 +168,8 @@ TEST_F(GgufMalformed, BoolNeitherZeroNorOne) {
 
 TEST_F(GgufMalformed, ArraysNestedTooDeep) {
   GgufWriter w = base_writer();
-  GgufValue v = gguf_array(GgufValueType::INT32, {gguf_int(GgufValueType::INT32, 1)});
-  for (int i = 0; i < 9; ++i) v = gguf_array(GgufValueType::ARRAY, {v});
+  GgufValue v = gguf_array(GgufValueType::kInt32, {gguf_int(GgufValueType::kInt32, 1)});
+  for (int i = 0; i < 9; ++i) v = gguf_array(GgufValueType::kArray, {v});
   w.add("deep", v);
   Bytes b = w.build();
   auto m = test::marks(w);
@@ -197,7 +197,7 @@ TEST_F(GgufMalformed, DuplicateKey) {
 
 TEST_F(GgufMalformed, DuplicateTensorName) {
   GgufWriter w = base_writer();
-  test::add_pattern_tensor(w, "a.weighX", {4}, GgmlType::F32);  // the writer refuses repeats
+  test::add_pattern_tensor(w, "a.weighX", {4}, GgmlType::kF32);  // the writer refuses repeats
   Bytes b = w.build();
   auto m = test::marks(w);
   test::rename_key(b, m["tensor:a.weighX"], "a.weight");  // a tensor info starts with its name

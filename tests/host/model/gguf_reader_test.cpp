@@ -23,16 +23,16 @@ class GgufReader : public ::testing::Test {
 
 TEST_F(GgufReader, EveryScalarTypeRoundTrips) {
   GgufWriter w;
-  w.add("u8", gguf_uint(VT::UINT8, 255));
-  w.add("i8", gguf_int(VT::INT8, -128));
-  w.add("u16", gguf_uint(VT::UINT16, 65535));
-  w.add("i16", gguf_int(VT::INT16, -32768));
-  w.add("u32", gguf_uint(VT::UINT32, 4000000000u));
-  w.add("i32", gguf_int(VT::INT32, -2000000000));
-  w.add("u64", gguf_uint(VT::UINT64, std::numeric_limits<uint64_t>::max()));
-  w.add("i64", gguf_int(VT::INT64, std::numeric_limits<int64_t>::min()));
-  w.add("f32", gguf_float(VT::FLOAT32, 9.999999747378752e-06f));
-  w.add("f64", gguf_float(VT::FLOAT64, -1.0e300));
+  w.add("u8", gguf_uint(VT::kUint8, 255));
+  w.add("i8", gguf_int(VT::kInt8, -128));
+  w.add("u16", gguf_uint(VT::kUint16, 65535));
+  w.add("i16", gguf_int(VT::kInt16, -32768));
+  w.add("u32", gguf_uint(VT::kUint32, 4000000000u));
+  w.add("i32", gguf_int(VT::kInt32, -2000000000));
+  w.add("u64", gguf_uint(VT::kUint64, std::numeric_limits<uint64_t>::max()));
+  w.add("i64", gguf_int(VT::kInt64, std::numeric_limits<int64_t>::min()));
+  w.add("f32", gguf_float(VT::kFloat32, 9.999999747378752e-06f));
+  w.add("f64", gguf_float(VT::kFloat64, -1.0e300));
   w.add_bool("t", true);
   w.add_bool("f", false);
   w.add_string("s", std::string("h\xc3\xa9llo\0world", 12));
@@ -59,15 +59,15 @@ TEST_F(GgufReader, EveryScalarTypeRoundTrips) {
   const std::vector<std::string> want_keys = {"u8",  "i8",  "u16", "i16", "u32", "i32", "u64",
                                               "i64", "f32", "f64", "t",   "f",   "s",   "empty"};
   EXPECT_EQ(f->keys(), want_keys);
-  EXPECT_EQ(f->type_of("i16"), VT::INT16);
-  EXPECT_EQ(f->type_of("f64"), VT::FLOAT64);
+  EXPECT_EQ(f->type_of("i16"), VT::kInt16);
+  EXPECT_EQ(f->type_of("f64"), VT::kFloat64);
   EXPECT_TRUE(f->tensors().empty());
 }
 
 TEST_F(GgufReader, GettersRefuseOtherTypesNamingTheKey) {
   GgufWriter w;
-  w.add("neg", gguf_int(VT::INT32, -1));
-  w.add("big", gguf_uint(VT::UINT64, std::numeric_limits<uint64_t>::max()));
+  w.add("neg", gguf_int(VT::kInt32, -1));
+  w.add("big", gguf_uint(VT::kUint64, std::numeric_limits<uint64_t>::max()));
   w.add_u32("n", 7);
   w.add_string("s", "x");
   const auto f = open(w);
@@ -122,22 +122,22 @@ TEST_F(GgufReader, EveryArrayTypeRoundTrips) {
     for (double x : v) items.push_back(gguf_float(t, x));
     return gguf_array(t, std::move(items));
   };
-  w.add("a_u8", uints(VT::UINT8, {0, 7, 255}));
-  w.add("a_i8", ints(VT::INT8, {-1, 0, 127}));
-  w.add("a_u16", uints(VT::UINT16, {1, 65535}));
-  w.add("a_i16", ints(VT::INT16, {-300, 300}));
-  w.add("a_u32", uints(VT::UINT32, {4000000000u}));
-  w.add("a_i32", ints(VT::INT32, {1, -2, 3}));
-  w.add("a_u64", uints(VT::UINT64, {uint64_t{1} << 40}));
-  w.add("a_i64", ints(VT::INT64, {-(int64_t{1} << 40)}));
-  w.add("a_f32", floats(VT::FLOAT32, {0.5, -2.25}));
-  w.add("a_f64", floats(VT::FLOAT64, {1e-300, 3.0}));
-  w.add("a_bool", gguf_array(VT::BOOL, {gguf_bool(true), gguf_bool(false), gguf_bool(true)}));
+  w.add("a_u8", uints(VT::kUint8, {0, 7, 255}));
+  w.add("a_i8", ints(VT::kInt8, {-1, 0, 127}));
+  w.add("a_u16", uints(VT::kUint16, {1, 65535}));
+  w.add("a_i16", ints(VT::kInt16, {-300, 300}));
+  w.add("a_u32", uints(VT::kUint32, {4000000000u}));
+  w.add("a_i32", ints(VT::kInt32, {1, -2, 3}));
+  w.add("a_u64", uints(VT::kUint64, {uint64_t{1} << 40}));
+  w.add("a_i64", ints(VT::kInt64, {-(int64_t{1} << 40)}));
+  w.add("a_f32", floats(VT::kFloat32, {0.5, -2.25}));
+  w.add("a_f64", floats(VT::kFloat64, {1e-300, 3.0}));
+  w.add("a_bool", gguf_array(VT::kBool, {gguf_bool(true), gguf_bool(false), gguf_bool(true)}));
   w.add("a_str", gguf_string_array({"<|im_start|>", "", "\xc4\xa0the"}));
-  w.add("a_empty", gguf_array(VT::INT32, {}));
+  w.add("a_empty", gguf_array(VT::kInt32, {}));
   // [[1, 2], [3]] and [["x"], []]
-  w.add("a_nested", gguf_array(VT::ARRAY, {ints(VT::INT32, {1, 2}), ints(VT::INT32, {3})}));
-  w.add("a_nested_str", gguf_array(VT::ARRAY, {gguf_string_array({"x"}), gguf_string_array({})}));
+  w.add("a_nested", gguf_array(VT::kArray, {ints(VT::kInt32, {1, 2}), ints(VT::kInt32, {3})}));
+  w.add("a_nested_str", gguf_array(VT::kArray, {gguf_string_array({"x"}), gguf_string_array({})}));
   const auto f = open(w);
 
   EXPECT_EQ(f->get_int_array("a_u8"), (std::vector<int64_t>{0, 7, 255}));
@@ -152,7 +152,7 @@ TEST_F(GgufReader, EveryArrayTypeRoundTrips) {
   EXPECT_EQ(f->get_float_array("a_f64"), (std::vector<double>{1e-300, 3.0}));
   const GgufValue* bools = f->find_value("a_bool");
   ASSERT_NE(bools, nullptr);
-  EXPECT_EQ(bools->elem_type, VT::BOOL);
+  EXPECT_EQ(bools->elem_type, VT::kBool);
   ASSERT_EQ(bools->items().size(), 3u);
   EXPECT_TRUE(std::get<bool>(bools->items()[0].data));
   EXPECT_FALSE(std::get<bool>(bools->items()[1].data));
@@ -166,10 +166,10 @@ TEST_F(GgufReader, EveryArrayTypeRoundTrips) {
 
   const GgufValue* nested = f->find_value("a_nested");
   ASSERT_NE(nested, nullptr);
-  EXPECT_EQ(nested->type, VT::ARRAY);
-  EXPECT_EQ(nested->elem_type, VT::ARRAY);
+  EXPECT_EQ(nested->type, VT::kArray);
+  EXPECT_EQ(nested->elem_type, VT::kArray);
   ASSERT_EQ(nested->items().size(), 2u);
-  EXPECT_EQ(nested->items()[0].elem_type, VT::INT32);
+  EXPECT_EQ(nested->items()[0].elem_type, VT::kInt32);
   ASSERT_EQ(nested->items()[0].items().size(), 2u);
   EXPECT_EQ(std::get<int64_t>(nested->items()[0].items()[1].data), 2);
   EXPECT_EQ(std::get<int64_t>(nested->items()[1].items()[0].data), 3);
@@ -198,12 +198,12 @@ void expect_tensors_placed(const GgufFile& f, uint64_t alignment) {
 TEST_F(GgufReader, TensorsWithDefaultAlignment) {
   GgufWriter w;
   w.add_string("general.architecture", "llama");
-  test::add_pattern_tensor(w, "f32", {3, 5}, GgmlType::F32);
-  test::add_pattern_tensor(w, "f16", {7}, GgmlType::F16);
-  test::add_pattern_tensor(w, "bf16", {2, 3, 4, 5}, GgmlType::BF16);
-  test::add_pattern_tensor(w, "q4_0", {64, 3}, GgmlType::Q4_0);
-  test::add_pattern_tensor(w, "q4_1", {32, 1, 2}, GgmlType::Q4_1);
-  test::add_pattern_tensor(w, "q8_0", {96}, GgmlType::Q8_0);
+  test::add_pattern_tensor(w, "f32", {3, 5}, GgmlType::kF32);
+  test::add_pattern_tensor(w, "f16", {7}, GgmlType::kF16);
+  test::add_pattern_tensor(w, "bf16", {2, 3, 4, 5}, GgmlType::kBF16);
+  test::add_pattern_tensor(w, "q4_0", {64, 3}, GgmlType::kQ4_0);
+  test::add_pattern_tensor(w, "q4_1", {32, 1, 2}, GgmlType::kQ4_1);
+  test::add_pattern_tensor(w, "q8_0", {96}, GgmlType::kQ8_0);
   const auto f = open(w);
   auto marks = test::marks(w);
   ASSERT_EQ(f->tensors().size(), 6u);
@@ -212,7 +212,7 @@ TEST_F(GgufReader, TensorsWithDefaultAlignment) {
 
   const GgufTensor* q41 = f->find_tensor("q4_1");
   ASSERT_NE(q41, nullptr);
-  EXPECT_EQ(q41->type, GgmlType::Q4_1);
+  EXPECT_EQ(q41->type, GgmlType::kQ4_1);
   EXPECT_EQ(q41->dims, (std::vector<uint64_t>{32, 1, 2}));
   EXPECT_EQ(q41->num_elements(), 64u);
   EXPECT_EQ(q41->nbytes, 2u * 20u);
@@ -230,9 +230,9 @@ TEST_F(GgufReader, TensorsWithCustomAlignment) {
   GgufWriter w;
   w.add_u32("general.alignment", 64);
   EXPECT_EQ(w.alignment(), 64u);
-  test::add_pattern_tensor(w, "a", {3}, GgmlType::F32);
-  test::add_pattern_tensor(w, "b", {5}, GgmlType::F16);
-  test::add_pattern_tensor(w, "c", {32}, GgmlType::Q8_0);
+  test::add_pattern_tensor(w, "a", {3}, GgmlType::kF32);
+  test::add_pattern_tensor(w, "b", {5}, GgmlType::kF16);
+  test::add_pattern_tensor(w, "c", {32}, GgmlType::kQ8_0);
   const auto f = open(w);
   expect_tensors_placed(*f, 64);
   EXPECT_EQ(f->find_tensor("b")->offset - f->data_offset(), 64u);
@@ -248,13 +248,13 @@ TEST_F(GgufReader, VersionTwoIsAccepted) {
 }
 
 TEST(GgmlType, Traits) {
-  EXPECT_EQ(ggml_block_size(GgmlType::Q4_1), 32u);
-  EXPECT_EQ(ggml_type_size(GgmlType::Q4_1), 20u);
-  EXPECT_EQ(ggml_type_size(GgmlType::Q4_0), 18u);
-  EXPECT_EQ(ggml_type_size(GgmlType::Q8_0), 34u);
-  EXPECT_EQ(ggml_type_size(GgmlType::BF16), 2u);
-  EXPECT_EQ(ggml_block_size(GgmlType::F32), 1u);
-  EXPECT_STREQ(ggml_type_name(GgmlType::BF16), "BF16");
+  EXPECT_EQ(ggml_block_size(GgmlType::kQ4_1), 32u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kQ4_1), 20u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kQ4_0), 18u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kQ8_0), 34u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kBF16), 2u);
+  EXPECT_EQ(ggml_block_size(GgmlType::kF32), 1u);
+  EXPECT_STREQ(ggml_type_name(GgmlType::kBF16), "BF16");
   EXPECT_THROW(ggml_block_size(static_cast<GgmlType>(12)), std::invalid_argument);
   EXPECT_STREQ(ggml_type_name_any(12), "Q4_K");
   EXPECT_EQ(ggml_type_name_any(1000), nullptr);

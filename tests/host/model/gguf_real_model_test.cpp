@@ -109,9 +109,9 @@ TEST_F(RealModel, TensorTableMatchesGgufPackage) {
     EXPECT_EQ(t.nbytes, w["nbytes"].get<uint64_t>()) << t.name;
     EXPECT_EQ(file_->find_tensor(t.name), &t);
   }
-  EXPECT_EQ(file_->find_tensor("token_embd.weight")->type, GgmlType::Q8_0);
-  EXPECT_EQ(file_->find_tensor("blk.3.attn_k.weight")->type, GgmlType::Q4_1);
-  EXPECT_EQ(file_->find_tensor("blk.3.ffn_norm.weight")->type, GgmlType::F32);
+  EXPECT_EQ(file_->find_tensor("token_embd.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(file_->find_tensor("blk.3.attn_k.weight")->type, GgmlType::kQ4_1);
+  EXPECT_EQ(file_->find_tensor("blk.3.ffn_norm.weight")->type, GgmlType::kF32);
 }
 
 TEST_F(RealModel, TensorDataPointsIntoTheMapping) {

@@ -26,7 +26,7 @@ using VT = GgufValueType;
 // Structural equality of two values, types included.
 bool same_value(const GgufValue& a, const GgufValue& b) {
   if (a.type != b.type) return false;
-  if (a.type != VT::ARRAY) {
+  if (a.type != VT::kArray) {
     if (a.data.index() != b.data.index()) return false;
     if (auto* u = std::get_if<uint64_t>(&a.data)) return *u == std::get<uint64_t>(b.data);
     if (auto* i = std::get_if<int64_t>(&a.data)) return *i == std::get<int64_t>(b.data);
@@ -44,23 +44,23 @@ bool same_value(const GgufValue& a, const GgufValue& b) {
 // One value of every type, arrays of each, nested arrays and an empty array.
 std::vector<std::pair<std::string, GgufValue>> every_value() {
   std::vector<std::pair<std::string, GgufValue>> v = {
-      {"u8", gguf_uint(VT::UINT8, 200)},
-      {"i8", gguf_int(VT::INT8, -100)},
-      {"u16", gguf_uint(VT::UINT16, 60000)},
-      {"i16", gguf_int(VT::INT16, -30000)},
-      {"u32", gguf_uint(VT::UINT32, 4000000000u)},
-      {"i32", gguf_int(VT::INT32, std::numeric_limits<int32_t>::min())},
-      {"u64", gguf_uint(VT::UINT64, std::numeric_limits<uint64_t>::max())},
-      {"i64", gguf_int(VT::INT64, std::numeric_limits<int64_t>::min())},
-      {"f32", gguf_float(VT::FLOAT32, 1e-5)},
-      {"f64", gguf_float(VT::FLOAT64, -1.0e300)},
+      {"u8", gguf_uint(VT::kUint8, 200)},
+      {"i8", gguf_int(VT::kInt8, -100)},
+      {"u16", gguf_uint(VT::kUint16, 60000)},
+      {"i16", gguf_int(VT::kInt16, -30000)},
+      {"u32", gguf_uint(VT::kUint32, 4000000000u)},
+      {"i32", gguf_int(VT::kInt32, std::numeric_limits<int32_t>::min())},
+      {"u64", gguf_uint(VT::kUint64, std::numeric_limits<uint64_t>::max())},
+      {"i64", gguf_int(VT::kInt64, std::numeric_limits<int64_t>::min())},
+      {"f32", gguf_float(VT::kFloat32, 1e-5)},
+      {"f64", gguf_float(VT::kFloat64, -1.0e300)},
       {"bool", gguf_bool(true)},
       {"str", gguf_string(std::string("h\xc3\xa9llo\0world", 12))},
       {"empty_str", gguf_string("")},
       {"a_str", gguf_string_array({"<|im_start|>", "", "\xc4\xa0the"})},
-      {"a_empty", gguf_array(VT::FLOAT32, {})},
-      {"a_nested", gguf_array(VT::ARRAY, {gguf_array(VT::INT16, {gguf_int(VT::INT16, -2)}),
-                                          gguf_string_array({"x", "y"})})},
+      {"a_empty", gguf_array(VT::kFloat32, {})},
+      {"a_nested", gguf_array(VT::kArray, {gguf_array(VT::kInt16, {gguf_int(VT::kInt16, -2)}),
+                                           gguf_string_array({"x", "y"})})},
   };
   // An array of each scalar type, holding that type's value above.
   const size_t scalars = 11;
@@ -97,8 +97,8 @@ TEST_F(GgufWriterTest, RewritingAParsedFileGivesTheSameBytes) {
   GgufWriter w;
   for (const auto& [k, v] : every_value()) w.add(k, v);
   w.add_u32("general.alignment", 64);
-  test::add_pattern_tensor(w, "t0", {64, 2}, GgmlType::Q4_1);
-  test::add_pattern_tensor(w, "t1", {3}, GgmlType::F32);
+  test::add_pattern_tensor(w, "t0", {64, 2}, GgmlType::kQ4_1);
+  test::add_pattern_tensor(w, "t1", {3}, GgmlType::kF32);
   const Bytes first = w.build();
   const auto f = GgufFile::open(dir_.write("a.gguf", first));
   GgufWriter again;
@@ -113,8 +113,8 @@ TEST_F(GgufWriterTest, TensorsOfSeveralTypesLandWhereTheLayoutSays) {
   GgufWriter w;
   w.add_string("general.architecture", "llama");
   const std::vector<std::pair<GgmlType, std::vector<uint64_t>>> kinds = {
-      {GgmlType::F32, {3, 5}},   {GgmlType::F16, {7}},      {GgmlType::BF16, {2, 3, 4, 5}},
-      {GgmlType::Q4_0, {64, 3}}, {GgmlType::Q4_1, {32, 2}}, {GgmlType::Q8_0, {96}},
+      {GgmlType::kF32, {3, 5}},   {GgmlType::kF16, {7}},      {GgmlType::kBF16, {2, 3, 4, 5}},
+      {GgmlType::kQ4_0, {64, 3}}, {GgmlType::kQ4_1, {32, 2}}, {GgmlType::kQ8_0, {96}},
   };
   for (size_t i = 0; i < kinds.size(); ++i) {
     test::add_pattern_tensor(w, "t" + std::to_string(i), kinds[i].second, kinds[i].first);
@@ -148,9 +148,9 @@ TEST_F(GgufWriterTest, TensorsOfSeveralTypesLandWhereTheLayoutSays) {
 TEST_F(GgufWriterTest, AlignmentFollowsGeneralAlignment) {
   for (uint32_t a : {1u, 8u, 64u, 4096u}) {
     GgufWriter w;
-    test::add_pattern_tensor(w, "a", {3}, GgmlType::F32);
-    w.add("general.alignment", gguf_uint(VT::UINT32, a));  // after a tensor: applies to it too
-    test::add_pattern_tensor(w, "b", {5}, GgmlType::F16);
+    test::add_pattern_tensor(w, "a", {3}, GgmlType::kF32);
+    w.add("general.alignment", gguf_uint(VT::kUint32, a));  // after a tensor: applies to it too
+    test::add_pattern_tensor(w, "b", {5}, GgmlType::kF16);
     const auto f = GgufFile::open(dir_.write("a.gguf", w.build()));
     EXPECT_EQ(w.alignment(), a);
     EXPECT_EQ(f->alignment(), a);
@@ -165,7 +165,7 @@ TEST_F(GgufWriterTest, AlignmentFollowsGeneralAlignment) {
   EXPECT_THROW(w.add_string("general.alignment", "32"), std::invalid_argument);
   EXPECT_EQ(w.alignment(), 32u);
   w.add_u32("general.alignment", 16);
-  w.set("general.alignment", gguf_uint(VT::UINT64, 128));
+  w.set("general.alignment", gguf_uint(VT::kUint64, 128));
   EXPECT_EQ(w.alignment(), 128u);
 }
 
@@ -195,26 +195,26 @@ TEST_F(GgufWriterTest, RefusesInvalidInputNamingIt) {
   };
   GgufWriter w;
   w.add_u32("k", 1);
-  test::add_pattern_tensor(w, "t", {4}, GgmlType::F32);
+  test::add_pattern_tensor(w, "t", {4}, GgmlType::kF32);
   refuses([&] { w.add_u32("k", 2); }, "duplicate metadata key 'k'");
   refuses([&] { w.add_u32("", 2); }, "empty metadata key");
-  refuses([] { gguf_uint(VT::UINT8, 256); }, "does not fit uint8");
-  refuses([] { gguf_int(VT::INT16, 40000); }, "does not fit int16");
-  refuses([] { gguf_uint(VT::INT32, 1); }, "not an unsigned");
-  refuses([] { gguf_float(VT::UINT32, 1); }, "not float32");
-  refuses([] { gguf_array(VT::UINT32, {gguf_string("x")}); }, "element of type string");
-  GgufValue bad{VT::UINT32, VT::UINT8, std::string("x")};  // data does not match the type
+  refuses([] { gguf_uint(VT::kUint8, 256); }, "does not fit uint8");
+  refuses([] { gguf_int(VT::kInt16, 40000); }, "does not fit int16");
+  refuses([] { gguf_uint(VT::kInt32, 1); }, "not an unsigned");
+  refuses([] { gguf_float(VT::kUint32, 1); }, "not float32");
+  refuses([] { gguf_array(VT::kUint32, {gguf_string("x")}); }, "element of type string");
+  GgufValue bad{VT::kUint32, VT::kUint8, std::string("x")};  // data does not match the type
   refuses([&] { w.add("bad", bad); }, "bad");
-  GgufValue bad_elem{VT::ARRAY, VT::STRING, std::vector<GgufValue>{gguf_bool(true)}};
+  GgufValue bad_elem{VT::kArray, VT::kString, std::vector<GgufValue>{gguf_bool(true)}};
   refuses([&] { w.add("arr", bad_elem); }, "arr[0]");
   const std::vector<std::byte> four(16);
-  refuses([&] { w.add_tensor("t", GgmlType::F32, {4}, four); }, "tensor 't': duplicate");
-  refuses([&] { w.add_tensor("", GgmlType::F32, {4}, four); }, "empty tensor name");
-  refuses([&] { w.add_tensor("u", GgmlType::F32, {}, four); }, "outside 1..4");
-  refuses([&] { w.add_tensor("u", GgmlType::F32, {1, 1, 1, 1, 4}, four); }, "outside 1..4");
-  refuses([&] { w.add_tensor("u", GgmlType::F32, {4, 0}, four); }, "dimension is 0");
-  refuses([&] { w.add_tensor("u", GgmlType::F32, {5}, four); }, "expected 20");
-  refuses([&] { w.add_tensor("u", GgmlType::Q8_0, {16}, four); }, "block size 32");
+  refuses([&] { w.add_tensor("t", GgmlType::kF32, {4}, four); }, "tensor 't': duplicate");
+  refuses([&] { w.add_tensor("", GgmlType::kF32, {4}, four); }, "empty tensor name");
+  refuses([&] { w.add_tensor("u", GgmlType::kF32, {}, four); }, "outside 1..4");
+  refuses([&] { w.add_tensor("u", GgmlType::kF32, {1, 1, 1, 1, 4}, four); }, "outside 1..4");
+  refuses([&] { w.add_tensor("u", GgmlType::kF32, {4, 0}, four); }, "dimension is 0");
+  refuses([&] { w.add_tensor("u", GgmlType::kF32, {5}, four); }, "expected 20");
+  refuses([&] { w.add_tensor("u", GgmlType::kQ8_0, {16}, four); }, "block size 32");
   refuses([&] { w.add_tensor("u", static_cast<GgmlType>(12), {256}, four); }, "not supported");
   // Nothing refused was added.
   EXPECT_EQ(w.num_kvs(), 1u);
@@ -227,7 +227,7 @@ TEST_F(GgufWriterTest, CopiesShareOwnedData) {
   GgufWriter copy;
   {
     GgufWriter w;
-    w.add_tensor("t", GgmlType::F32, {2}, std::vector<std::byte>(8, std::byte{0x5a}));
+    w.add_tensor("t", GgmlType::kF32, {2}, std::vector<std::byte>(8, std::byte{0x5a}));
     copy = w;
   }
   const auto f = GgufFile::open(dir_.write("c.gguf", copy.build()));
@@ -237,7 +237,7 @@ TEST_F(GgufWriterTest, CopiesShareOwnedData) {
 TEST_F(GgufWriterTest, StreamedChunksAreTheFile) {
   GgufWriter w;
   w.add_string("s", std::string(3000000, 'x'));  // more than one internal chunk
-  w.add_tensor("big", GgmlType::F32, {1 << 19}, std::vector<std::byte>(size_t{1} << 21));
+  w.add_tensor("big", GgmlType::kF32, {1 << 19}, std::vector<std::byte>(size_t{1} << 21));
   Bytes streamed;
   size_t calls = 0;
   w.write([&](const std::byte* p, size_t n) {

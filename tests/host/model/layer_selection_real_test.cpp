@@ -23,7 +23,7 @@ constexpr uint32_t kLayers = 8;
 // Equality of two parsed values, types included.
 bool same_value(const GgufValue& a, const GgufValue& b) {
   if (a.type != b.type) return false;
-  if (a.type == GgufValueType::ARRAY) {
+  if (a.type == GgufValueType::kArray) {
     if (a.elem_type != b.elem_type || a.items().size() != b.items().size()) return false;
     for (size_t i = 0; i < a.items().size(); ++i) {
       if (!same_value(a.items()[i], b.items()[i])) return false;

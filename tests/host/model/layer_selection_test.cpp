@@ -30,33 +30,33 @@ GgufWriter tiny_llama(uint32_t layers, GgufValue block_count) {
   w.add_u32("llama.context_length", 64);
   w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   std::vector<GgufValue> per_layer;
-  for (uint32_t l = 0; l < layers; ++l) per_layer.push_back(gguf_uint(VT::UINT32, 100 + l));
-  w.add("llama.attention.sliding_window_pattern", gguf_array(VT::UINT32, per_layer));
+  for (uint32_t l = 0; l < layers; ++l) per_layer.push_back(gguf_uint(VT::kUint32, 100 + l));
+  w.add("llama.attention.sliding_window_pattern", gguf_array(VT::kUint32, per_layer));
   w.add("llama.not_per_layer", gguf_string_array({"a", "b"}));  // another length: kept whole
   w.add("tokenizer.ggml.tokens", gguf_string_array({"a", "b", "c", "d"}));
-  test::add_pattern_tensor(w, "token_embd.weight", {32, 4}, GgmlType::F32);
-  test::add_pattern_tensor(w, "rope_freqs.weight", {8}, GgmlType::F32);
+  test::add_pattern_tensor(w, "token_embd.weight", {32, 4}, GgmlType::kF32);
+  test::add_pattern_tensor(w, "rope_freqs.weight", {8}, GgmlType::kF32);
   for (uint32_t l = 0; l < layers; ++l) {  // one tensor of each type plinth reads
     const std::string p = "blk." + std::to_string(l) + ".";
-    test::add_pattern_tensor(w, p + "attn_norm.weight", {32}, GgmlType::F32);
-    test::add_pattern_tensor(w, p + "attn_q.weight", {32, 32}, GgmlType::Q8_0);
-    test::add_pattern_tensor(w, p + "attn_k.weight", {32, 16}, GgmlType::Q4_1);
-    test::add_pattern_tensor(w, p + "attn_v.weight", {32, 16}, GgmlType::Q4_0);
-    test::add_pattern_tensor(w, p + "attn_output.weight", {32, 32}, GgmlType::F16);
-    test::add_pattern_tensor(w, p + "ffn_norm.weight", {32}, GgmlType::F32);
-    test::add_pattern_tensor(w, p + "ffn_gate.weight", {32, 64}, GgmlType::BF16);
-    test::add_pattern_tensor(w, p + "ffn_up.weight", {32, 64}, GgmlType::F16);
-    test::add_pattern_tensor(w, p + "ffn_down.weight", {64, 32}, GgmlType::Q8_0);
+    test::add_pattern_tensor(w, p + "attn_norm.weight", {32}, GgmlType::kF32);
+    test::add_pattern_tensor(w, p + "attn_q.weight", {32, 32}, GgmlType::kQ8_0);
+    test::add_pattern_tensor(w, p + "attn_k.weight", {32, 16}, GgmlType::kQ4_1);
+    test::add_pattern_tensor(w, p + "attn_v.weight", {32, 16}, GgmlType::kQ4_0);
+    test::add_pattern_tensor(w, p + "attn_output.weight", {32, 32}, GgmlType::kF16);
+    test::add_pattern_tensor(w, p + "ffn_norm.weight", {32}, GgmlType::kF32);
+    test::add_pattern_tensor(w, p + "ffn_gate.weight", {32, 64}, GgmlType::kBF16);
+    test::add_pattern_tensor(w, p + "ffn_up.weight", {32, 64}, GgmlType::kF16);
+    test::add_pattern_tensor(w, p + "ffn_down.weight", {64, 32}, GgmlType::kQ8_0);
   }
-  test::add_pattern_tensor(w, "output_norm.weight", {32}, GgmlType::F32);
-  test::add_pattern_tensor(w, "output.weight", {32, 4}, GgmlType::F32);
+  test::add_pattern_tensor(w, "output_norm.weight", {32}, GgmlType::kF32);
+  test::add_pattern_tensor(w, "output.weight", {32, 4}, GgmlType::kF32);
   return w;
 }
 
 class DraftModel : public ::testing::Test {
  protected:
   std::unique_ptr<GgufFile> source(uint32_t layers,
-                                   GgufValue block_count = gguf_uint(VT::UINT32, 4)) {
+                                   GgufValue block_count = gguf_uint(VT::kUint32, 4)) {
     return GgufFile::open(
         dir_.write("src.gguf", tiny_llama(layers, std::move(block_count)).build()));
   }
@@ -110,7 +110,7 @@ TEST_F(DraftModel, KeepsTheFirstLayersByteForByte) {
   // changed, everything else equal.
   EXPECT_EQ(d->keys(), src->keys());
   EXPECT_EQ(d->get_uint("llama.block_count"), 2u);
-  EXPECT_EQ(d->type_of("llama.block_count"), VT::UINT32);
+  EXPECT_EQ(d->type_of("llama.block_count"), VT::kUint32);
   EXPECT_EQ(d->get_string("general.name"), "tiny (first 2 layers)");
   EXPECT_EQ(d->get_int_array("llama.attention.sliding_window_pattern"),
             (std::vector<int64_t>{100, 101}));
@@ -126,9 +126,9 @@ TEST_F(DraftModel, KeepsTheFirstLayersByteForByte) {
 }
 
 TEST_F(DraftModel, KeepsASignedBlockCountSigned) {
-  const auto src = source(4, gguf_int(VT::INT32, 4));
+  const auto src = source(4, gguf_int(VT::kInt32, 4));
   const auto d = draft(*src, 3);
-  EXPECT_EQ(d->type_of("llama.block_count"), VT::INT32);
+  EXPECT_EQ(d->type_of("llama.block_count"), VT::kInt32);
   EXPECT_EQ(d->get_int("llama.block_count"), 3);
   EXPECT_EQ(d->find_tensor("blk.3.attn_q.weight"), nullptr);
   EXPECT_NE(d->find_tensor("blk.2.attn_q.weight"), nullptr);

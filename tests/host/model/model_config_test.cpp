@@ -32,7 +32,7 @@ struct TinyLlama {
       tokens.push_back(std::string("t").append(std::to_string(i)));
     w.add("tokenizer.ggml.tokens", gguf_string_array(tokens));
     auto add = [&](const std::string& name, std::vector<uint64_t> dims) {
-      if (name != skip_tensor) test::add_pattern_tensor(w, name, std::move(dims), GgmlType::F32);
+      if (name != skip_tensor) test::add_pattern_tensor(w, name, std::move(dims), GgmlType::kF32);
     };
     const uint64_t kv = (with_kv_heads_key ? kv_heads : heads) * hd;
     add("token_embd.weight", {hidden, vocab});

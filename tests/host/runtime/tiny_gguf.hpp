@@ -48,7 +48,7 @@ struct TinyGguf {
     auto add = [&](const std::string& name, std::vector<uint64_t> dims) {
       uint64_t n = 1;
       for (uint64_t d : dims) n *= d;
-      w.add_tensor(name, plinth::GgmlType::F32, std::move(dims),
+      w.add_tensor(name, plinth::GgmlType::kF32, std::move(dims),
                    std::vector<std::byte>(n * sizeof(float)));
     };
     add("token_embd.weight", {hidden, vocab});

@@ -60,7 +60,7 @@ TEST(Bf16, RoundsToNearestEven) {
 TEST(Q4_0, HandComputedBlock) {
   std::vector<float> x(32);
   for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
-  const auto b = ggml_quantize(GgmlType::Q4_0, x);
+  const auto b = ggml_quantize(GgmlType::kQ4_0, x);
   ASSERT_EQ(b.size(), 18u);
   EXPECT_EQ(u16_at(b, 0), 0x4000);  // 2.0
   for (int j = 0; j < 16; ++j) {
@@ -70,7 +70,7 @@ TEST(Q4_0, HandComputedBlock) {
   }
   EXPECT_EQ(byte_at(b, 2) & 0x0f, 0);  // -16 -> 0
   EXPECT_EQ(byte_at(b, 17) >> 4, 15);  // 15 -> 16.0, clamped to 15
-  const auto y = ggml_dequantize(GgmlType::Q4_0, b, 32);
+  const auto y = ggml_dequantize(GgmlType::kQ4_0, b, 32);
   EXPECT_EQ(y[0], -16.0f);
   EXPECT_EQ(y[31], 14.0f);  // (15 - 8) * 2
 }
@@ -79,14 +79,14 @@ TEST(Q4_0, HandComputedBlock) {
 TEST(Q4_1, HandComputedBlockAndErrorBound) {
   std::vector<float> x(32);
   for (int j = 0; j < 32; ++j) x[j] = j / 4.0f + 1.0f;
-  const auto b = ggml_quantize(GgmlType::Q4_1, x);
+  const auto b = ggml_quantize(GgmlType::kQ4_1, x);
   ASSERT_EQ(b.size(), 20u);
   const float d = 7.75f / 15;
   EXPECT_EQ(u16_at(b, 0), f32_to_f16_bits(d));
   EXPECT_EQ(u16_at(b, 2), 0x3c00);  // min 1.0
   EXPECT_EQ(byte_at(b, 4) & 0x0f, 0);
   EXPECT_EQ(byte_at(b, 4 + 15) >> 4, 15);
-  const auto y = ggml_dequantize(GgmlType::Q4_1, b, 32);
+  const auto y = ggml_dequantize(GgmlType::kQ4_1, b, 32);
   const float dq = f16_bits_to_f32(u16_at(b, 0));
   for (int j = 0; j < 32; ++j) EXPECT_LE(std::fabs(y[j] - x[j]), dq / 2 + 16 * (d - dq) + 1e-6f);
 }
@@ -94,7 +94,7 @@ TEST(Q4_1, HandComputedBlockAndErrorBound) {
 TEST(Q8_0, HandComputedBlock) {
   std::vector<float> x(32);
   for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
-  const auto b = ggml_quantize(GgmlType::Q8_0, x);
+  const auto b = ggml_quantize(GgmlType::kQ8_0, x);
   ASSERT_EQ(b.size(), 34u);
   EXPECT_EQ(u16_at(b, 0), f32_to_f16_bits(16.0f / 127));
   const float id = 127 / 16.0f;
@@ -107,7 +107,7 @@ TEST(Q8_0, HandComputedBlock) {
 
 TEST(Quantize, ZeroBlocksAndRoundTripBounds) {
   std::vector<float> zeros(64, 0.0f);
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0}) {
+  for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
     const auto y = ggml_dequantize(t, ggml_quantize(t, zeros), 64);
     for (float v : y) EXPECT_EQ(v, 0.0f);
   }
@@ -120,7 +120,7 @@ TEST(Quantize, ZeroBlocksAndRoundTripBounds) {
   const struct {
     GgmlType type;
     double steps;  // quantization levels over the block's range
-  } cases[] = {{GgmlType::Q4_0, 8}, {GgmlType::Q4_1, 15}, {GgmlType::Q8_0, 127}};
+  } cases[] = {{GgmlType::kQ4_0, 8}, {GgmlType::kQ4_1, 15}, {GgmlType::kQ8_0, 127}};
   for (const auto& c : cases) {
     const auto y = ggml_dequantize(c.type, ggml_quantize(c.type, x), x.size());
     for (size_t blk = 0; blk < 64; ++blk) {
@@ -130,18 +130,18 @@ TEST(Quantize, ZeroBlocksAndRoundTripBounds) {
         hi = std::max(hi, x[blk * 32 + j]);
         amax = std::max(amax, std::fabs(x[blk * 32 + j]));
       }
-      const double range = c.type == GgmlType::Q4_1 ? hi - lo : amax;
+      const double range = c.type == GgmlType::kQ4_1 ? hi - lo : amax;
       const double tol =
-          (c.type == GgmlType::Q4_0 ? 1.0 : 0.5) * range / c.steps + range / 1024 + 1e-7;
+          (c.type == GgmlType::kQ4_0 ? 1.0 : 0.5) * range / c.steps + range / 1024 + 1e-7;
       for (size_t j = 0; j < 32; ++j) {
         ASSERT_LE(std::fabs(y[blk * 32 + j] - x[blk * 32 + j]), tol)
             << ggml_type_name(c.type) << " block " << blk << " element " << j;
       }
     }
   }
-  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
     const auto y = ggml_dequantize(t, ggml_quantize(t, x), x.size());
-    const double rel = t == GgmlType::F32 ? 0 : t == GgmlType::F16 ? 1.0 / 2048 : 1.0 / 256;
+    const double rel = t == GgmlType::kF32 ? 0 : t == GgmlType::kF16 ? 1.0 / 2048 : 1.0 / 256;
     for (size_t i = 0; i < x.size(); ++i) {
       // + half the smallest binary16 subnormal (2^-25) for values below its normal range.
       ASSERT_LE(std::fabs(y[i] - x[i]), rel * std::fabs(x[i]) + 3e-8) << ggml_type_name(t);
@@ -151,8 +151,8 @@ TEST(Quantize, ZeroBlocksAndRoundTripBounds) {
 
 TEST(Quantize, RejectsPartialBlocks) {
   std::vector<float> x(33);
-  EXPECT_THROW(ggml_quantize(GgmlType::Q4_1, x), std::invalid_argument);
-  EXPECT_THROW(ggml_dequantize(GgmlType::Q8_0, std::vector<std::byte>(33), 32),
+  EXPECT_THROW(ggml_quantize(GgmlType::kQ4_1, x), std::invalid_argument);
+  EXPECT_THROW(ggml_dequantize(GgmlType::kQ8_0, std::vector<std::byte>(33), 32),
                std::invalid_argument);
 }
 

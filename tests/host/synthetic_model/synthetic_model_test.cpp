@@ -42,7 +42,7 @@ bool same_bytes(const GgufTensor& a, const GgufTensor& b) {
 TEST(SyntheticModel, SameSeedSameBytesOtherSeedOtherBytes) {
   SyntheticModelOptions o;
   o.layers = 1;
-  o.dtype = GgmlType::Q8_0;
+  o.dtype = GgmlType::kQ8_0;
   o.seed = 42;
   const std::vector<uint8_t> a = make_synthetic_model(o).build();
   const std::vector<uint8_t> b = make_synthetic_model(o).build();
@@ -57,7 +57,7 @@ TEST(SyntheticModel, ReadsBackWithSmolLm2ConfigAndBlocksIndependentOfLayerCount)
   test::TempDir dir;
   SyntheticModelOptions o;
   o.seed = 7;
-  o.dtype = GgmlType::BF16;
+  o.dtype = GgmlType::kBF16;
   o.layers = 2;
   const auto two = write_and_open(make_synthetic_model(o), dir, "two.gguf");
   const ModelConfig c = read_model_config(*two);
@@ -75,8 +75,8 @@ TEST(SyntheticModel, ReadsBackWithSmolLm2ConfigAndBlocksIndependentOfLayerCount)
   EXPECT_FLOAT_EQ(c.rms_norm_eps, 1e-5f);
   EXPECT_TRUE(c.tied_embeddings);
   EXPECT_EQ(two->tensors().size(), 2u + 2 * 9);
-  EXPECT_EQ(two->find_tensor("blk.0.attn_q.weight")->type, GgmlType::BF16);
-  EXPECT_EQ(two->find_tensor("blk.0.attn_norm.weight")->type, GgmlType::F32);
+  EXPECT_EQ(two->find_tensor("blk.0.attn_q.weight")->type, GgmlType::kBF16);
+  EXPECT_EQ(two->find_tensor("blk.0.attn_norm.weight")->type, GgmlType::kF32);
   EXPECT_EQ(two->get_uint("general.file_type"), 32u);  // LLAMA_FTYPE_MOSTLY_BF16
 
   o.layers = 1;
@@ -91,7 +91,7 @@ TEST(SyntheticModel, ReadsBackWithSmolLm2ConfigAndBlocksIndependentOfLayerCount)
 TEST(SyntheticModel, WeightStatistics) {
   SyntheticModelOptions o;
   o.seed = 1;
-  o.dtype = GgmlType::F32;
+  o.dtype = GgmlType::kF32;
   o.layers = 1;
   test::TempDir dir;
   const auto f = write_and_open(make_synthetic_model(o), dir, "f32.gguf");
@@ -115,11 +115,11 @@ TEST(SyntheticModel, WeightStatistics) {
 TEST(SyntheticModel, Q4TypesKeepTheEmbeddingInQ8_0) {
   SyntheticModelOptions o;
   o.layers = 1;
-  o.dtype = GgmlType::Q4_0;
+  o.dtype = GgmlType::kQ4_0;
   test::TempDir dir;
   const auto f = write_and_open(make_synthetic_model(o), dir, "q40.gguf");
-  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, GgmlType::Q8_0);
-  EXPECT_EQ(f->find_tensor("blk.0.ffn_down.weight")->type, GgmlType::Q4_0);
+  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_down.weight")->type, GgmlType::kQ4_0);
   EXPECT_EQ(f->get_uint("general.file_type"), 2u);
 }
 
@@ -194,15 +194,15 @@ TEST_F(WithRealModel, FirstRealLayersThenRandomOnes) {
   o.from = real_.get();
   o.real_layers = 1;
   o.layers = 3;
-  o.dtype = GgmlType::Q8_0;
+  o.dtype = GgmlType::kQ8_0;
   const auto f = write_and_open(make_synthetic_model(o), dir_, "real1.gguf");
   EXPECT_EQ(read_model_config(*f).n_layers, 3u);
   for (const char* name : {"token_embd.weight", "output_norm.weight", "blk.0.attn_q.weight",
                            "blk.0.ffn_norm.weight"}) {
     EXPECT_TRUE(same_bytes(*f->find_tensor(name), *real_->find_tensor(name))) << name;
   }
-  EXPECT_EQ(f->find_tensor("blk.1.attn_q.weight")->type, GgmlType::Q8_0);  // random
-  EXPECT_EQ(f->find_tensor("blk.1.attn_norm.weight")->type, GgmlType::F32);
+  EXPECT_EQ(f->find_tensor("blk.1.attn_q.weight")->type, GgmlType::kQ8_0);  // random
+  EXPECT_EQ(f->find_tensor("blk.1.attn_norm.weight")->type, GgmlType::kF32);
   EXPECT_EQ(f->find_tensor("blk.3.attn_q.weight"), nullptr);
 }
 

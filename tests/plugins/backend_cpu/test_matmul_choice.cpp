@@ -12,27 +12,28 @@
 namespace plinth::cpu {
 namespace {
 
-constexpr Int8Kernel kScalar = Int8Kernel::Scalar;
-constexpr Int8Kernel kAvx2 = Int8Kernel::Avx2;
-constexpr Int8Kernel kAvx512Vnni = Int8Kernel::Avx512Vnni;  // Zen 4, Sapphire Rapids
+constexpr Int8Kernel kScalar = Int8Kernel::kScalar;
+constexpr Int8Kernel kAvx2 = Int8Kernel::kAvx2;
+constexpr Int8Kernel kAvx512Vnni = Int8Kernel::kAvx512Vnni;  // Zen 4, Sapphire Rapids
 
 TEST(MatmulChoice, AutoIsInt8WithAVectorInt8KernelAndFloatElsewhere) {
-  EXPECT_EQ(choose_auto_matmul(kScalar).path, MatmulPath::Float);
+  EXPECT_EQ(choose_auto_matmul(kScalar).path, MatmulPath::kFloat);
   EXPECT_NE(choose_auto_matmul(kScalar).reason.find("no AVX2"), std::string::npos);
-  EXPECT_EQ(choose_auto_matmul(kAvx2).path, MatmulPath::Int8);
+  EXPECT_EQ(choose_auto_matmul(kAvx2).path, MatmulPath::kInt8);
   EXPECT_EQ(choose_auto_matmul(kAvx2).reason, "AVX2");
-  EXPECT_EQ(choose_auto_matmul(Int8Kernel::AvxVnni).path, MatmulPath::Int8);
-  EXPECT_EQ(choose_auto_matmul(Int8Kernel::AvxVnni).reason, "AVX-VNNI");
-  EXPECT_EQ(choose_auto_matmul(kAvx512Vnni).path, MatmulPath::Int8);
+  EXPECT_EQ(choose_auto_matmul(Int8Kernel::kAvxVnni).path, MatmulPath::kInt8);
+  EXPECT_EQ(choose_auto_matmul(Int8Kernel::kAvxVnni).reason, "AVX-VNNI");
+  EXPECT_EQ(choose_auto_matmul(kAvx512Vnni).path, MatmulPath::kInt8);
   EXPECT_EQ(choose_auto_matmul(kAvx512Vnni).reason, "AVX-512 VNNI");
 }
 
 // On this CPU: int8 exactly where the kernels have AVX2 (the AVX2 int8 kernel's requirement), and
 // forcing a lower int8 kernel (as tests and PLINTH_INT8_KERNEL do) leaves `auto` alone.
 TEST(MatmulChoice, OnThisCpuAutoFollowsTheBestInt8Kernel) {
-  EXPECT_EQ(choose_auto_matmul().path, has_avx2(best_isa()) ? MatmulPath::Int8 : MatmulPath::Float);
+  EXPECT_EQ(choose_auto_matmul().path,
+            has_avx2(best_isa()) ? MatmulPath::kInt8 : MatmulPath::kFloat);
   EXPECT_EQ(parse_config("{}").forward.matmul, choose_auto_matmul().path);
-  set_int8_kernel(Int8Kernel::Scalar);
+  set_int8_kernel(Int8Kernel::kScalar);
   EXPECT_EQ(parse_config("{}").forward.matmul, choose_auto_matmul(best_int8_kernel()).path);
   set_int8_kernel(best_int8_kernel());
 }
@@ -41,10 +42,10 @@ TEST(MatmulChoice, AbsentOrAutoMatmulResolvesForTheCpuAndSaysWhy) {
   for (const char* config : {"", "{}", R"({"threads": 1})", R"({"matmul": "auto"})"}) {
     SCOPED_TRACE(config);
     const BackendConfig vnni = parse_config(config, kAvx512Vnni);
-    EXPECT_EQ(vnni.forward.matmul, MatmulPath::Int8);
+    EXPECT_EQ(vnni.forward.matmul, MatmulPath::kInt8);
     EXPECT_EQ(vnni.matmul_label, "auto -> int8 (AVX-512 VNNI)");
     const BackendConfig scalar = parse_config(config, kScalar);
-    EXPECT_EQ(scalar.forward.matmul, MatmulPath::Float);
+    EXPECT_EQ(scalar.forward.matmul, MatmulPath::kFloat);
     EXPECT_EQ(scalar.matmul_label.rfind("auto -> float (no AVX2", 0), 0u) << scalar.matmul_label;
   }
   EXPECT_EQ(parse_config(nullptr, kAvx2).matmul_label, "auto -> int8 (AVX2)");
@@ -54,11 +55,11 @@ TEST(MatmulChoice, ExplicitPathsAreKeptWhateverTheCpu) {
   const struct {
     const char* value;
     MatmulPath path;
-  } cases[] = {{"float", MatmulPath::Float},
-               {"int8", MatmulPath::Int8},
-               {"simd", MatmulPath::Simd},
-               {"blas", MatmulPath::Blas},
-               {"simd_blas", MatmulPath::Auto}};  // the kernels' per-size choice
+  } cases[] = {{"float", MatmulPath::kFloat},
+               {"int8", MatmulPath::kInt8},
+               {"simd", MatmulPath::kSimd},
+               {"blas", MatmulPath::kBlas},
+               {"simd_blas", MatmulPath::kAuto}};  // the kernels' per-size choice
   for (const auto& c : cases) {
     const std::string config = std::string(R"({"matmul": ")") + c.value + "\"}";
     for (const Int8Kernel f : {kScalar, kAvx512Vnni}) {

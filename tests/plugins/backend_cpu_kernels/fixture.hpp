@@ -27,7 +27,7 @@ const QuantFixture& quant_fixture();
 std::vector<uint8_t> read_bytes(const std::string& path);
 
 /// Every weight type with its name, for parameterized tests.
-inline const WeightType kAllTypes[] = {WeightType::F32,  WeightType::F16,  WeightType::BF16,
-                                       WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1};
+inline const WeightType kAllTypes[] = {WeightType::kF32,  WeightType::kF16,  WeightType::kBF16,
+                                       WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1};
 
 }  // namespace plinth::cpu::test

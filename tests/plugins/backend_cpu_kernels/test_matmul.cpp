@@ -52,8 +52,8 @@ class MatmulTest : public ::testing::TestWithParam<Param> {
   MatmulPath path() const { return std::get<2>(GetParam()); }
   // Whether this call quantizes the activations (the bound then includes that rounding).
   bool quantizes(WeightType t, int64_t n) const {
-    const MatmulPath p = path() == MatmulPath::Auto ? choose_matmul_path(t, n) : path();
-    return (p == MatmulPath::Simd || p == MatmulPath::Int8) && quantized(t);
+    const MatmulPath p = path() == MatmulPath::kAuto ? choose_matmul_path(t, n) : path();
+    return (p == MatmulPath::kSimd || p == MatmulPath::kInt8) && quantized(t);
   }
 };
 
@@ -98,8 +98,8 @@ TEST_P(MatmulTest, ModelShapedRandomWeights) {
 INSTANTIATE_TEST_SUITE_P(
     All, MatmulTest,
     ::testing::Combine(::testing::ValuesIn(all_isas()), ::testing::Values(1, 2),
-                       ::testing::Values(MatmulPath::Simd, MatmulPath::Blas, MatmulPath::Auto,
-                                         MatmulPath::Float, MatmulPath::Int8)),
+                       ::testing::Values(MatmulPath::kSimd, MatmulPath::kBlas, MatmulPath::kAuto,
+                                         MatmulPath::kFloat, MatmulPath::kInt8)),
     [](const auto& p) {
       return std::string(isa_name(std::get<0>(p.param))) + "_t" +
              std::to_string(std::get<1>(p.param)) + "_" + matmul_path_name(std::get<2>(p.param));
@@ -107,24 +107,24 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Same quantized activations on both ISAs: results differ only by f32 summation order.
 TEST(MatmulIsaAgreement, ScalarAndAvx2GiveTheSameInt8Result) {
-  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2";
+  if (!isa_available(Isa::kAvx2)) GTEST_SKIP() << "CPU lacks AVX2";
   ThreadPool pool(2);
   std::mt19937 rng(7);
   const int64_t rows = 61, cols = 576, n = 6;
   std::vector<float> x(static_cast<size_t>(n * cols));
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (auto& v : x) v = normal(rng);
-  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
+  for (WeightType t : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1}) {
     const auto raw = random_weights(t, rows, cols, rng);
     std::vector<float> wdeq(static_cast<size_t>(rows * cols));
     dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
     const WeightView view{t, raw.data(), rows, cols};
     std::vector<float> ys(static_cast<size_t>(n * rows)), ya(ys.size());
     {
-      IsaScope scope(Isa::Scalar);
-      matmul(view, x.data(), n, ys.data(), pool, MatmulPath::Simd);
+      IsaScope scope(Isa::kScalar);
+      matmul(view, x.data(), n, ys.data(), pool, MatmulPath::kSimd);
     }
-    matmul(view, x.data(), n, ya.data(), pool, MatmulPath::Simd);
+    matmul(view, x.data(), n, ya.data(), pool, MatmulPath::kSimd);
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t r = 0; r < rows; ++r) {
         const auto k = static_cast<size_t>(i * rows + r);
@@ -152,10 +152,10 @@ TEST(MatmulBatchInvariance, SimdRowsDoNotDependOnTheBatch) {
       const WeightView view{t, raw.data(), rows, cols};
       ThreadPool one(1), two(2);
       std::vector<float> batch(static_cast<size_t>(n * rows));
-      matmul(view, x.data(), n, batch.data(), two, MatmulPath::Simd);
+      matmul(view, x.data(), n, batch.data(), two, MatmulPath::kSimd);
       for (int64_t i = 0; i < n; ++i) {
         std::vector<float> alone(static_cast<size_t>(rows));
-        matmul(view, x.data() + i * cols, 1, alone.data(), i % 2 ? one : two, MatmulPath::Simd);
+        matmul(view, x.data() + i * cols, 1, alone.data(), i % 2 ? one : two, MatmulPath::kSimd);
         for (int64_t r = 0; r < rows; ++r) {
           ASSERT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(i * rows + r)])
               << isa_name(isa) << " " << weight_type_name(t) << " row " << i << " out " << r;
@@ -168,15 +168,15 @@ TEST(MatmulBatchInvariance, SimdRowsDoNotDependOnTheBatch) {
 TEST(MatmulErrors, BadArgumentsThrowNamedErrors) {
   ThreadPool pool(1);
   const auto& f = quant_fixture();
-  const auto& w = f.weights.at(WeightType::Q4_1);
+  const auto& w = f.weights.at(WeightType::kQ4_1);
   float y[64];
-  const WeightView ok{WeightType::Q4_1, w.raw.data(), f.rows, f.cols};
+  const WeightView ok{WeightType::kQ4_1, w.raw.data(), f.rows, f.cols};
   EXPECT_THROW(matmul(ok, nullptr, 1, y, pool), std::invalid_argument);
   EXPECT_THROW(matmul(ok, f.x.data(), -1, y, pool), std::invalid_argument);
-  EXPECT_THROW(matmul({WeightType::Q4_1, nullptr, 4, 32}, f.x.data(), 1, y, pool),
+  EXPECT_THROW(matmul({WeightType::kQ4_1, nullptr, 4, 32}, f.x.data(), 1, y, pool),
                std::invalid_argument);
   try {
-    matmul({WeightType::Q4_1, w.raw.data(), 4, 48}, f.x.data(), 1, y, pool);
+    matmul({WeightType::kQ4_1, w.raw.data(), 4, 48}, f.x.data(), 1, y, pool);
     FAIL() << "cols=48 accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("cols=48"), std::string::npos) << e.what();

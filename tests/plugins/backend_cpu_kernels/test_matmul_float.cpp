@@ -1,4 +1,4 @@
-// MatmulPath::Float: accuracy against float64 dot products of gguf-dequantized weights with the
+// MatmulPath::kFloat: accuracy against float64 dot products of gguf-dequantized weights with the
 // error bound derived in matmul_float.hpp, batch invariance (bit-identical rows for any n, offset
 // and thread count), and the same bits from the scalar, AVX2 and AVX-512 kernels and from
 // pre-packed panels.
@@ -50,16 +50,16 @@ RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const floa
     const double d = f16_at(blk);
     double m = 0.0;
     int q[32];
-    if (t == WeightType::Q8_0) {
+    if (t == WeightType::kQ8_0) {
       for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(blk[2 + j]);
     } else {
-      const uint8_t* qs = blk + (t == WeightType::Q4_1 ? 4 : 2);
-      const int off = t == WeightType::Q4_0 ? 8 : 0;
+      const uint8_t* qs = blk + (t == WeightType::kQ4_1 ? 4 : 2);
+      const int off = t == WeightType::kQ4_0 ? 8 : 0;
       for (int j = 0; j < 16; ++j) {
         q[j] = (qs[j] & 0x0f) - off;
         q[j + 16] = (qs[j] >> 4) - off;
       }
-      if (t == WeightType::Q4_1) m = f16_at(blk + 2);
+      if (t == WeightType::kQ4_1) m = f16_at(blk + 2);
     }
     for (int j = 0; j < 32; ++j) {
       const double xj = std::fabs(static_cast<double>(x[b * 32 + j]));
@@ -123,7 +123,7 @@ TEST_P(MatmulFloatTest, FixtureEveryTypeWithinDerivedBound) {
     const WeightView view{t, w.raw.data(), f.rows, f.cols};
     for (int64_t n : {int64_t{1}, int64_t{3}, f.n}) {
       std::vector<float> y(static_cast<size_t>(n * f.rows), NAN);
-      matmul(view, f.x.data(), n, y.data(), pool, MatmulPath::Float);
+      matmul(view, f.x.data(), n, y.data(), pool, MatmulPath::kFloat);
       const std::string what = std::string(weight_type_name(t)) + " n=" + std::to_string(n);
       const double worst =
           expect_float_close(t, w.raw, w.dequant, f.x.data(), y.data(), n, f.rows, f.cols, what);
@@ -147,7 +147,7 @@ TEST_P(MatmulFloatTest, ModelShapedRandomWeights) {
       for (int64_t n : {1, 6, 17}) {
         const auto x = normal_rows(n, cols, rng);
         std::vector<float> y(static_cast<size_t>(n * rows), NAN);
-        matmul(view, x.data(), n, y.data(), pool, MatmulPath::Float);
+        matmul(view, x.data(), n, y.data(), pool, MatmulPath::kFloat);
         const std::string what = std::string(weight_type_name(t)) +
                                  " cols=" + std::to_string(cols) + " n=" + std::to_string(n);
         const double worst =
@@ -186,13 +186,13 @@ TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount)
         const auto raw = random_weights(t, rows, cols, rng);
         const WeightView view{t, raw.data(), rows, cols};
         std::vector<float> ref(static_cast<size_t>(total * rows));
-        matmul(view, x.data(), total, ref.data(), two, MatmulPath::Float);
+        matmul(view, x.data(), total, ref.data(), two, MatmulPath::kFloat);
         for (int64_t n : {1, 3, 5, 7, 16, 65, 512}) {
           for (ThreadPool* pool : {&one, &two}) {
             // Rows [off, off + n): moves a row to another position within its activation group.
             const int64_t off = (n * 7 + 1) % (total - n + 1);
             std::vector<float> y(static_cast<size_t>(n * rows));
-            matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Float);
+            matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::kFloat);
             ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
                 << isa_name(isa) << " " << weight_type_name(t) << " cols=" << cols << " n=" << n
                 << " offset " << off << " threads " << pool->size();
@@ -212,21 +212,21 @@ TEST(MatmulFloatIsaAgreement, EveryIsaGivesTheSameBits) {
   std::mt19937 rng(23);
   const int64_t cols = 1536;
   for (int64_t rows : {61, 600})
-    for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
+    for (WeightType t : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1}) {
       const auto raw = random_weights(t, rows, cols, rng);
       const WeightView view{t, raw.data(), rows, cols};
       for (int64_t n : {1, 2, 5, 7, 13}) {
         const auto x = normal_rows(n, cols, rng);
         std::vector<float> ref(static_cast<size_t>(n * rows));
         {
-          IsaScope scope(Isa::Scalar);
-          matmul(view, x.data(), n, ref.data(), pool, MatmulPath::Float);
+          IsaScope scope(Isa::kScalar);
+          matmul(view, x.data(), n, ref.data(), pool, MatmulPath::kFloat);
         }
-        for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+        for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
           if (!isa_available(isa)) continue;
           IsaScope scope(isa);
           std::vector<float> y(ref.size(), NAN);
-          matmul(view, x.data(), n, y.data(), pool, MatmulPath::Float);
+          matmul(view, x.data(), n, y.data(), pool, MatmulPath::kFloat);
           ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
               << isa_name(isa) << " vs scalar, " << weight_type_name(t) << " rows=" << rows
               << " n=" << n;
@@ -241,15 +241,15 @@ TEST(MatmulFloatPanels, PrePackedWeightsGiveTheSameBits) {
   std::mt19937 rng(29);
   const int64_t rows = 45, cols = 576, n = 9;
   const auto x = normal_rows(n, cols, rng);
-  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1}) {
+  for (WeightType t : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1}) {
     const auto raw = random_weights(t, rows, cols, rng);
     WeightView view{t, raw.data(), rows, cols};
     std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size(), NAN);
-    matmul(view, x.data(), n, a.data(), pool, MatmulPath::Float);
+    matmul(view, x.data(), n, a.data(), pool, MatmulPath::kFloat);
     std::vector<uint8_t> packed(static_cast<size_t>(detail::packed_bytes(view)));
     detail::pack_weights(view, packed.data(), pool);
     view.panels = packed.data();
-    matmul(view, x.data(), n, b.data(), pool, MatmulPath::Float);
+    matmul(view, x.data(), n, b.data(), pool, MatmulPath::kFloat);
     ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << weight_type_name(t);
   }
 }
@@ -258,11 +258,11 @@ TEST(MatmulFloatPanels, PrePackedWeightsGiveTheSameBits) {
 TEST(MatmulFloatAccuracy, ErrorIsFarBelowTheInt8Path) {
   ThreadPool pool(1);
   const auto& f = quant_fixture();
-  const auto& w = f.weights.at(WeightType::Q4_1);
-  const WeightView view{WeightType::Q4_1, w.raw.data(), f.rows, f.cols};
+  const auto& w = f.weights.at(WeightType::kQ4_1);
+  const WeightView view{WeightType::kQ4_1, w.raw.data(), f.rows, f.cols};
   std::vector<float> yf(static_cast<size_t>(f.n * f.rows)), ys(yf.size());
-  matmul(view, f.x.data(), f.n, yf.data(), pool, MatmulPath::Float);
-  matmul(view, f.x.data(), f.n, ys.data(), pool, MatmulPath::Simd);
+  matmul(view, f.x.data(), f.n, yf.data(), pool, MatmulPath::kFloat);
+  matmul(view, f.x.data(), f.n, ys.data(), pool, MatmulPath::kSimd);
   double ef = 0.0, es = 0.0;
   for (int64_t i = 0; i < f.n; ++i) {
     for (int64_t r = 0; r < f.rows; ++r) {

@@ -1,4 +1,4 @@
-// MatmulPath::Int8 (matmul_int8.hpp): the scalar, AVX2, AVX-VNNI and AVX-512 VNNI kernels give the
+// MatmulPath::kInt8 (matmul_int8.hpp): the scalar, AVX2, AVX-VNNI and AVX-512 VNNI kernels give the
 // same bits (also on extreme operands that would saturate vpmaddubsw), rows
 // are bit-identical for any batch, offset and thread count (docs/architecture.md,
 // 'Batch invariance'), weights packed once equal weights packed per call, and the result equals
@@ -24,7 +24,7 @@
 namespace plinth::cpu::test {
 namespace {
 
-const WeightType kQuantTypes[] = {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1};
+const WeightType kQuantTypes[] = {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1};
 
 std::vector<float> normal_rows(int64_t n, int64_t cols, std::mt19937& rng) {
   std::vector<float> x(static_cast<size_t>(n * cols));
@@ -45,7 +45,7 @@ class Int8KernelScope {
 // The vector Int8 kernels this CPU runs (each is compared with the scalar one).
 std::vector<Int8Kernel> vector_kernels() {
   std::vector<Int8Kernel> ks;
-  for (Int8Kernel k : {Int8Kernel::Avx2, Int8Kernel::AvxVnni, Int8Kernel::Avx512Vnni}) {
+  for (Int8Kernel k : {Int8Kernel::kAvx2, Int8Kernel::kAvxVnni, Int8Kernel::kAvx512Vnni}) {
     if (int8_kernel_supported(k)) ks.push_back(k);
   }
   return ks;
@@ -57,30 +57,30 @@ std::vector<float> int8_matmul(Int8Kernel k, const WeightView& view, const std::
   std::vector<float> y(static_cast<size_t>(n * view.rows), NAN);
   Int8KernelScope scope(k);
   EXPECT_EQ(k, int8_kernel());
-  matmul(view, x.data(), n, y.data(), pool, MatmulPath::Int8);
+  matmul(view, x.data(), n, y.data(), pool, MatmulPath::kInt8);
   return y;
 }
 
 TEST(MatmulInt8Dispatch, ForcingAKernelAndTheIsaSelectsIt) {
-  EXPECT_STREQ("avx-vnni", int8_kernel_name(Int8Kernel::AvxVnni));
+  EXPECT_STREQ("avx-vnni", int8_kernel_name(Int8Kernel::kAvxVnni));
   if (std::getenv("PLINTH_INT8_KERNEL") == nullptr) {
     EXPECT_EQ(best_int8_kernel(), int8_kernel());
   }
   {
-    IsaScope scope(Isa::Scalar);
-    EXPECT_EQ(Int8Kernel::Scalar, int8_kernel());
+    IsaScope scope(Isa::kScalar);
+    EXPECT_EQ(Int8Kernel::kScalar, int8_kernel());
   }
-  if (isa_available(Isa::Avx2)) {
-    IsaScope scope(Isa::Avx2);  // no AVX-512 kernel under Isa::Avx2
-    EXPECT_NE(Int8Kernel::Avx512Vnni, int8_kernel());
+  if (isa_available(Isa::kAvx2)) {
+    IsaScope scope(Isa::kAvx2);  // no AVX-512 kernel under Isa::kAvx2
+    EXPECT_NE(Int8Kernel::kAvx512Vnni, int8_kernel());
     EXPECT_TRUE(int8_kernel_supported(int8_kernel()));
   }
   for (Int8Kernel k : vector_kernels()) {
     Int8KernelScope scope(k);
     EXPECT_EQ(k, int8_kernel()) << int8_kernel_name(k);
   }
-  if (!int8_kernel_supported(Int8Kernel::Avx512Vnni)) {
-    EXPECT_THROW(set_int8_kernel(Int8Kernel::Avx512Vnni), std::invalid_argument);
+  if (!int8_kernel_supported(Int8Kernel::kAvx512Vnni)) {
+    EXPECT_THROW(set_int8_kernel(Int8Kernel::kAvx512Vnni), std::invalid_argument);
   }
 }
 
@@ -102,7 +102,7 @@ TEST(MatmulInt8KernelAgreement, EveryKernelGivesTheScalarBits) {
         const WeightView view{t, raw.data(), rows, cols};
         for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 9, 11}) {
           const auto x = normal_rows(n, cols, rng);
-          const auto ref = int8_matmul(Int8Kernel::Scalar, view, x, n, pool);
+          const auto ref = int8_matmul(Int8Kernel::kScalar, view, x, n, pool);
           for (Int8Kernel k : kernels) {
             const auto y = int8_matmul(k, view, x, n, pool);
             ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
@@ -131,15 +131,16 @@ TEST(MatmulInt8KernelAgreement, ExtremeValuesGiveTheScalarBits) {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t b = 0; b < nb; ++b) {
         uint8_t* blk = raw.data() + (r * nb + b) * bb;
-        const int64_t off = t == WeightType::Q8_0 ? 2 : (t == WeightType::Q4_1 ? 4 : 2);
-        const int64_t nq = t == WeightType::Q8_0 ? 32 : 16;
-        const uint8_t hi = t == WeightType::Q8_0 ? 0x7f : 0xff;  // +127 / nibbles 15, 15
-        const uint8_t lo = t == WeightType::Q8_0 ? 0x80 : 0x00;  // −128 / nibbles 0, 0
+        const int64_t off = t == WeightType::kQ8_0 ? 2 : (t == WeightType::kQ4_1 ? 4 : 2);
+        const int64_t nq = t == WeightType::kQ8_0 ? 32 : 16;
+        const uint8_t hi = t == WeightType::kQ8_0 ? 0x7f : 0xff;  // +127 / nibbles 15, 15
+        const uint8_t lo = t == WeightType::kQ8_0 ? 0x80 : 0x00;  // −128 / nibbles 0, 0
         for (int64_t q = 0; q < nq; ++q) {
           const int mode = static_cast<int>(r % 4);
           const bool high = mode == 0 || (mode == 2 && q % 2 == 0) || (mode == 3 && coin(rng));
           uint8_t v = high ? hi : lo;
-          if (t != WeightType::Q8_0 && mode == 3) v = static_cast<uint8_t>(coin(rng) ? 0xf0 : 0x0f);
+          if (t != WeightType::kQ8_0 && mode == 3)
+            v = static_cast<uint8_t>(coin(rng) ? 0xf0 : 0x0f);
           blk[off + q] = v;
         }
       }
@@ -153,7 +154,7 @@ TEST(MatmulInt8KernelAgreement, ExtremeValuesGiveTheScalarBits) {
       }
     }
     const WeightView view{t, raw.data(), rows, cols};
-    const auto ref = int8_matmul(Int8Kernel::Scalar, view, x, n, pool);
+    const auto ref = int8_matmul(Int8Kernel::kScalar, view, x, n, pool);
     for (Int8Kernel k : vector_kernels()) {
       const auto y = int8_matmul(k, view, x, n, pool);
       ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
@@ -193,14 +194,14 @@ TEST(MatmulInt8BatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) 
   ThreadPool one(1), two(2);
   const auto x = normal_rows(total, cols, rng);
   std::vector<Int8Kernel> kernels = vector_kernels();
-  kernels.insert(kernels.begin(), Int8Kernel::Scalar);
+  kernels.insert(kernels.begin(), Int8Kernel::kScalar);
   for (Isa isa : all_isas()) {
     if (!isa_available(isa)) continue;
     IsaScope scope(isa);
     for (Int8Kernel k : kernels) {
       // The ISA limits the kernel (isa.hpp): none under Scalar, no AVX-512 one under Avx2.
-      if ((isa == Isa::Scalar && k != Int8Kernel::Scalar) ||
-          (isa == Isa::Avx2 && k == Int8Kernel::Avx512Vnni)) {
+      if ((isa == Isa::kScalar && k != Int8Kernel::kScalar) ||
+          (isa == Isa::kAvx2 && k == Int8Kernel::kAvx512Vnni)) {
         continue;
       }
       Int8KernelScope kscope(k);
@@ -208,12 +209,12 @@ TEST(MatmulInt8BatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount) 
         const auto raw = random_weights(t, rows, cols, rng);
         const WeightView view{t, raw.data(), rows, cols};
         std::vector<float> ref(static_cast<size_t>(total * rows));
-        matmul(view, x.data(), total, ref.data(), two, MatmulPath::Int8);
+        matmul(view, x.data(), total, ref.data(), two, MatmulPath::kInt8);
         for (int64_t n : {1, 3, 5, 9, 16, 65, 512}) {
           for (ThreadPool* pool : {&one, &two}) {
             const int64_t off = (n * 7 + 1) % (total - n + 1);
             std::vector<float> y(static_cast<size_t>(n * rows));
-            matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::Int8);
+            matmul(view, x.data() + off * cols, n, y.data(), *pool, MatmulPath::kInt8);
             ASSERT_EQ(0, std::memcmp(y.data(), ref.data() + off * rows, y.size() * sizeof(float)))
                 << isa_name(isa) << " " << int8_kernel_name(int8_kernel()) << " "
                 << weight_type_name(t) << " n=" << n << " offset " << off << " threads "
@@ -235,11 +236,11 @@ TEST(MatmulInt8Panels, PrePackedWeightsGiveTheSameBits) {
     const auto raw = random_weights(t, rows, cols, rng);
     WeightView view{t, raw.data(), rows, cols};
     std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size(), NAN);
-    matmul(view, x.data(), n, a.data(), pool, MatmulPath::Int8);
+    matmul(view, x.data(), n, a.data(), pool, MatmulPath::kInt8);
     std::vector<uint8_t> packed(static_cast<size_t>(detail::packed_bytes(view)));
-    detail::pack_weights(view, packed.data(), pool, detail::PanelOrder::Int8);
+    detail::pack_weights(view, packed.data(), pool, detail::PanelOrder::kInt8);
     view.int8_panels = packed.data();
-    matmul(view, x.data(), n, b.data(), pool, MatmulPath::Int8);
+    matmul(view, x.data(), n, b.data(), pool, MatmulPath::kInt8);
     ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << weight_type_name(t);
   }
 }
@@ -265,7 +266,7 @@ TEST(MatmulInt8Exactness, OnlyTheActivationsAreRounded) {
       dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
       const WeightView view{t, raw.data(), rows, cols};
       std::vector<float> y(static_cast<size_t>(n * rows), NAN);
-      matmul(view, x.data(), n, y.data(), pool, MatmulPath::Int8);
+      matmul(view, x.data(), n, y.data(), pool, MatmulPath::kInt8);
       for (int64_t i = 0; i < n; ++i) {
         for (int64_t r = 0; r < rows; ++r) {
           double sum = 0.0, abs_sum = 0.0;

@@ -31,7 +31,7 @@ inline bool isa_available(Isa isa) {
 }
 
 inline std::vector<Isa> all_isas() {
-  return {Isa::Scalar, Isa::Avx2, Isa::Avx512};
+  return {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
 }
 
 /// Reference y = Σ_j w[j]·x[j] in double and the largest error a correct f32 kernel may make.
@@ -86,27 +86,27 @@ inline std::vector<uint8_t> random_weights(WeightType t, int64_t rows, int64_t c
     uint8_t* p = raw.data() + b * block_bytes(t);
     uint16_t h;
     switch (t) {
-      case WeightType::Q8_0:
-      case WeightType::Q4_0:
+      case WeightType::kQ8_0:
+      case WeightType::kQ4_0:
         h = f16(false);
         std::memcpy(p, &h, 2);
         break;
-      case WeightType::Q4_1:
+      case WeightType::kQ4_1:
         h = f16(false);
         std::memcpy(p, &h, 2);
         h = f16(true);
         std::memcpy(p + 2, &h, 2);
         break;
-      case WeightType::F16:
+      case WeightType::kF16:
         h = f16(true);
         std::memcpy(p, &h, 2);
         break;
-      case WeightType::BF16:
+      case WeightType::kBF16:
         h = static_cast<uint16_t>((sign(rng) ? 0x8000 : 0) | ((exp16(rng) + 112) << 7) |
                                   (mant(rng) & 0x7f));
         std::memcpy(p, &h, 2);
         break;
-      case WeightType::F32: {
+      case WeightType::kF32: {
         const float v = std::uniform_real_distribution<float>(-0.1f, 0.1f)(rng);
         std::memcpy(p, &v, 4);
         break;

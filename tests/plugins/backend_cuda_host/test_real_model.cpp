@@ -25,17 +25,17 @@ const std::string kModel =
 cpu::WeightType cpu_type(int32_t d) {
   switch (d) {
     case PLINTH_DTYPE_F32:
-      return cpu::WeightType::F32;
+      return cpu::WeightType::kF32;
     case PLINTH_DTYPE_F16:
-      return cpu::WeightType::F16;
+      return cpu::WeightType::kF16;
     case PLINTH_DTYPE_BF16:
-      return cpu::WeightType::BF16;
+      return cpu::WeightType::kBF16;
     case PLINTH_DTYPE_Q8_0:
-      return cpu::WeightType::Q8_0;
+      return cpu::WeightType::kQ8_0;
     case PLINTH_DTYPE_Q4_0:
-      return cpu::WeightType::Q4_0;
+      return cpu::WeightType::kQ4_0;
     case PLINTH_DTYPE_Q4_1:
-      return cpu::WeightType::Q4_1;
+      return cpu::WeightType::kQ4_1;
     default:
       throw std::invalid_argument("unexpected dtype " + std::to_string(d));
   }

@@ -62,7 +62,7 @@ TEST(CudaGemm, InvariantRowsDoNotDependOnM) {
   uint16_t* dw = dev(w);
   float* dy = nullptr;
   ASSERT_EQ(cudaMalloc(&dy, sizeof(float) * Mmax * N), cudaSuccess);
-  ASSERT_EQ(k::gemm(k::GemmMode::Invariant, nullptr, dx, dw, dy, Mmax, N, K, false, nullptr),
+  ASSERT_EQ(k::gemm(k::GemmMode::kInvariant, nullptr, dx, dw, dy, Mmax, N, K, false, nullptr),
             cudaSuccess);
   const auto full = host(dy, static_cast<size_t>(Mmax) * N);
   for (int r = 0; r < 3; ++r) {
@@ -76,7 +76,7 @@ TEST(CudaGemm, InvariantRowsDoNotDependOnM) {
   }
   for (int M : {1, 3, 16, 17, 64}) {
     ASSERT_EQ(cudaMemset(dy, 0, sizeof(float) * Mmax * N), cudaSuccess);
-    ASSERT_EQ(k::gemm(k::GemmMode::Invariant, nullptr, dx, dw, dy, M, N, K, false, nullptr),
+    ASSERT_EQ(k::gemm(k::GemmMode::kInvariant, nullptr, dx, dw, dy, M, N, K, false, nullptr),
               cudaSuccess);
     const auto part = host(dy, static_cast<size_t>(M) * N);
     ASSERT_EQ(std::memcmp(part.data(), full.data(), part.size() * sizeof(float)), 0) << "M=" << M;
