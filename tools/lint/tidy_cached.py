@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """clang-tidy over translation units, skipping those already found clean with the same input.
 
-Usage: tidy_cached.py --db BUILD_DIR --header-filter REGEX --jobs N [--fix] [--cache DIR] UNIT...
+Usage: tidy_cached.py --db BUILD_DIR --root SOURCE_DIR --config .clang-tidy --header-filter REGEX
+                      --jobs N [--fix] [--cache DIR] UNIT...
 
-Each unit's key is the SHA-256 of: the clang-tidy version, the .clang-tidy file next to the
-compile database's source root, the header filter, and the unit's text as Clang preprocesses it
-with its compile command (`clang++ -E`, so every included header and macro is in it). A unit
+Each unit's key is the SHA-256 of: the clang-tidy version, the .clang-tidy file, the header
+filter, and the unit's text as Clang preprocesses it with its compile command (`clang++ -E`, so
+every included header and macro is in it), with the source root's path replaced by a placeholder
+in both (so a clone in another folder, as CI makes, reuses the results). A unit
 whose key is in the cache was clean with exactly this input, and clang-tidy is a function of
 that input, so it is skipped; after a clean run its key is written. A unit with findings is never
 cached. --fix runs every unit and caches nothing. Findings go to stdout, unit by unit; the exit
@@ -47,14 +49,14 @@ def compile_args(entry):
     return out
 
 
-def unit_key(entry, salt):
-    """SHA-256 of salt + the unit preprocessed by Clang (None when preprocessing fails)."""
+def unit_key(entry, salt, root):
+    """SHA-256 of salt + the unit preprocessed by Clang, root path replaced (None on failure)."""
     cmd = [CLANGXX, "-E", "-Wno-unknown-warning-option", *compile_args(entry), entry["file"]]
     r = subprocess.run(cmd, cwd=entry["directory"], capture_output=True)
     if r.returncode != 0:
         return None
     h = hashlib.sha256(salt)
-    h.update(r.stdout)
+    h.update(r.stdout.replace(root.encode(), b"<root>"))
     return h.hexdigest()
 
 
@@ -77,6 +79,7 @@ def main():
     ap.add_argument("--fix", action="store_true")
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/plinth/clang-tidy"))
     ap.add_argument("--config", required=True, help="the .clang-tidy file")
+    ap.add_argument("--root", required=True, help="the source tree's root folder")
     ap.add_argument("units", nargs="+")
     a = ap.parse_args()
 
@@ -86,11 +89,13 @@ def main():
         print("tidy_cached: not in the compile database: " + ", ".join(missing), file=sys.stderr)
         return 2
     version = subprocess.run([TIDY, "--version"], capture_output=True, text=True).stdout
-    salt = (version + "\0" + open(a.config).read() + "\0" + a.header_filter + "\0").encode()
+    root = os.path.realpath(a.root)
+    salt = (version + "\0" + open(a.config).read() + "\0" + a.header_filter.replace(root, "<root>")
+            + "\0").encode()
     os.makedirs(a.cache, exist_ok=True)
 
     def one(unit):
-        key = None if a.fix else unit_key(entries[unit], salt)
+        key = None if a.fix else unit_key(entries[unit], salt, root)
         if key is not None and os.path.exists(os.path.join(a.cache, key)):
             return unit, True, 0, []
         rc, lines = run_tidy(a.db, a.header_filter, a.fix, unit)
