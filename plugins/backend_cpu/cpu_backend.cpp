@@ -6,7 +6,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <plinth/config.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -79,77 +80,52 @@ const plinth_early_exit_ext kEarlyExit = {
 
 }  // namespace
 
+// clang-format off
+const char* const kConfigSchema = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "threads": {"type": "integer", "minimum": 1, "maximum": 1024,
+                "description": "compute threads, the engine thread included (default: the number of cores)"},
+    "kv_dtype": {"type": "string", "enum": ["f32", "f16"], "default": "f32",
+                 "description": "element type of the KV cache"},
+    "max_batch_tokens": {"type": "integer", "minimum": 1, "maximum": 1048576, "default": 2048,
+                         "description": "largest num_tokens of one forward; sizes the activation scratch"},
+    "matmul": {"type": "string", "enum": ["auto", "float", "int8", "simd", "blas", "simd_blas"], "default": "auto",
+               "description": "auto (default): int8 where the CPU runs the int8 path with a vector kernel (AVX-512 VNNI, AVX-VNNI or AVX2), float elsewhere; the start-up log names the choice and why. float: f32 activations, batch-invariant and f32-accurate (greedy output equals the float reference); int8: int8-quantized activations (llama.cpp scheme) with integer dot products over weights packed at load, batch-invariant, the fastest path on VNNI CPUs, logits ~1 away from the float reference; simd: int8-quantized activations (llama.cpp scheme), batch-invariant, logits ~1 away from the float reference; blas: weights dequantized to f32 + sgemm (f32-accurate, slow decode); simd_blas: the kernels' per-size choice between simd and blas (logits depend on chunking)"}
+  }
+})json";
+// clang-format on
+
 BackendConfig parse_config(const char* config_json, Int8Kernel best_int8) {
+  // Types, ranges, enums and keys are kConfigSchema's, checked by the host before create().
+  const sdk::ConfigReader config("backend_cpu", config_json);
   BackendConfig c;
   ForwardOptions& o = c.forward;
   const unsigned cores = std::thread::hardware_concurrency();
-  o.threads = cores > 0 ? static_cast<int>(cores) : 1;
-  // "matmul" absent means "auto": the path and the log label resolved here.
-  const MatmulChoice automatic = choose_auto_matmul(best_int8);
-  const std::string auto_label =
-      std::string("auto -> ") + matmul_path_name(automatic.path) + " (" + automatic.reason + ")";
-  o.matmul = automatic.path;
-  c.matmul_label = auto_label;
-  if (config_json == nullptr || *config_json == '\0') return c;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(config_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("backend_cpu config: not JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw std::invalid_argument("backend_cpu config: must be a JSON object");
-  const auto positive_int = [&](const std::string& key) -> int64_t {
-    const auto& v = j.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-      throw std::invalid_argument("backend_cpu config: " + key + " = " + v.dump() +
-                                  " must be an integer >= 1");
-    }
-    return v.get<int64_t>();
-  };
-  for (const auto& [key, value] : j.items()) {
-    if (key == "threads") {
-      const int64_t t = positive_int(key);
-      if (t > 1024)
-        throw std::invalid_argument("backend_cpu config: threads = " + std::to_string(t) +
-                                    " must be <= 1024");
-      o.threads = static_cast<int>(t);
-    } else if (key == "max_batch_tokens") {
-      o.max_batch_tokens = positive_int(key);
-    } else if (key == "kv_dtype") {
-      const std::string d = value.is_string() ? value.get<std::string>() : "";
-      if (d == "f32") {
-        o.kv_dtype = KvDtype::kF32;
-      } else if (d == "f16") {
-        o.kv_dtype = KvDtype::kF16;
-      } else {
-        throw std::invalid_argument("backend_cpu config: kv_dtype = " + value.dump() +
-                                    " must be \"f32\" or \"f16\"");
-      }
-    } else if (key == "matmul") {
-      const std::string d = value.is_string() ? value.get<std::string>() : "";
-      c.matmul_label = d;
-      if (d == "auto") {
-        o.matmul = automatic.path;
-        c.matmul_label = auto_label;
-      } else if (d == "simd_blas") {
-        o.matmul = MatmulPath::kAuto;  // the kernels' per-size choice
-      } else if (d == "simd") {
-        o.matmul = MatmulPath::kSimd;
-      } else if (d == "blas") {
-        o.matmul = MatmulPath::kBlas;
-      } else if (d == "float") {
-        o.matmul = MatmulPath::kFloat;
-      } else if (d == "int8") {
-        o.matmul = MatmulPath::kInt8;
-      } else {
-        throw std::invalid_argument("backend_cpu config: matmul = " + value.dump() +
-                                    " must be \"auto\", \"float\", \"int8\", \"simd\", "
-                                    "\"blas\" or \"simd_blas\"");
-      }
-    } else {
-      throw std::invalid_argument("backend_cpu config: unknown key \"" + key +
-                                  "\" (allowed: threads, kv_dtype, max_batch_tokens, matmul)");
-    }
+  o.threads = config.get<int>("threads", cores > 0 ? static_cast<int>(cores) : 1);
+  o.max_batch_tokens = config.get<int64_t>("max_batch_tokens", o.max_batch_tokens);
+  o.kv_dtype = config.get_enum<KvDtype>(
+      "kv_dtype", {{"f32", KvDtype::kF32}, {"f16", KvDtype::kF16}}, o.kv_dtype);
+  // "matmul" absent or "auto" (nullopt here): the path and the log label resolved for this CPU.
+  // "simd_blas" is the kernels' per-size choice, MatmulPath::kAuto.
+  const std::optional<MatmulPath> path =
+      config.get_enum<std::optional<MatmulPath>>("matmul",
+                                                 {{"auto", std::nullopt},
+                                                  {"float", MatmulPath::kFloat},
+                                                  {"int8", MatmulPath::kInt8},
+                                                  {"simd", MatmulPath::kSimd},
+                                                  {"blas", MatmulPath::kBlas},
+                                                  {"simd_blas", MatmulPath::kAuto}},
+                                                 std::nullopt);
+  if (path.has_value()) {
+    o.matmul = *path;
+    c.matmul_label = config.get<std::string>("matmul");
+  } else {
+    const MatmulChoice automatic = choose_auto_matmul(best_int8);
+    o.matmul = automatic.path;
+    c.matmul_label =
+        std::string("auto -> ") + matmul_path_name(automatic.path) + " (" + automatic.reason + ")";
   }
   return c;
 }

@@ -19,12 +19,18 @@ struct BackendConfig {
   std::string matmul_label;  // for the start-up log: "auto -> int8 (AVX-512 VNNI)", "float", ...
 };
 
-/// Parses the manifest config (schema in plugin.cpp): {"threads": int >= 1 (default: the number
-/// of cores), "kv_dtype": "f32" | "f16" (default "f32"), "max_batch_tokens": int >= 1 (default
-/// 2048), "matmul": "auto" | "float" | "int8" | "simd" | "blas" | "simd_blas" (default "auto",
-/// resolved by choose_auto_matmul(best_int8); "simd_blas" is the kernels' MatmulPath::kAuto)}.
-/// NULL or "" means {}. Throws std::invalid_argument naming the key for a wrong value or an
-/// unknown key.
+/// The JSON Schema of the manifest config, which the host validates (types, ranges, enums, no
+/// unknown keys) and fills with its defaults before create(): {"threads": 1..1024 (default: the
+/// number of cores), "kv_dtype": "f32" | "f16" (default "f32"), "max_batch_tokens": 1..1048576
+/// (default 2048), "matmul": "auto" | "float" | "int8" | "simd" | "blas" | "simd_blas" (default
+/// "auto")}.
+extern const char* const kConfigSchema;
+
+/// Reads a config that passed kConfigSchema (sdk::ConfigReader). "matmul": "auto" (or absent) is
+/// resolved by choose_auto_matmul(best_int8); "simd_blas" is the kernels' MatmulPath::kAuto.
+/// NULL or "" means {}. Throws std::invalid_argument naming the key for a value C++ cannot read
+/// (wrong JSON type, out of the C++ type's range, a name not in an enum); the schema's ranges are
+/// the host's to check (LlamaForward still refuses threads or max_batch_tokens < 1).
 BackendConfig parse_config(const char* config_json, Int8Kernel best_int8 = best_int8_kernel());
 
 /// Bytes of MemTotal and MemAvailable in /proc/meminfo ("MemAvailable: N kB"). Throws

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/host_config.hpp"
 #include "cpu_backend.hpp"
 #include "matmul_choice.hpp"
 
@@ -70,17 +71,27 @@ TEST(MatmulChoice, ExplicitPathsAreKeptWhateverTheCpu) {
   }
 }
 
+// The host refuses an unknown path before create() (kConfigSchema's enum), naming the allowed
+// ones; created without the host, parse_config still refuses it, naming the key.
 TEST(MatmulChoice, AnUnknownPathIsRefusedNamingTheAllowedOnes) {
-  try {
-    parse_config(R"({"matmul": "fast"})", kAvx2);
-    FAIL() << "accepted matmul \"fast\"";
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("matmul = \"fast\""), std::string::npos) << m;
-    for (const char* v : {"auto", "float", "int8", "simd", "blas", "simd_blas"}) {
-      EXPECT_NE(m.find(std::string("\"") + v + "\""), std::string::npos) << v << ": " << m;
-    }
+  const std::string m = test::host_config(kConfigSchema, R"({"matmul": "fast"})").error;
+  EXPECT_EQ(m.rfind("plugins[1].config.matmul: ", 0), 0u) << m;
+  EXPECT_NE(m.find("\"fast\""), std::string::npos) << m;
+  for (const char* v : {"auto", "float", "int8", "simd", "blas", "simd_blas"}) {
+    EXPECT_NE(m.find(std::string("\"") + v + "\""), std::string::npos) << v << ": " << m;
   }
+  EXPECT_THROW(parse_config(R"({"matmul": "fast"})", kAvx2), std::invalid_argument);
+}
+
+// What passes the host's check (defaults filled) reads as the same config.
+TEST(MatmulChoice, TheHostsFilledConfigReadsAsGiven) {
+  const auto passed = test::host_config(kConfigSchema, R"({"threads": 3})");
+  ASSERT_EQ(passed.error, "");
+  const BackendConfig c = parse_config(passed.text.c_str(), kAvx2);
+  EXPECT_EQ(c.forward.threads, 3);
+  EXPECT_EQ(c.forward.max_batch_tokens, 2048);
+  EXPECT_EQ(c.forward.kv_dtype, KvDtype::kF32);
+  EXPECT_EQ(c.matmul_label, "auto -> int8 (AVX2)");
 }
 
 }  // namespace
