@@ -641,6 +641,342 @@ std::string today() {
   return buf;
 }
 
+// Whether a workload was chosen (--workloads).
+using Wanted = std::function<bool(const std::string&)>;
+
+// The command line into `o` (ranges and --quick's shrinking in CLI11's checks and callback).
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--manifest", o.manifest,
+                 "Pipeline manifest with a prefix_cache plugin (ON); OFF is a copy without it")
+      ->check(CLI::ExistingFile)
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Workload seed")->capture_default_str();
+  auto count = [&](const char* name, int& v, const char* help, int lo = 1, int hi = kMaxLen) {
+    app.add_option(name, v, help)->check(CLI::Range(lo, hi))->capture_default_str();
+  };
+  count("--groups", o.groups, "shared: groups (system prompts)", 1, 100000);
+  count("--questions", o.questions, "shared: questions per group", 1, 100000);
+  count("--system-tokens", o.system_tokens, "shared: system prompt tokens per group");
+  count("--question-min", o.question_min, "shared: shortest question, tokens");
+  count("--question-max", o.question_max, "shared: longest question, tokens");
+  count("--output-len", o.output_len, "shared: output tokens per request");
+  count("--conversations", o.conversations, "chat: conversations", 1, 100000);
+  count("--turns", o.turns, "chat: turns per conversation", 1, 100000);
+  count("--message-min", o.message_min, "chat: shortest new user message, tokens");
+  count("--message-max", o.message_max, "chat: longest new user message, tokens");
+  count("--answer-len", o.answer_len, "chat: output tokens per turn");
+  count("--plain-requests", o.plain_requests, "plain: requests", 1, 1000000);
+  count("--plain-prompt-min", o.plain_prompt_min, "plain: shortest prompt, tokens");
+  count("--plain-prompt-max", o.plain_prompt_max, "plain: longest prompt, tokens");
+  count("--plain-output-min", o.plain_output_min, "plain: shortest output, tokens");
+  count("--plain-output-max", o.plain_output_max, "plain: longest output, tokens");
+  count("--repeats", o.repeats, "runs per mode of shared and chat (medians printed)", 1, 1000);
+  count("--plain-repeats", o.plain_repeats, "runs per mode of plain (medians printed)", 1, 1000);
+  app.add_option("--num-blocks", o.num_blocks,
+                 "kv_cache num_blocks written into both manifest copies (pool pressure makes the "
+                 "prefix cache evict); default: the manifest's sizing")
+      ->check(CLI::Range(1, 16777216));
+  app.add_flag("--quick", o.quick,
+               "Smoke run: 2 groups x 8 questions, 256-token system prompts, 2 conversations x 2 "
+               "turns, 8 plain requests, one run each (options given explicitly win)");
+  app.add_option("--workloads", o.workloads, "Comma-separated subset of shared,chat,plain,ttft")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            for (const std::string& w : split_list(s)) {
+              if (std::find(kWorkloads.begin(), kWorkloads.end(), w) == kWorkloads.end()) {
+                return "unknown workload '" + w + "' (known: shared, chat, plain, ttft)";
+              }
+            }
+            return "";
+          },
+          "WORKLOADS"))
+      ->capture_default_str();
+  app.callback([&] {
+    if (o.quick) {
+      auto shrink = [&](const char* name, int& v, int quick) {
+        if (app.count(name) == 0) v = quick;
+      };
+      shrink("--groups", o.groups, 2);
+      shrink("--questions", o.questions, 8);
+      shrink("--system-tokens", o.system_tokens, 256);
+      shrink("--conversations", o.conversations, 2);
+      shrink("--turns", o.turns, 2);
+      shrink("--plain-requests", o.plain_requests, 8);
+      shrink("--plain-repeats", o.plain_repeats, 1);
+      shrink("--repeats", o.repeats, 1);
+    }
+    auto ordered = [](const char* lo_name, int lo, const char* hi_name, int hi) {
+      if (lo > hi) {
+        throw CLI::ValidationError(
+            lo_name, std::to_string(lo) + " is greater than " + hi_name + " " + std::to_string(hi));
+      }
+    };
+    ordered("--question-min", o.question_min, "--question-max", o.question_max);
+    ordered("--message-min", o.message_min, "--message-max", o.message_max);
+    ordered("--plain-prompt-min", o.plain_prompt_min, "--plain-prompt-max", o.plain_prompt_max);
+    ordered("--plain-output-min", o.plain_output_min, "--plain-output-max", o.plain_output_max);
+  });
+}
+
+// Loads one manifest copy; errors name the user's manifest, not the copy.
+std::unique_ptr<Mode> load_mode(const char* name, const fs::path& copy, const fs::path& manifest) {
+  auto context = std::make_unique<HostContext>(make_stderr_logger(spdlog::level::warn));
+  EngineHost::Options ho;
+  ho.manifest = copy;
+  try {
+    auto host = EngineHost::load(ho, *context);
+    return std::make_unique<Mode>(name, std::move(context), std::move(host));
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    const std::string c = copy.string(), mine = fs::absolute(manifest).string();
+    for (size_t at = msg.find(c); at != std::string::npos; at = msg.find(c, at + mine.size())) {
+      msg.replace(at, c.size(), mine);
+    }
+    throw std::runtime_error(std::string(name) + " pipeline: " + msg);
+  }
+}
+
+// Whether prompts up to `prompt` tokens plus `output` fit the context; prints why not.
+bool fits(const char* what, uint64_t prompt, uint64_t output, uint32_t ctx) {
+  if (prompt + output > ctx) {
+    std::fprintf(stderr,
+                 "error: %s: prompts up to %llu tokens + %llu output exceed the model's "
+                 "context of %u tokens\n",
+                 what, static_cast<unsigned long long>(prompt),
+                 static_cast<unsigned long long>(output), ctx);
+    return false;
+  }
+  return true;
+}
+
+// Whether every chosen workload fits the model's context of `ctx` tokens.
+bool workloads_fit(const Options& o, const Wanted& want, uint32_t ctx) {
+  const uint64_t longest_shared = uint64_t(o.system_tokens) + uint64_t(o.question_max);
+  const uint64_t longest_chat =
+      uint64_t(o.turns) * uint64_t(o.message_max) + uint64_t(o.turns - 1) * o.answer_len;
+  if ((want("shared") || want("ttft")) && !fits("shared", longest_shared, o.output_len, ctx)) {
+    return false;
+  }
+  if (want("chat") && !fits("chat", longest_chat, o.answer_len, ctx)) return false;
+  return !want("plain") || fits("plain", o.plain_prompt_max, o.plain_output_max, ctx);
+}
+
+// The set-up lines: date, CPU, configs, plugins, KV pools, model.
+void print_setup(const Options& o, const Derived& d, Mode& on, Mode& off) {
+  const uint32_t ctx = on.host().config().context_length;
+  const uint32_t vocab = on.host().config().vocab_size;
+  const KvCacheRef kv = on.host().pipeline().kv_cache();
+  plinth_kv_info info{};
+  info.struct_size = sizeof(info);
+  call("kv_cache.get_info",
+       [&](plinth_error* e) { return kv.vtable->get_info(kv.instance, &info, e); });
+  const KvCacheRef kv_off = off.host().pipeline().kv_cache();
+  plinth_kv_info info_off{};
+  info_off.struct_size = sizeof(info_off);
+  call("kv_cache.get_info",
+       [&](plinth_error* e) { return kv_off.vtable->get_info(kv_off.instance, &info_off, e); });
+  const PipelinePlugin* backend = on.host().pipeline().plugin(PLINTH_KIND_BACKEND);
+  const PipelinePlugin* sched_on = on.host().pipeline().plugin(PLINTH_KIND_SCHEDULER);
+  const PipelinePlugin* sched_off = off.host().pipeline().plugin(PLINTH_KIND_SCHEDULER);
+
+  std::printf("bench_prefix: %s, manifest %s, seed %llu\n", today().c_str(),
+              fs::absolute(o.manifest).lexically_normal().c_str(),
+              static_cast<unsigned long long>(o.seed));
+  std::printf("CPU: %s\n", cpu_description().c_str());
+  std::printf("backend config: %s\n", backend != nullptr ? backend->config.dump().c_str() : "?");
+  std::printf("scheduler config: ON %s; OFF %s\n",
+              sched_on != nullptr ? sched_on->config.dump().c_str() : "?",
+              sched_off != nullptr ? sched_off->config.dump().c_str() : "?");
+  for (const std::string& l : d.libraries) std::printf("plugin %s\n", l.c_str());
+  std::printf(
+      "KV pool: ON %u blocks of %u tokens, OFF %u blocks of %u; model %s, context %u, "
+      "vocab %u\n",
+      info.num_blocks, info.block_size, info_off.num_blocks, info_off.block_size,
+      on.host().model_name().c_str(), ctx, vocab);
+  std::fflush(stdout);
+}
+
+// Runs `f` in both modes `repeats` times, alternating which mode goes first.
+void run_both(Result& r, int repeats, Mode& on, Mode& off, const std::function<Figures(Mode&)>& f) {
+  for (int i = 0; i < repeats; ++i) {
+    Mode* first = i % 2 == 0 ? &on : &off;
+    Mode* second = i % 2 == 0 ? &off : &on;
+    for (Mode* m : {first, second}) {
+      Figures fig = f(*m);
+      std::fprintf(stderr, "%s %s run %d: %.1f s\n", r.name.c_str(), m->name().c_str(), i + 1,
+                   fig.wall);
+      (m == &on ? r.on : r.off).push_back(std::move(fig));
+    }
+  }
+  r.load_after = load_average();
+}
+
+// The shared-prefix workload in both modes, printed.
+Result shared_workload(const Options& o, const Shared& shared, Mode& on, Mode& off) {
+  uint64_t prompt = 0;
+  for (const auto& [g, q] : shared.order) {
+    prompt += shared.system[size_t(g)].size() + shared.questions[size_t(g)][size_t(q)].size();
+  }
+  Result r;
+  r.name = "shared";
+  r.description = std::to_string(o.groups) + " groups x " + std::to_string(o.questions) +
+                  " questions, system prompt " + std::to_string(o.system_tokens) +
+                  " tokens, question U{" + std::to_string(o.question_min) + ".." +
+                  std::to_string(o.question_max) + "}, output " + std::to_string(o.output_len) +
+                  ", all at t = 0 shuffled (prompt tokens " + std::to_string(prompt) + ")";
+  run_both(r, o.repeats, on, off, [&](Mode& m) { return run_shared(m, shared, o.output_len); });
+  print_result(r);
+  std::fflush(stdout);
+  return r;
+}
+
+// The multi-turn chat workload in both modes, printed.
+Result chat_workload(const Options& o, uint32_t vocab, Mode& on, Mode& off) {
+  const auto messages = make_messages(o, vocab);
+  Result r;
+  r.name = "chat";
+  r.description = std::to_string(o.conversations) + " conversations x " + std::to_string(o.turns) +
+                  " turns, message U{" + std::to_string(o.message_min) + ".." +
+                  std::to_string(o.message_max) + "}, answer " + std::to_string(o.answer_len) +
+                  ", next turn queued when the previous finishes";
+  run_both(r, o.repeats, on, off, [&](Mode& m) { return run_chat(m, messages, o.answer_len); });
+  print_result(r);
+  std::fflush(stdout);
+  return r;
+}
+
+// The no-sharing workload in both modes, printed with the prefix cache's overhead.
+Result plain_workload(const Options& o, uint32_t vocab, Mode& on, Mode& off) {
+  const Plain plain = make_plain(o, vocab);
+  Result r;
+  r.name = "plain";
+  r.description = std::to_string(o.plain_requests) + " independent prompts U{" +
+                  std::to_string(o.plain_prompt_min) + ".." + std::to_string(o.plain_prompt_max) +
+                  "}, output U{" + std::to_string(o.plain_output_min) + ".." +
+                  std::to_string(o.plain_output_max) + "}, all at t = 0";
+  run_both(r, o.plain_repeats, on, off, [&](Mode& m) { return run_plain(m, plain); });
+  print_result(r);
+  for (const auto& [what, time] :
+       {std::pair{"wall time", &Figures::wall}, std::pair{"CPU time", &Figures::cpu}}) {
+    const Overhead v = overhead(r, time);
+    std::printf(
+        "plain overhead, %s (ON / OFF - 1): %+.2f%% of the medians, %+.2f%% median of the %zu "
+        "paired runs (min %+.2f%%, max %+.2f%%); target: under 2%%\n",
+        what, 100 * v.of_medians, 100 * v.paired_median, r.on.size(), 100 * v.paired_min,
+        100 * v.paired_max);
+  }
+  std::fflush(stdout);
+  return r;
+}
+
+// One request alone per group, cold then hit, in both modes; returns ON's cold / hit TTFT.
+double ttft_workload(const Options& o, const Shared& shared, Mode& on, Mode& off) {
+  Alone a_on, a_off;
+  for (size_t g = 0; g < shared.system.size(); ++g) {  // ON first for even groups
+    for (const bool first_on : {g % 2 == 0, g % 2 != 0}) {
+      run_alone(first_on ? on : off, shared, g, first_on ? a_on : a_off);
+    }
+  }
+  std::fprintf(stderr, "ttft: done\n");
+  std::printf(
+      "\n### ttft: one request alone, max_tokens 1, system prompt %d tokens + a question; "
+      "cold = a group's first question on an empty cache, then hit = its second question "
+      "right after; medians (min-max) over %d groups, ON and OFF alternating\n\n",
+      o.system_tokens, o.groups);
+  std::printf(
+      "| mode | cold TTFT ms | second TTFT ms | cold / second | tokens computed cold | "
+      "tokens computed second |\n|---|---|---|---|---|---|\n");
+  auto ms = [](const std::vector<double>& v) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f (%.1f-%.1f)", 1e3 * median(v),
+                  1e3 * *std::min_element(v.begin(), v.end()),
+                  1e3 * *std::max_element(v.begin(), v.end()));
+    return std::string(buf);
+  };
+  auto ttft_row = [&](const char* name, const Alone& a) {
+    std::printf("| %s | %s | %s | x%.2f | %.0f | %.0f |\n", name, ms(a.cold).c_str(),
+                ms(a.hit).c_str(), median(a.cold) / median(a.hit), median(a.cold_computed),
+                median(a.hit_computed));
+  };
+  ttft_row("ON", a_on);
+  ttft_row("OFF", a_off);
+  std::printf(
+      "\nTTFT alone, cold / hit (ON): x%.2f (target: >= 10x); OFF cold / ON hit: x%.2f; "
+      "ON cold / OFF cold: x%.3f\n",
+      median(a_on.cold) / median(a_on.hit), median(a_off.cold) / median(a_on.hit),
+      median(a_on.cold) / median(a_off.cold));
+  std::printf("load average after the runs: %s\n", load_average().c_str());
+  return median(a_on.cold) / median(a_on.hit);
+}
+
+// The targets next to the measured ratios (figures, not pass/fail); ttft_ratio 0: not run.
+void print_targets(const std::vector<Result>& results, double ttft_ratio) {
+  std::printf("\n| target | measured |\n|---|---|\n");
+  for (const Result& r : results) {
+    const Row on_row = row_of(r.on), off_row = row_of(r.off);
+    if (r.name == "shared") {
+      std::printf("| shared: output tok/s ON / OFF >= 3x | x%.2f |\n",
+                  on_row.tok_s / off_row.tok_s);
+    }
+    if (r.name == "plain") {
+      const Overhead w = overhead(r, &Figures::wall), c = overhead(r, &Figures::cpu);
+      std::printf(
+          "| plain: overhead under 2%% of wall time | wall %+.2f%% (medians), %+.2f%% (median "
+          "of %zu pairs); CPU time %+.2f%%, %+.2f%% |\n",
+          100 * w.of_medians, 100 * w.paired_median, r.on.size(), 100 * c.of_medians,
+          100 * c.paired_median);
+    }
+  }
+  if (ttft_ratio > 0) {
+    std::printf("| ttft: TTFT alone on a hit >= 10x lower than cold (ON) | x%.2f |\n", ttft_ratio);
+  }
+  std::printf("\n");
+}
+
+// Loads ON and OFF, runs the chosen workloads and prints them; the exit code.
+int run(const Options& o) {
+  const std::vector<std::string> workloads = split_list(o.workloads);
+  const Wanted want = [&](const std::string& w) {
+    return std::find(workloads.begin(), workloads.end(), w) != workloads.end();
+  };
+  const Derived d = derived_manifests(o);
+  std::unique_ptr<Mode> on, off;
+  std::string load_error;
+  try {
+    on = load_mode("ON", d.on, o.manifest);
+    off = load_mode("OFF", d.off, o.manifest);
+  } catch (const std::exception& e) {
+    load_error = e.what();
+  }
+  std::error_code ignored;
+  fs::remove_all(d.dir, ignored);  // read once at load
+  if (!on || !off) {
+    std::fprintf(stderr, "error: %s\n", load_error.c_str());
+    return 2;
+  }
+  if (!on->has_prefix() || off->has_prefix()) {
+    std::fprintf(stderr, "error: the ON pipeline must have a prefix cache and OFF none\n");
+    return 2;
+  }
+  const uint32_t vocab = on->host().config().vocab_size;
+  if (!workloads_fit(o, want, on->host().config().context_length)) return 1;
+  print_setup(o, d, *on, *off);
+
+  warm_up(*on, vocab);
+  warm_up(*off, vocab);
+  std::printf("load average before: %s\n", load_average().c_str());
+  std::fflush(stdout);
+
+  const Shared shared = make_shared(o, vocab);
+  std::vector<Result> results;
+  if (want("shared")) results.push_back(shared_workload(o, shared, *on, *off));
+  if (want("chat")) results.push_back(chat_workload(o, vocab, *on, *off));
+  if (want("plain")) results.push_back(plain_workload(o, vocab, *on, *off));
+  const double ttft_ratio = want("ttft") ? ttft_workload(o, shared, *on, *off) : 0;
+  print_targets(results, ttft_ratio);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -649,311 +985,14 @@ int main(int argc, char** argv) {
     CLI::App app{
         "bench_prefix: prefix cache ON vs OFF on shared-prefix, multi-turn chat and "
         "no-sharing workloads, on the real model"};
-    app.add_option("--manifest", o.manifest,
-                   "Pipeline manifest with a prefix_cache plugin (ON); OFF is a copy without it")
-        ->check(CLI::ExistingFile)
-        ->capture_default_str();
-    app.add_option("--seed", o.seed, "Workload seed")->capture_default_str();
-    auto count = [&](const char* name, int& v, const char* help, int lo = 1, int hi = kMaxLen) {
-      app.add_option(name, v, help)->check(CLI::Range(lo, hi))->capture_default_str();
-    };
-    count("--groups", o.groups, "shared: groups (system prompts)", 1, 100000);
-    count("--questions", o.questions, "shared: questions per group", 1, 100000);
-    count("--system-tokens", o.system_tokens, "shared: system prompt tokens per group");
-    count("--question-min", o.question_min, "shared: shortest question, tokens");
-    count("--question-max", o.question_max, "shared: longest question, tokens");
-    count("--output-len", o.output_len, "shared: output tokens per request");
-    count("--conversations", o.conversations, "chat: conversations", 1, 100000);
-    count("--turns", o.turns, "chat: turns per conversation", 1, 100000);
-    count("--message-min", o.message_min, "chat: shortest new user message, tokens");
-    count("--message-max", o.message_max, "chat: longest new user message, tokens");
-    count("--answer-len", o.answer_len, "chat: output tokens per turn");
-    count("--plain-requests", o.plain_requests, "plain: requests", 1, 1000000);
-    count("--plain-prompt-min", o.plain_prompt_min, "plain: shortest prompt, tokens");
-    count("--plain-prompt-max", o.plain_prompt_max, "plain: longest prompt, tokens");
-    count("--plain-output-min", o.plain_output_min, "plain: shortest output, tokens");
-    count("--plain-output-max", o.plain_output_max, "plain: longest output, tokens");
-    count("--repeats", o.repeats, "runs per mode of shared and chat (medians printed)", 1, 1000);
-    count("--plain-repeats", o.plain_repeats, "runs per mode of plain (medians printed)", 1, 1000);
-    app.add_option("--num-blocks", o.num_blocks,
-                   "kv_cache num_blocks written into both manifest copies (pool pressure makes the "
-                   "prefix cache evict); default: the manifest's sizing")
-        ->check(CLI::Range(1, 16777216));
-    app.add_flag("--quick", o.quick,
-                 "Smoke run: 2 groups x 8 questions, 256-token system prompts, 2 conversations x 2 "
-                 "turns, 8 plain requests, one run each (options given explicitly win)");
-    app.add_option("--workloads", o.workloads, "Comma-separated subset of shared,chat,plain,ttft")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-              for (const std::string& w : split_list(s)) {
-                if (std::find(kWorkloads.begin(), kWorkloads.end(), w) == kWorkloads.end()) {
-                  return "unknown workload '" + w + "' (known: shared, chat, plain, ttft)";
-                }
-              }
-              return "";
-            },
-            "WORKLOADS"))
-        ->capture_default_str();
-    app.callback([&] {
-      if (o.quick) {
-        auto shrink = [&](const char* name, int& v, int quick) {
-          if (app.count(name) == 0) v = quick;
-        };
-        shrink("--groups", o.groups, 2);
-        shrink("--questions", o.questions, 8);
-        shrink("--system-tokens", o.system_tokens, 256);
-        shrink("--conversations", o.conversations, 2);
-        shrink("--turns", o.turns, 2);
-        shrink("--plain-requests", o.plain_requests, 8);
-        shrink("--plain-repeats", o.plain_repeats, 1);
-        shrink("--repeats", o.repeats, 1);
-      }
-      auto ordered = [](const char* lo_name, int lo, const char* hi_name, int hi) {
-        if (lo > hi) {
-          throw CLI::ValidationError(lo_name, std::to_string(lo) + " is greater than " + hi_name +
-                                                  " " + std::to_string(hi));
-        }
-      };
-      ordered("--question-min", o.question_min, "--question-max", o.question_max);
-      ordered("--message-min", o.message_min, "--message-max", o.message_max);
-      ordered("--plain-prompt-min", o.plain_prompt_min, "--plain-prompt-max", o.plain_prompt_max);
-      ordered("--plain-output-min", o.plain_output_min, "--plain-output-max", o.plain_output_max);
-    });
+    add_options(app, o);
     CLI11_PARSE(app, argc, argv);
-    const std::vector<std::string> workloads = split_list(o.workloads);
-    auto want = [&](const std::string& w) {
-      return std::find(workloads.begin(), workloads.end(), w) != workloads.end();
-    };
-    const Derived d = derived_manifests(o);
-    // Loads one copy; errors name the user's manifest, not the copy.
-    auto load = [&](const char* name, const fs::path& copy) -> std::unique_ptr<Mode> {
-      auto context = std::make_unique<HostContext>(make_stderr_logger(spdlog::level::warn));
-      EngineHost::Options ho;
-      ho.manifest = copy;
-      try {
-        auto host = EngineHost::load(ho, *context);
-        return std::make_unique<Mode>(name, std::move(context), std::move(host));
-      } catch (const std::exception& e) {
-        std::string msg = e.what();
-        const std::string c = copy.string(), mine = fs::absolute(o.manifest).string();
-        for (size_t at = msg.find(c); at != std::string::npos; at = msg.find(c, at + mine.size())) {
-          msg.replace(at, c.size(), mine);
-        }
-        throw std::runtime_error(std::string(name) + " pipeline: " + msg);
-      }
-    };
-    std::unique_ptr<Mode> on, off;
-    std::string load_error;
-    try {
-      on = load("ON", d.on);
-      off = load("OFF", d.off);
-    } catch (const std::exception& e) {
-      load_error = e.what();
-    }
-    std::error_code ignored;
-    fs::remove_all(d.dir, ignored);  // read once at load
-    if (!on || !off) {
-      std::fprintf(stderr, "error: %s\n", load_error.c_str());
-      return 2;
-    }
-    if (!on->has_prefix() || off->has_prefix()) {
-      std::fprintf(stderr, "error: the ON pipeline must have a prefix cache and OFF none\n");
-      return 2;
-    }
-
-    const uint32_t ctx = on->host().config().context_length;
-    const uint32_t vocab = on->host().config().vocab_size;
-    const uint64_t longest_shared = uint64_t(o.system_tokens) + uint64_t(o.question_max);
-    const uint64_t longest_chat =
-        uint64_t(o.turns) * uint64_t(o.message_max) + uint64_t(o.turns - 1) * o.answer_len;
-    auto fits = [&](const char* what, uint64_t prompt, uint64_t output) {
-      if (prompt + output > ctx) {
-        std::fprintf(stderr,
-                     "error: %s: prompts up to %llu tokens + %llu output exceed the model's "
-                     "context of %u tokens\n",
-                     what, static_cast<unsigned long long>(prompt),
-                     static_cast<unsigned long long>(output), ctx);
-        return false;
-      }
-      return true;
-    };
-    if ((want("shared") || want("ttft")) && !fits("shared", longest_shared, o.output_len)) return 1;
-    if (want("chat") && !fits("chat", longest_chat, o.answer_len)) return 1;
-    if (want("plain") && !fits("plain", o.plain_prompt_max, o.plain_output_max)) return 1;
-
-    const KvCacheRef kv = on->host().pipeline().kv_cache();
-    plinth_kv_info info{};
-    info.struct_size = sizeof(info);
-    call("kv_cache.get_info",
-         [&](plinth_error* e) { return kv.vtable->get_info(kv.instance, &info, e); });
-    const KvCacheRef kv_off = off->host().pipeline().kv_cache();
-    plinth_kv_info info_off{};
-    info_off.struct_size = sizeof(info_off);
-    call("kv_cache.get_info",
-         [&](plinth_error* e) { return kv_off.vtable->get_info(kv_off.instance, &info_off, e); });
-    const PipelinePlugin* backend = on->host().pipeline().plugin(PLINTH_KIND_BACKEND);
-    const PipelinePlugin* sched_on = on->host().pipeline().plugin(PLINTH_KIND_SCHEDULER);
-    const PipelinePlugin* sched_off = off->host().pipeline().plugin(PLINTH_KIND_SCHEDULER);
-
-    std::printf("bench_prefix: %s, manifest %s, seed %llu\n", today().c_str(),
-                fs::absolute(o.manifest).lexically_normal().c_str(),
-                static_cast<unsigned long long>(o.seed));
-    std::printf("CPU: %s\n", cpu_description().c_str());
-    std::printf("backend config: %s\n", backend != nullptr ? backend->config.dump().c_str() : "?");
-    std::printf("scheduler config: ON %s; OFF %s\n",
-                sched_on != nullptr ? sched_on->config.dump().c_str() : "?",
-                sched_off != nullptr ? sched_off->config.dump().c_str() : "?");
-    for (const std::string& l : d.libraries) std::printf("plugin %s\n", l.c_str());
-    std::printf(
-        "KV pool: ON %u blocks of %u tokens, OFF %u blocks of %u; model %s, context %u, "
-        "vocab %u\n",
-        info.num_blocks, info.block_size, info_off.num_blocks, info_off.block_size,
-        on->host().model_name().c_str(), ctx, vocab);
-    std::fflush(stdout);
-
-    warm_up(*on, vocab);
-    warm_up(*off, vocab);
-    std::printf("load average before: %s\n", load_average().c_str());
-    std::fflush(stdout);
-
-    const Shared shared = make_shared(o, vocab);
-    std::vector<Result> results;
-    double ttft_ratio = 0;  // ttft: ON cold / ON hit (0: not run)
-    // Runs `f` in both modes `repeats` times, alternating which mode goes first.
-    auto both = [&](Result& r, int repeats, const std::function<Figures(Mode&)>& f) {
-      for (int i = 0; i < repeats; ++i) {
-        Mode* first = i % 2 == 0 ? on.get() : off.get();
-        Mode* second = i % 2 == 0 ? off.get() : on.get();
-        for (Mode* m : {first, second}) {
-          Figures fig = f(*m);
-          std::fprintf(stderr, "%s %s run %d: %.1f s\n", r.name.c_str(), m->name().c_str(), i + 1,
-                       fig.wall);
-          (m == on.get() ? r.on : r.off).push_back(std::move(fig));
-        }
-      }
-      r.load_after = load_average();
-    };
-    if (want("shared")) {
-      uint64_t prompt = 0;
-      for (const auto& [g, q] : shared.order) {
-        prompt += shared.system[size_t(g)].size() + shared.questions[size_t(g)][size_t(q)].size();
-      }
-      Result r;
-      r.name = "shared";
-      r.description = std::to_string(o.groups) + " groups x " + std::to_string(o.questions) +
-                      " questions, system prompt " + std::to_string(o.system_tokens) +
-                      " tokens, question U{" + std::to_string(o.question_min) + ".." +
-                      std::to_string(o.question_max) + "}, output " + std::to_string(o.output_len) +
-                      ", all at t = 0 shuffled (prompt tokens " + std::to_string(prompt) + ")";
-      both(r, o.repeats, [&](Mode& m) { return run_shared(m, shared, o.output_len); });
-      print_result(r);
-      results.push_back(std::move(r));
-      std::fflush(stdout);
-    }
-    if (want("chat")) {
-      const auto messages = make_messages(o, vocab);
-      Result r;
-      r.name = "chat";
-      r.description = std::to_string(o.conversations) + " conversations x " +
-                      std::to_string(o.turns) + " turns, message U{" +
-                      std::to_string(o.message_min) + ".." + std::to_string(o.message_max) +
-                      "}, answer " + std::to_string(o.answer_len) +
-                      ", next turn queued when the previous finishes";
-      both(r, o.repeats, [&](Mode& m) { return run_chat(m, messages, o.answer_len); });
-      print_result(r);
-      results.push_back(std::move(r));
-      std::fflush(stdout);
-    }
-    if (want("plain")) {
-      const Plain plain = make_plain(o, vocab);
-      Result r;
-      r.name = "plain";
-      r.description = std::to_string(o.plain_requests) + " independent prompts U{" +
-                      std::to_string(o.plain_prompt_min) + ".." +
-                      std::to_string(o.plain_prompt_max) + "}, output U{" +
-                      std::to_string(o.plain_output_min) + ".." +
-                      std::to_string(o.plain_output_max) + "}, all at t = 0";
-      both(r, o.plain_repeats, [&](Mode& m) { return run_plain(m, plain); });
-      print_result(r);
-      for (const auto& [what, time] :
-           {std::pair{"wall time", &Figures::wall}, std::pair{"CPU time", &Figures::cpu}}) {
-        const Overhead v = overhead(r, time);
-        std::printf(
-            "plain overhead, %s (ON / OFF - 1): %+.2f%% of the medians, %+.2f%% median of the %zu "
-            "paired runs (min %+.2f%%, max %+.2f%%); target: under 2%%\n",
-            what, 100 * v.of_medians, 100 * v.paired_median, r.on.size(), 100 * v.paired_min,
-            100 * v.paired_max);
-      }
-      results.push_back(std::move(r));
-      std::fflush(stdout);
-    }
-    if (want("ttft")) {
-      Alone a_on, a_off;
-      for (size_t g = 0; g < shared.system.size(); ++g) {  // ON first for even groups
-        for (const bool first_on : {g % 2 == 0, g % 2 != 0}) {
-          run_alone(first_on ? *on : *off, shared, g, first_on ? a_on : a_off);
-        }
-      }
-      std::fprintf(stderr, "ttft: done\n");
-      std::printf(
-          "\n### ttft: one request alone, max_tokens 1, system prompt %d tokens + a question; "
-          "cold = a group's first question on an empty cache, then hit = its second question "
-          "right after; medians (min-max) over %d groups, ON and OFF alternating\n\n",
-          o.system_tokens, o.groups);
-      std::printf(
-          "| mode | cold TTFT ms | second TTFT ms | cold / second | tokens computed cold | "
-          "tokens computed second |\n|---|---|---|---|---|---|\n");
-      auto ms = [](const std::vector<double>& v) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "%.1f (%.1f-%.1f)", 1e3 * median(v),
-                      1e3 * *std::min_element(v.begin(), v.end()),
-                      1e3 * *std::max_element(v.begin(), v.end()));
-        return std::string(buf);
-      };
-      auto ttft_row = [&](const char* name, const Alone& a) {
-        std::printf("| %s | %s | %s | x%.2f | %.0f | %.0f |\n", name, ms(a.cold).c_str(),
-                    ms(a.hit).c_str(), median(a.cold) / median(a.hit), median(a.cold_computed),
-                    median(a.hit_computed));
-      };
-      ttft_row("ON", a_on);
-      ttft_row("OFF", a_off);
-      ttft_ratio = median(a_on.cold) / median(a_on.hit);
-      std::printf(
-          "\nTTFT alone, cold / hit (ON): x%.2f (target: >= 10x); OFF cold / ON hit: x%.2f; "
-          "ON cold / OFF cold: x%.3f\n",
-          median(a_on.cold) / median(a_on.hit), median(a_off.cold) / median(a_on.hit),
-          median(a_on.cold) / median(a_off.cold));
-      std::printf("load average after the runs: %s\n", load_average().c_str());
-    }
-    // The targets next to the measured ratios (figures, not pass/fail).
-    std::printf("\n| target | measured |\n|---|---|\n");
-    for (const Result& r : results) {
-      const Row on_row = row_of(r.on), off_row = row_of(r.off);
-      if (r.name == "shared") {
-        std::printf("| shared: output tok/s ON / OFF >= 3x | x%.2f |\n",
-                    on_row.tok_s / off_row.tok_s);
-      }
-      if (r.name == "plain") {
-        const Overhead w = overhead(r, &Figures::wall), c = overhead(r, &Figures::cpu);
-        std::printf(
-            "| plain: overhead under 2%% of wall time | wall %+.2f%% (medians), %+.2f%% (median "
-            "of %zu pairs); CPU time %+.2f%%, %+.2f%% |\n",
-            100 * w.of_medians, 100 * w.paired_median, r.on.size(), 100 * c.of_medians,
-            100 * c.paired_median);
-      }
-    }
-    if (ttft_ratio > 0) {
-      std::printf("| ttft: TTFT alone on a hit >= 10x lower than cold (ON) | x%.2f |\n",
-                  ttft_ratio);
-    }
-    std::printf("\n");
-
+    return run(o);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "bench_prefix: error: %s\n", e.what());
     return 1;
   } catch (...) {
-    std::fprintf(stderr, "error: unknown exception\n");
+    std::fprintf(stderr, "bench_prefix: error: unknown exception\n");
     return 1;
   }
-  return 0;
 }
