@@ -22,8 +22,9 @@ struct TriadResult {
 /// (at least twice), after one untimed pass per thread that warms its caches. Bandwidth counts
 /// STREAM's 3 arrays; with ordinary stores the CPU also reads a's lines first (write-allocate), so
 /// the traffic is 4/3 of the figure. The vectorised kernel is chosen at run time (one loop
-/// compiled with target("avx512f"), target("avx2") and the baseline; __builtin_cpu_supports). Throws std::invalid_argument for threads < 1, runs < 1
-/// or a working set under 3 × 8 × threads bytes; std::bad_alloc when memory runs out.
+/// compiled with target("avx512f"), target("avx2") and the baseline; __builtin_cpu_supports).
+/// Throws std::invalid_argument for threads < 1, runs < 1 or a working set under 3 × 8 × threads
+/// bytes; std::bad_alloc when memory runs out.
 TriadResult measure_triad(uint64_t working_set_bytes, int threads, int runs);
 
 }  // namespace plinth::roofline
