@@ -382,69 +382,94 @@ json& speculator_config(json& manifest) {
   throw std::runtime_error("manifest has no speculator entry");
 }
 
-std::vector<PipelineSpec> pipeline_specs(const Options& o, uint32_t max_batch) {
-  const fs::path dir = fs::absolute(o.manifest_dir);
-  std::vector<PipelineSpec> out;
-  out.push_back({"OFF", "—", normalized(dir / "cpu.json", max_batch, o.num_blocks), {}});
-  const std::vector<std::string> policies = split_list(o.policies);
-  struct Item {
-    std::string method, name;
-    json extra = json::object();
-  };
-  std::vector<Item> items;
+// One pipeline of --methods or --variant: its method, its label (empty: the method's) and the
+// JSON merged into its speculator config.
+struct SpecItem {
+  std::string method, name;
+  json extra = json::object();
+};
+
+// --methods, then --variant NAME=METHOD [JSON].
+std::vector<SpecItem> spec_items(const Options& o) {
+  std::vector<SpecItem> items;
   for (const std::string& m : split_list(o.methods)) items.push_back({m, "", json::object()});
   for (const std::string& v : o.variants) {
     const size_t eq = v.find('='), sp = v.find(' ', eq == std::string::npos ? 0 : eq);
     if (eq == std::string::npos || eq == 0) {
       throw std::runtime_error("--variant '" + v + "': expected NAME=METHOD [JSON]");
     }
-    Item it{v.substr(eq + 1, sp == std::string::npos ? std::string::npos : sp - eq - 1),
-            v.substr(0, eq), json::object()};
+    SpecItem it{v.substr(eq + 1, sp == std::string::npos ? std::string::npos : sp - eq - 1),
+                v.substr(0, eq), json::object()};
     if (sp != std::string::npos) it.extra = json::parse(v.substr(sp + 1));
-    if (!it.extra.is_object())
+    if (!it.extra.is_object()) {
       throw std::runtime_error("--variant '" + v + "': JSON not an object");
+    }
     items.push_back(std::move(it));
   }
-  for (const Item& item : items) {
-    const std::string& m = item.method;
-    PipelineSpec base;
-    if (m == "ngram") {
-      base.label = "ngram";
-      base.manifest = normalized(dir / "cpu_spec_ngram.json", max_batch, o.num_blocks);
-    } else if (m.rfind("layer_skip", 0) == 0) {
-      base.manifest = normalized(dir / "cpu_spec_layer_skip.json", max_batch, o.num_blocks);
-      json& c = speculator_config(base.manifest);
-      if (m.size() > 11 && m[10] == ':') c["exit_layer"] = std::stoi(m.substr(11));
-      base.label = "layer_skip e" + std::to_string(c.value("exit_layer", 0));
-    } else if (m == "draft") {
-      // cpu_spec_draft.json: a second backend_cpu ("role": "draft") running its "model".
-      base.label = "draft";
-      std::error_code ec;
-      if (!fs::is_regular_file(dir / "cpu_spec_draft.json", ec)) {
-        base.skip = "no " + (dir / "cpu_spec_draft.json").string();
-        base.policy = "—";
-        out.push_back(base);
-        continue;
-      }
-      base.manifest = normalized(dir / "cpu_spec_draft.json", max_batch, o.num_blocks);
-      bool has_draft = false;
-      for (auto& p : base.manifest.at("plugins")) {
-        if (p.at("kind") != "backend" || p.value("role", "") != "draft") continue;
-        if (!o.draft_model.empty()) {
-          p["model"] = fs::absolute(o.draft_model).lexically_normal().string();
-        }
-        const fs::path model = p.value("model", "");
-        base.label = "draft (" + model.filename().string() + ")";
-        has_draft = true;
-        if (!fs::is_regular_file(model, ec)) {
-          base.skip = "no draft model " + model.string() +
-                      ": make one with `plinth draft-model --model M --layers L --output OUT` and "
-                      "pass --draft-model OUT";
-        }
-      }
-      if (!has_draft) base.skip = "cpu_spec_draft.json has no backend with role draft";
-    } else {
-      throw std::runtime_error("unknown method '" + m + "' (ngram, layer_skip[:L], draft)");
+  return items;
+}
+
+// cpu_spec_draft.json: a second backend_cpu ("role": "draft") running its "model"; `skip` says
+// why not when the manifest (then policy "—") or the draft model is missing.
+PipelineSpec draft_spec(const Options& o, const fs::path& dir, uint32_t max_batch) {
+  PipelineSpec base;
+  base.label = "draft";
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "cpu_spec_draft.json", ec)) {
+    base.skip = "no " + (dir / "cpu_spec_draft.json").string();
+    base.policy = "—";
+    return base;
+  }
+  base.manifest = normalized(dir / "cpu_spec_draft.json", max_batch, o.num_blocks);
+  bool has_draft = false;
+  for (auto& p : base.manifest.at("plugins")) {
+    if (p.at("kind") != "backend" || p.value("role", "") != "draft") continue;
+    if (!o.draft_model.empty()) {
+      p["model"] = fs::absolute(o.draft_model).lexically_normal().string();
+    }
+    const fs::path model = p.value("model", "");
+    base.label = "draft (" + model.filename().string() + ")";
+    has_draft = true;
+    if (!fs::is_regular_file(model, ec)) {
+      base.skip = "no draft model " + model.string() +
+                  ": make one with `plinth draft-model --model M --layers L --output OUT` and "
+                  "pass --draft-model OUT";
+    }
+  }
+  if (!has_draft) base.skip = "cpu_spec_draft.json has no backend with role draft";
+  return base;
+}
+
+// The pipeline of method `m` (ngram, layer_skip[:L], draft) before its policy.
+PipelineSpec method_spec(const Options& o, const fs::path& dir, uint32_t max_batch,
+                         const std::string& m) {
+  PipelineSpec base;
+  if (m == "ngram") {
+    base.label = "ngram";
+    base.manifest = normalized(dir / "cpu_spec_ngram.json", max_batch, o.num_blocks);
+  } else if (m.rfind("layer_skip", 0) == 0) {
+    base.manifest = normalized(dir / "cpu_spec_layer_skip.json", max_batch, o.num_blocks);
+    json& c = speculator_config(base.manifest);
+    if (m.size() > 11 && m[10] == ':') c["exit_layer"] = std::stoi(m.substr(11));
+    base.label = "layer_skip e" + std::to_string(c.value("exit_layer", 0));
+  } else if (m == "draft") {
+    base = draft_spec(o, dir, max_batch);
+  } else {
+    throw std::runtime_error("unknown method '" + m + "' (ngram, layer_skip[:L], draft)");
+  }
+  return base;
+}
+
+std::vector<PipelineSpec> pipeline_specs(const Options& o, uint32_t max_batch) {
+  const fs::path dir = fs::absolute(o.manifest_dir);
+  std::vector<PipelineSpec> out;
+  out.push_back({"OFF", "—", normalized(dir / "cpu.json", max_batch, o.num_blocks), {}});
+  const std::vector<std::string> policies = split_list(o.policies);
+  for (const SpecItem& item : spec_items(o)) {
+    PipelineSpec base = method_spec(o, dir, max_batch, item.method);
+    if (base.policy == "—") {  // nothing to measure under any policy
+      out.push_back(base);
+      continue;
     }
     if (!base.skip) {
       if (!o.spec_config.empty()) {
@@ -667,13 +692,31 @@ size_t first_difference(const Tokens& a, const Tokens& b) {
   return i;
 }
 
-}  // namespace
+using Workloads = std::vector<std::pair<std::string, const std::vector<std::string>*>>;
+// results[pipe][workload][batch][run]
+using Results = std::vector<std::vector<std::vector<std::vector<Cell>>>>;
 
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{
-      "bench_spec: speculative decoding (ngram, layer_skip, draft) vs none, on input-grounded and "
-      "open-ended chat prompts, batch 1 and 8, on the real model"};
+// The loaded pipelines (OFF first), the workloads, the batch sizes and what was measured.
+struct Measured {
+  std::vector<Loaded> pipes;
+  Workloads workloads;
+  std::vector<int> batches;
+  Results res;
+};
+
+struct Summary {
+  std::string where;
+  double ratio = 0;
+};
+
+// × OFF per policy (for the targets) and per cell.
+struct Ratios {
+  std::map<std::string, std::vector<Summary>> by_policy, decode_by_policy;
+  // "label|policy|workload|batch" → {median ratio, median decode-only ratio}
+  std::map<std::string, std::pair<double, double>> ratio_of;
+};
+
+void add_options(CLI::App& app, Options& o) {
   app.add_option("--manifest-dir", o.manifest_dir,
                  "Folder with cpu.json, cpu_spec_ngram.json, cpu_spec_layer_skip.json")
       ->check(CLI::ExistingDirectory)
@@ -711,9 +754,10 @@ int main(int argc, char** argv) {
                  "{\"num_speculative_tokens\": 8}' (repeatable)");
   app.add_flag("--show-outputs", o.show_outputs,
                "Print OFF's generated text of the first run, per workload and prompt");
-  CLI11_PARSE(app, argc, argv);
+}
 
-  std::vector<int> batches;
+// --batch-sizes, --methods, --policies and --workloads; false (after printing why) when wrong.
+bool parse_lists(const Options& o, std::vector<int>& batches, Workloads& workloads) {
   for (const std::string& b : split_list(o.batch_sizes)) {
     int v = 0;
     try {
@@ -722,23 +766,22 @@ int main(int argc, char** argv) {
     }
     if (v < 1 || v > 256) {
       std::fprintf(stderr, "error: --batch-sizes: '%s' is not in 1..256\n", b.c_str());
-      return 1;
+      return false;
     }
     batches.push_back(v);
   }
   for (const std::string& m : split_list(o.methods)) {
     if (m != "ngram" && m != "draft" && m != "layer_skip" && m.rfind("layer_skip:", 0) != 0) {
       std::fprintf(stderr, "error: --methods: unknown method '%s'\n", m.c_str());
-      return 1;
+      return false;
     }
   }
   for (const std::string& p : split_list(o.policies)) {
     if (p != "auto" && p != "fixed") {
       std::fprintf(stderr, "error: --policies: '%s' is neither auto nor fixed\n", p.c_str());
-      return 1;
+      return false;
     }
   }
-  std::vector<std::pair<std::string, const std::vector<std::string>*>> workloads;
   for (const std::string& w : split_list(o.workloads)) {
     if (w == "grounded") {
       workloads.emplace_back(w, &kGrounded);
@@ -746,265 +789,341 @@ int main(int argc, char** argv) {
       workloads.emplace_back(w, &kOpen);
     } else {
       std::fprintf(stderr, "error: --workloads: unknown workload '%s'\n", w.c_str());
-      return 1;
+      return false;
     }
   }
-  const uint32_t max_batch =
-      static_cast<uint32_t>(*std::max_element(batches.begin(), batches.end()));
+  return true;
+}
 
-  int status = 0;
-  try {
-    std::vector<PipelineSpec> specs = pipeline_specs(o, max_batch);
-    std::vector<Loaded> pipes;
-    std::vector<std::string> not_measured;
-    for (PipelineSpec& s : specs) {
-      const std::string name = s.label + (s.policy == "—" ? "" : " [" + s.policy + "]");
-      if (s.skip) {
-        std::printf("%s: NOT MEASURED (%s)\n", name.c_str(), s.skip->c_str());
-        not_measured.push_back(name + ": " + *s.skip);
-        continue;
-      }
-      Loaded l;
-      l.context = std::make_unique<HostContext>(make_stderr_logger(spdlog::level::warn));
-      try {
-        l.host = load_host(s.manifest, *l.context);
-      } catch (const std::exception& e) {
-        if (s.label == "OFF") throw std::runtime_error(std::string("OFF pipeline: ") + e.what());
-        std::printf("%s: NOT MEASURED (the pipeline does not load: %s)\n", name.c_str(), e.what());
-        not_measured.push_back(name + ": the pipeline does not load: " + e.what());
-        continue;
-      }
-      for (const auto& p : s.manifest.at("plugins")) {
-        if (p.at("kind") == "speculator") l.speculator = p.value("config", json::object()).dump();
-      }
-      l.spec = std::move(s);
-      pipes.push_back(std::move(l));
+// Loads every measurable spec; what is not measured is printed and listed in `not_measured`.
+std::vector<Loaded> load_pipes(std::vector<PipelineSpec>& specs,
+                               std::vector<std::string>& not_measured) {
+  std::vector<Loaded> pipes;
+  for (PipelineSpec& s : specs) {
+    const std::string name = s.label + (s.policy == "—" ? "" : " [" + s.policy + "]");
+    if (s.skip) {
+      std::printf("%s: NOT MEASURED (%s)\n", name.c_str(), s.skip->c_str());
+      not_measured.push_back(name + ": " + *s.skip);
+      continue;
     }
-    EngineHost& ref = *pipes.front().host;
-    std::printf("bench_spec: %s, model %s, manifests %s\n", now_string().c_str(),
-                ref.model_path().c_str(), fs::absolute(o.manifest_dir).lexically_normal().c_str());
-    std::printf("CPU: %s\n", cpu_description().c_str());
-    std::printf("ISA path: %s\n", isa_path(pipes.front().spec.manifest).c_str());
-    std::printf(
-        "runs %d, max_tokens %d, temperature 0, batch sizes %s, %d prompts per workload, "
-        "max_num_seqs %u, num_blocks %d\n",
-        o.runs, o.max_tokens, o.batch_sizes.c_str(), o.prompts, max_batch, o.num_blocks);
-    for (const Loaded& l : pipes) {
-      std::printf("  %-22s %-6s %s\n", l.spec.label.c_str(), l.spec.policy.c_str(),
-                  l.speculator.empty() ? "(no speculator)" : l.speculator.c_str());
+    Loaded l;
+    l.context = std::make_unique<HostContext>(make_stderr_logger(spdlog::level::warn));
+    try {
+      l.host = load_host(s.manifest, *l.context);
+    } catch (const std::exception& e) {
+      if (s.label == "OFF") throw std::runtime_error(std::string("OFF pipeline: ") + e.what());
+      std::printf("%s: NOT MEASURED (the pipeline does not load: %s)\n", name.c_str(), e.what());
+      not_measured.push_back(name + ": the pipeline does not load: " + e.what());
+      continue;
     }
+    for (const auto& p : s.manifest.at("plugins")) {
+      if (p.at("kind") == "speculator") l.speculator = p.value("config", json::object()).dump();
+    }
+    l.spec = std::move(s);
+    pipes.push_back(std::move(l));
+  }
+  return pipes;
+}
 
-    // Prompts through the chat template (every pipeline runs the same model and tokenizer).
-    std::vector<std::vector<Tokens>> prompts;
-    for (const auto& [name, texts] : workloads) {
-      prompts.emplace_back();
-      size_t total = 0;
-      for (int i = 0; i < o.prompts; ++i) {
-        prompts.back().push_back(ref.encode_chat({{"user", (*texts)[i]}}));
-        total += prompts.back().back().size();
+void print_setup(const Options& o, const std::vector<Loaded>& pipes, uint32_t max_batch) {
+  const EngineHost& ref = *pipes.front().host;
+  std::printf("bench_spec: %s, model %s, manifests %s\n", now_string().c_str(),
+              ref.model_path().c_str(), fs::absolute(o.manifest_dir).lexically_normal().c_str());
+  std::printf("CPU: %s\n", cpu_description().c_str());
+  std::printf("ISA path: %s\n", isa_path(pipes.front().spec.manifest).c_str());
+  std::printf(
+      "runs %d, max_tokens %d, temperature 0, batch sizes %s, %d prompts per workload, "
+      "max_num_seqs %u, num_blocks %d\n",
+      o.runs, o.max_tokens, o.batch_sizes.c_str(), o.prompts, max_batch, o.num_blocks);
+  for (const Loaded& l : pipes) {
+    std::printf("  %-22s %-6s %s\n", l.spec.label.c_str(), l.spec.policy.c_str(),
+                l.speculator.empty() ? "(no speculator)" : l.speculator.c_str());
+  }
+}
+
+// Prompts through the chat template (every pipeline runs the same model and tokenizer).
+std::vector<std::vector<Tokens>> make_prompts(const Options& o, const Workloads& workloads,
+                                              const EngineHost& ref) {
+  std::vector<std::vector<Tokens>> prompts;
+  for (const auto& [name, texts] : workloads) {
+    prompts.emplace_back();
+    size_t total = 0;
+    for (int i = 0; i < o.prompts; ++i) {
+      prompts.back().push_back(ref.encode_chat({{"user", (*texts)[i]}}));
+      total += prompts.back().back().size();
+    }
+    std::printf("workload %s: %d prompts, %zu prompt tokens\n", name.c_str(), o.prompts, total);
+  }
+
+  return prompts;
+}
+
+// Every cell of every run into m.res, pipelines in a rotated order per run; the seconds it took.
+double measure(const Options& o, Measured& m, const std::vector<std::vector<Tokens>>& prompts) {
+  const size_t P = m.pipes.size(), W = m.workloads.size(), B = m.batches.size();
+  const std::vector<Loaded>& pipes = m.pipes;
+  const Workloads& workloads = m.workloads;
+  const std::vector<int>& batches = m.batches;
+  Results& res = m.res;
+  res.assign(P, std::vector<std::vector<std::vector<Cell>>>(W, std::vector<std::vector<Cell>>(B)));
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < o.runs; ++r) {
+    for (size_t w = 0; w < W; ++w) {
+      for (size_t b = 0; b < B; ++b) {
+        for (size_t k = 0; k < P; ++k) {
+          const size_t p = (k + static_cast<size_t>(r)) % P;  // rotated order per run
+          res[p][w][b].push_back(run_cell(*pipes[p].host, prompts[w], batches[b], o.max_tokens));
+          const Cell& c = res[p][w][b].back();
+          std::fprintf(stderr, "run %d %s b%d %s [%s]: %.1f tok/s (%llu tokens, %.2f s)\n", r + 1,
+                       workloads[w].first.c_str(), batches[b], pipes[p].spec.label.c_str(),
+                       pipes[p].spec.policy.c_str(), c.tok_s(),
+                       static_cast<unsigned long long>(c.tokens), c.wall);
+        }
       }
-      std::printf("workload %s: %d prompts, %zu prompt tokens\n", name.c_str(), o.prompts, total);
     }
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
-    // Warm-up: one short request per pipeline.
-    for (Loaded& l : pipes) run_cell(*l.host, {prompts[0][0]}, 1, 8);
-    std::printf("load average before: %s\n", load_average().c_str());
-    std::fflush(stdout);
-
-    // results[pipe][workload][batch][run]
-    const size_t P = pipes.size(), W = workloads.size(), B = batches.size();
-    std::vector<std::vector<std::vector<std::vector<Cell>>>> res(
-        P, std::vector<std::vector<std::vector<Cell>>>(W, std::vector<std::vector<Cell>>(B)));
-    const auto start = std::chrono::steady_clock::now();
-    for (int r = 0; r < o.runs; ++r) {
-      for (size_t w = 0; w < W; ++w) {
-        for (size_t b = 0; b < B; ++b) {
-          for (size_t k = 0; k < P; ++k) {
-            const size_t p = (k + static_cast<size_t>(r)) % P;  // rotated order per run
-            res[p][w][b].push_back(run_cell(*pipes[p].host, prompts[w], batches[b], o.max_tokens));
-            const Cell& c = res[p][w][b].back();
-            std::fprintf(stderr, "run %d %s b%d %s [%s]: %.1f tok/s (%llu tokens, %.2f s)\n", r + 1,
-                         workloads[w].first.c_str(), batches[b], pipes[p].spec.label.c_str(),
-                         pipes[p].spec.policy.c_str(), c.tok_s(),
-                         static_cast<unsigned long long>(c.tokens), c.wall);
+// Greedy identity against OFF (pipes[0]) of the same run and batch size; prints each mismatch.
+size_t count_mismatches(const Measured& m) {
+  const auto& [pipes, workloads, batches, res] = m;
+  const size_t P = pipes.size(), W = workloads.size(), B = batches.size();
+  size_t mismatches = 0;
+  for (size_t p = 1; p < P; ++p) {
+    for (size_t w = 0; w < W; ++w) {
+      for (size_t b = 0; b < B; ++b) {
+        for (size_t r = 0; r < res[p][w][b].size(); ++r) {
+          const Cell& base = res[0][w][b][r];
+          const Cell& c = res[p][w][b][r];
+          for (size_t i = 0; i < c.outputs.size(); ++i) {
+            if (c.outputs[i] == base.outputs[i]) continue;
+            ++mismatches;
+            const size_t at = first_difference(c.outputs[i], base.outputs[i]);
+            std::printf(
+                "MISMATCH: %s [%s], %s prompt %zu, batch %d, run %zu: %zu tokens vs OFF's %zu, "
+                "first difference at token %zu (%d vs OFF's %d)\n",
+                pipes[p].spec.label.c_str(), pipes[p].spec.policy.c_str(),
+                workloads[w].first.c_str(), i, batches[b], r + 1, c.outputs[i].size(),
+                base.outputs[i].size(), at, at < c.outputs[i].size() ? c.outputs[i][at] : -1,
+                at < base.outputs[i].size() ? base.outputs[i][at] : -1);
           }
         }
       }
     }
-    const double total_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return mismatches;
+}
 
-    // Greedy identity against OFF (pipes[0]) of the same run and batch size.
-    size_t mismatches = 0;
+// OFF itself: run-to-run and batch 1 vs other batch sizes (information, not a failure).
+void print_off_consistency(const Measured& m, double total_s) {
+  const auto& [pipes, workloads, batches, res] = m;
+  const size_t W = workloads.size(), B = batches.size();
+  size_t off_same = 0, off_total = 0;
+  for (size_t w = 0; w < W; ++w) {
+    for (size_t b = 0; b < B; ++b) {
+      for (size_t r = 0; r < res[0][w][b].size(); ++r) {
+        for (size_t i = 0; i < res[0][w][b][r].outputs.size(); ++i) {
+          ++off_total;
+          off_same += res[0][w][b][r].outputs[i] == res[0][w][0][0].outputs[i] ? 1 : 0;
+        }
+      }
+    }
+  }
+
+  std::printf("\nload average after: %s; measuring took %.0f s\n", load_average().c_str(), total_s);
+  std::printf("OFF outputs equal to OFF's batch-%d first run: %zu of %zu requests\n", batches[0],
+              off_same, off_total);
+}
+
+std::string cell_key(const Measured& m, size_t p, size_t w, size_t b) {
+  return m.pipes[p].spec.label + "|" + m.pipes[p].spec.policy + "|" + m.workloads[w].first + "|" +
+         std::to_string(m.batches[b]);
+}
+
+// One row of the full table: pipeline p on workload w at batch size b; its ratios into `out`.
+void print_cell_row(const Measured& m, size_t p, size_t w, size_t b, Ratios& out) {
+  const auto& [pipes, workloads, batches, res] = m;
+  const std::vector<Cell>& cells = res[p][w][b];
+  std::vector<double> tps, ratio, dtps, dratio, ttft;
+  SpecStats s;
+  bool same = true;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    const Cell& base = res[0][w][b][r];
+    tps.push_back(cells[r].tok_s());
+    ratio.push_back(cells[r].tok_s() / base.tok_s());
+    dtps.push_back(cells[r].decode_tok_s());
+    dratio.push_back(cells[r].decode_tok_s() / base.decode_tok_s());
+    ttft.push_back(1e3 * cells[r].ttft_sum / double(cells[r].outputs.size()));
+    add_to(s, cells[r].spec);
+    same = same && cells[r].outputs == base.outputs;
+  }
+  std::string per_pos;
+  for (size_t j = 0; j < s.accepted_per_position.size(); ++j) {
+    per_pos += (j ? " / " : "") + std::to_string(s.accepted_per_position[j]);
+  }
+  const bool off = p == 0;
+  char rate[32] = "—", len[32] = "—";
+  if (!off) {
+    std::snprintf(rate, sizeof rate, "%.1f%%", 100 * s.acceptance_rate());
+    std::snprintf(len, sizeof len, "%.2f", s.mean_acceptance_length());
+  }
+  std::printf(
+      "| %s | %d | %s | %s | %.1f | ×%.2f | %.1f | ×%.2f | %s | %s | %llu | %llu | %llu | "
+      "%s | %.0f | %llu | %s |\n",
+      workloads[w].first.c_str(), batches[b], pipes[p].spec.label.c_str(),
+      pipes[p].spec.policy.c_str(), median(tps), median(ratio), median(dtps), median(dratio), rate,
+      len, static_cast<unsigned long long>(s.num_drafts),
+      static_cast<unsigned long long>(s.num_draft_tokens),
+      static_cast<unsigned long long>(s.num_accepted_tokens),
+      per_pos.empty() ? "—" : per_pos.c_str(), median(ttft),
+      static_cast<unsigned long long>(cells.front().tokens), off ? "—" : (same ? "yes" : "**NO**"));
+  if (!off) {
+    const std::string where =
+        pipes[p].spec.label + ", " + workloads[w].first + ", batch " + std::to_string(batches[b]);
+    out.by_policy[pipes[p].spec.policy].push_back({where, median(ratio)});
+    out.decode_by_policy[pipes[p].spec.policy].push_back({where, median(dratio)});
+    out.ratio_of[cell_key(m, p, w, b)] = {median(ratio), median(dratio)};
+  }
+}
+
+// The full table, one row per cell; the ratios it shows.
+Ratios print_table(const Measured& m) {
+  const size_t P = m.pipes.size(), W = m.workloads.size(), B = m.batches.size();
+  std::printf(
+      "\n| workload | batch | pipeline | policy | output tok/s | × OFF | decode-only tok/s | × "
+      "OFF "
+      "decode-only | acceptance rate | mean acceptance length | drafts | draft tokens | accepted "
+      "| accepted per position | mean TTFT ms | tokens | greedy = OFF |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  Ratios r;
+  for (size_t w = 0; w < W; ++w) {
+    for (size_t b = 0; b < B; ++b) {
+      for (size_t p = 0; p < P; ++p) print_cell_row(m, p, w, b, r);
+    }
+  }
+  return r;
+}
+
+// Compact: × OFF per pipeline (rows) and cell (columns), end to end and decode-only.
+void print_compact(const Measured& m,
+                   const std::map<std::string, std::pair<double, double>>& ratio_of) {
+  const auto& [pipes, workloads, batches, res] = m;
+  const size_t P = pipes.size(), W = workloads.size(), B = batches.size();
+  for (const bool decode_only : {false, true}) {
+    std::printf("\n× OFF, %s (median of per-run ratios):\n\n| pipeline | policy |",
+                decode_only ? "decode-only tok/s" : "output tok/s");
+    for (size_t w = 0; w < W; ++w)
+      for (size_t b = 0; b < B; ++b)
+        std::printf(" %s b%d |", workloads[w].first.c_str(), batches[b]);
+    std::printf("\n|---|---|");
+    for (size_t i = 0; i < W * B; ++i) std::printf("---|");
+    std::printf("\n");
     for (size_t p = 1; p < P; ++p) {
+      std::printf("| %s | %s |", pipes[p].spec.label.c_str(), pipes[p].spec.policy.c_str());
       for (size_t w = 0; w < W; ++w) {
         for (size_t b = 0; b < B; ++b) {
-          for (size_t r = 0; r < res[p][w][b].size(); ++r) {
-            const Cell& base = res[0][w][b][r];
-            const Cell& c = res[p][w][b][r];
-            for (size_t i = 0; i < c.outputs.size(); ++i) {
-              if (c.outputs[i] == base.outputs[i]) continue;
-              ++mismatches;
-              const size_t at = first_difference(c.outputs[i], base.outputs[i]);
-              std::printf(
-                  "MISMATCH: %s [%s], %s prompt %zu, batch %d, run %zu: %zu tokens vs OFF's %zu, "
-                  "first difference at token %zu (%d vs OFF's %d)\n",
-                  pipes[p].spec.label.c_str(), pipes[p].spec.policy.c_str(),
-                  workloads[w].first.c_str(), i, batches[b], r + 1, c.outputs[i].size(),
-                  base.outputs[i].size(), at, at < c.outputs[i].size() ? c.outputs[i][at] : -1,
-                  at < base.outputs[i].size() ? base.outputs[i][at] : -1);
-            }
-          }
+          const auto& r = ratio_of.at(cell_key(m, p, w, b));
+          std::printf(" ×%.2f |", decode_only ? r.second : r.first);
         }
       }
-    }
-    // OFF itself: run-to-run and batch 1 vs other batch sizes (information, not a failure).
-    size_t off_same = 0, off_total = 0;
-    for (size_t w = 0; w < W; ++w) {
-      for (size_t b = 0; b < B; ++b) {
-        for (size_t r = 0; r < res[0][w][b].size(); ++r) {
-          for (size_t i = 0; i < res[0][w][b][r].outputs.size(); ++i) {
-            ++off_total;
-            off_same += res[0][w][b][r].outputs[i] == res[0][w][0][0].outputs[i] ? 1 : 0;
-          }
-        }
-      }
-    }
-
-    std::printf("\nload average after: %s; measuring took %.0f s\n", load_average().c_str(),
-                total_s);
-    std::printf("OFF outputs equal to OFF's batch-%d first run: %zu of %zu requests\n", batches[0],
-                off_same, off_total);
-    std::printf(
-        "\n| workload | batch | pipeline | policy | output tok/s | × OFF | decode-only tok/s | × "
-        "OFF "
-        "decode-only | acceptance rate | mean acceptance length | drafts | draft tokens | accepted "
-        "| accepted per position | mean TTFT ms | tokens | greedy = OFF |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    struct Summary {
-      std::string where;
-      double ratio;
-    };
-    std::map<std::string, std::vector<Summary>> ratios_by_policy, decode_ratios_by_policy;
-    // "label|policy|workload|batch" → {median ratio, median decode-only ratio}
-    std::map<std::string, std::pair<double, double>> ratio_of;
-    auto key = [&](size_t p, size_t w, size_t b) {
-      return pipes[p].spec.label + "|" + pipes[p].spec.policy + "|" + workloads[w].first + "|" +
-             std::to_string(batches[b]);
-    };
-    for (size_t w = 0; w < W; ++w) {
-      for (size_t b = 0; b < B; ++b) {
-        for (size_t p = 0; p < P; ++p) {
-          const std::vector<Cell>& cells = res[p][w][b];
-          std::vector<double> tps, ratio, dtps, dratio, ttft;
-          SpecStats s;
-          bool same = true;
-          for (size_t r = 0; r < cells.size(); ++r) {
-            const Cell& base = res[0][w][b][r];
-            tps.push_back(cells[r].tok_s());
-            ratio.push_back(cells[r].tok_s() / base.tok_s());
-            dtps.push_back(cells[r].decode_tok_s());
-            dratio.push_back(cells[r].decode_tok_s() / base.decode_tok_s());
-            ttft.push_back(1e3 * cells[r].ttft_sum / double(cells[r].outputs.size()));
-            add_to(s, cells[r].spec);
-            same = same && cells[r].outputs == base.outputs;
-          }
-          std::string per_pos;
-          for (size_t j = 0; j < s.accepted_per_position.size(); ++j) {
-            per_pos += (j ? " / " : "") + std::to_string(s.accepted_per_position[j]);
-          }
-          const bool off = p == 0;
-          char rate[32] = "—", len[32] = "—";
-          if (!off) {
-            std::snprintf(rate, sizeof rate, "%.1f%%", 100 * s.acceptance_rate());
-            std::snprintf(len, sizeof len, "%.2f", s.mean_acceptance_length());
-          }
-          std::printf(
-              "| %s | %d | %s | %s | %.1f | ×%.2f | %.1f | ×%.2f | %s | %s | %llu | %llu | %llu | "
-              "%s | %.0f | %llu | %s |\n",
-              workloads[w].first.c_str(), batches[b], pipes[p].spec.label.c_str(),
-              pipes[p].spec.policy.c_str(), median(tps), median(ratio), median(dtps),
-              median(dratio), rate, len, static_cast<unsigned long long>(s.num_drafts),
-              static_cast<unsigned long long>(s.num_draft_tokens),
-              static_cast<unsigned long long>(s.num_accepted_tokens),
-              per_pos.empty() ? "—" : per_pos.c_str(), median(ttft),
-              static_cast<unsigned long long>(cells.front().tokens),
-              off ? "—" : (same ? "yes" : "**NO**"));
-          if (!off) {
-            const std::string where = pipes[p].spec.label + ", " + workloads[w].first + ", batch " +
-                                      std::to_string(batches[b]);
-            ratios_by_policy[pipes[p].spec.policy].push_back({where, median(ratio)});
-            decode_ratios_by_policy[pipes[p].spec.policy].push_back({where, median(dratio)});
-            ratio_of[key(p, w, b)] = {median(ratio), median(dratio)};
-          }
-        }
-      }
-    }
-    // Compact: × OFF per pipeline (rows) and cell (columns), end to end and decode-only.
-    for (const bool decode_only : {false, true}) {
-      std::printf("\n× OFF, %s (median of per-run ratios):\n\n| pipeline | policy |",
-                  decode_only ? "decode-only tok/s" : "output tok/s");
-      for (size_t w = 0; w < W; ++w)
-        for (size_t b = 0; b < B; ++b)
-          std::printf(" %s b%d |", workloads[w].first.c_str(), batches[b]);
-      std::printf("\n|---|---|");
-      for (size_t i = 0; i < W * B; ++i) std::printf("---|");
       std::printf("\n");
-      for (size_t p = 1; p < P; ++p) {
-        std::printf("| %s | %s |", pipes[p].spec.label.c_str(), pipes[p].spec.policy.c_str());
-        for (size_t w = 0; w < W; ++w) {
-          for (size_t b = 0; b < B; ++b) {
-            const auto& r = ratio_of[key(p, w, b)];
-            std::printf(" ×%.2f |", decode_only ? r.second : r.first);
-          }
-        }
-        std::printf("\n");
-      }
     }
-    if (o.show_outputs) {
-      for (size_t w = 0; w < W; ++w) {
-        for (size_t i = 0; i < res[0][w][0][0].outputs.size(); ++i) {
-          const Tokens& t = res[0][w][0][0].outputs[i];
-          std::printf("\n--- OFF output, %s prompt %zu (%zu tokens):\n%s\n",
-                      workloads[w].first.c_str(), i, t.size(),
-                      ref.tokenizer().decode(t, true).c_str());
-        }
-      }
+  }
+}
+
+// OFF's generated text of the first run, per workload and prompt.
+void print_outputs(const Measured& m, const EngineHost& ref) {
+  const Workloads& workloads = m.workloads;
+  const Results& res = m.res;
+  const size_t W = workloads.size();
+  for (size_t w = 0; w < W; ++w) {
+    for (size_t i = 0; i < res[0][w][0][0].outputs.size(); ++i) {
+      const Tokens& t = res[0][w][0][0].outputs[i];
+      std::printf("\n--- OFF output, %s prompt %zu (%zu tokens):\n%s\n", workloads[w].first.c_str(),
+                  i, t.size(), ref.tokenizer().decode(t, true).c_str());
     }
-    std::printf("\nTargets (as measured):\n");
-    const auto ng = ratio_of.find("ngram|auto|grounded|1");
-    if (ng != ratio_of.end()) {
-      std::printf(
-          "  ngram [auto], grounded, batch 1: ×%.2f OFF output tok/s, ×%.2f decode-only (target "
-          "≥ ×2.00): %s\n",
-          ng->second.first, ng->second.second,
-          ng->second.first >= 2.0 ? "met"
-                                  : (ng->second.second >= 2.0 ? "met decode-only" : "NOT met"));
+  }
+}
+
+void print_targets(const Ratios& r, const std::vector<std::string>& not_measured,
+                   size_t mismatches) {
+  std::printf("\nTargets (as measured):\n");
+  const auto ng = r.ratio_of.find("ngram|auto|grounded|1");
+  if (ng != r.ratio_of.end()) {
+    std::printf(
+        "  ngram [auto], grounded, batch 1: ×%.2f OFF output tok/s, ×%.2f decode-only (target "
+        "≥ ×2.00): %s\n",
+        ng->second.first, ng->second.second,
+        ng->second.first >= 2.0 ? "met"
+                                : (ng->second.second >= 2.0 ? "met decode-only" : "NOT met"));
+  }
+  for (const bool decode_only : {false, true}) {
+    for (const auto& [policy, list] : decode_only ? r.decode_by_policy : r.by_policy) {
+      const auto worst = std::min_element(list.begin(), list.end(),
+                                          [](auto& x, auto& y) { return x.ratio < y.ratio; });
+      size_t below = 0;
+      for (const Summary& s : list) below += s.ratio < 0.95 ? 1 : 0;
+      std::printf("  policy %s, %s: lowest ×%.2f (%s); %zu of %zu cells below ×0.95%s\n",
+                  policy.c_str(), decode_only ? "decode-only" : "output tok/s", worst->ratio,
+                  worst->where.c_str(), below, list.size(),
+                  policy == "auto" ? (below == 0 ? " (target met)" : " (target NOT met)") : "");
     }
-    for (const bool decode_only : {false, true}) {
-      for (const auto& [policy, list] : decode_only ? decode_ratios_by_policy : ratios_by_policy) {
-        const auto worst = std::min_element(list.begin(), list.end(),
-                                            [](auto& x, auto& y) { return x.ratio < y.ratio; });
-        size_t below = 0;
-        for (const Summary& s : list) below += s.ratio < 0.95 ? 1 : 0;
-        std::printf("  policy %s, %s: lowest ×%.2f (%s); %zu of %zu cells below ×0.95%s\n",
-                    policy.c_str(), decode_only ? "decode-only" : "output tok/s", worst->ratio,
-                    worst->where.c_str(), below, list.size(),
-                    policy == "auto" ? (below == 0 ? " (target met)" : " (target NOT met)") : "");
-      }
-    }
-    for (const std::string& n : not_measured) std::printf("  NOT MEASURED: %s\n", n.c_str());
-    std::printf("  greedy outputs equal OFF's: %s\n",
-                mismatches == 0 ? "every request of every cell and run"
-                                : (std::to_string(mismatches) + " MISMATCHES").c_str());
-    if (mismatches > 0) {
-      std::printf("\nMISMATCH: %zu requests' greedy tokens differ from OFF (see above)\n",
-                  mismatches);
-      status = 3;
-    }
+  }
+  for (const std::string& n : not_measured) std::printf("  NOT MEASURED: %s\n", n.c_str());
+  std::printf("  greedy outputs equal OFF's: %s\n",
+              mismatches == 0 ? "every request of every cell and run"
+                              : (std::to_string(mismatches) + " MISMATCHES").c_str());
+}
+
+// Loads, measures and prints; 0, or 3 when a greedy output differs from OFF's.
+int run(const Options& o) {
+  Measured m;
+  if (!parse_lists(o, m.batches, m.workloads)) return 1;
+  const uint32_t max_batch =
+      static_cast<uint32_t>(*std::max_element(m.batches.begin(), m.batches.end()));
+  std::vector<PipelineSpec> specs = pipeline_specs(o, max_batch);
+  std::vector<std::string> not_measured;
+  m.pipes = load_pipes(specs, not_measured);
+  print_setup(o, m.pipes, max_batch);
+  const EngineHost& ref = *m.pipes.front().host;
+  const std::vector<std::vector<Tokens>> prompts = make_prompts(o, m.workloads, ref);
+  // Warm-up: one short request per pipeline.
+  for (Loaded& l : m.pipes) run_cell(*l.host, {prompts[0][0]}, 1, 8);
+  std::printf("load average before: %s\n", load_average().c_str());
+  std::fflush(stdout);
+
+  const double total_s = measure(o, m, prompts);
+  const size_t mismatches = count_mismatches(m);
+  print_off_consistency(m, total_s);
+  const Ratios r = print_table(m);
+  print_compact(m, r.ratio_of);
+  if (o.show_outputs) print_outputs(m, ref);
+  print_targets(r, not_measured, mismatches);
+  if (mismatches > 0) {
+    std::printf("\nMISMATCH: %zu requests' greedy tokens differ from OFF (see above)\n",
+                mismatches);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options o;
+    CLI::App app{
+        "bench_spec: speculative decoding (ngram, layer_skip, draft) vs none, on input-grounded "
+        "and open-ended chat prompts, batch 1 and 8, on the real model"};
+    add_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    return run(o);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "bench_spec: error: %s\n", e.what());
+    return 2;
+  } catch (...) {
+    std::fprintf(stderr, "bench_spec: error: unknown exception\n");
     return 2;
   }
-  return status;
 }
