@@ -343,7 +343,9 @@ const std::vector<std::string> kOpen = {
 struct PipelineSpec {
   std::string label;   // "OFF", "ngram", "layer_skip e12", "draft"
   std::string policy;  // "—" for OFF, "auto" (the default config), "fixed" (adaptive false)
-  json manifest;
+  // Shared only within one spec: each policy's copy gets its own (pipeline_specs). A pointer, so
+  // that moving a spec runs no json code (json's noexcept move may allocate in nlohmann 3.x).
+  std::shared_ptr<json> manifest = std::make_shared<json>();
   std::optional<std::string> skip;  // why it is not measured
 };
 
@@ -420,9 +422,9 @@ PipelineSpec draft_spec(const Options& o, const fs::path& dir, uint32_t max_batc
     base.policy = "—";
     return base;
   }
-  base.manifest = normalized(dir / "cpu_spec_draft.json", max_batch, o.num_blocks);
+  *base.manifest = normalized(dir / "cpu_spec_draft.json", max_batch, o.num_blocks);
   bool has_draft = false;
-  for (auto& p : base.manifest.at("plugins")) {
+  for (auto& p : base.manifest->at("plugins")) {
     if (p.at("kind") != "backend" || p.value("role", "") != "draft") continue;
     if (!o.draft_model.empty()) {
       p["model"] = fs::absolute(o.draft_model).lexically_normal().string();
@@ -446,10 +448,10 @@ PipelineSpec method_spec(const Options& o, const fs::path& dir, uint32_t max_bat
   PipelineSpec base;
   if (m == "ngram") {
     base.label = "ngram";
-    base.manifest = normalized(dir / "cpu_spec_ngram.json", max_batch, o.num_blocks);
+    *base.manifest = normalized(dir / "cpu_spec_ngram.json", max_batch, o.num_blocks);
   } else if (m.rfind("layer_skip", 0) == 0) {
-    base.manifest = normalized(dir / "cpu_spec_layer_skip.json", max_batch, o.num_blocks);
-    json& c = speculator_config(base.manifest);
+    *base.manifest = normalized(dir / "cpu_spec_layer_skip.json", max_batch, o.num_blocks);
+    json& c = speculator_config(*base.manifest);
     if (m.size() > 11 && m[10] == ':') c["exit_layer"] = std::stoi(m.substr(11));
     base.label = "layer_skip e" + std::to_string(c.value("exit_layer", 0));
   } else if (m == "draft") {
@@ -463,7 +465,10 @@ PipelineSpec method_spec(const Options& o, const fs::path& dir, uint32_t max_bat
 std::vector<PipelineSpec> pipeline_specs(const Options& o, uint32_t max_batch) {
   const fs::path dir = fs::absolute(o.manifest_dir);
   std::vector<PipelineSpec> out;
-  out.push_back({"OFF", "—", normalized(dir / "cpu.json", max_batch, o.num_blocks), {}});
+  out.push_back({"OFF",
+                 "—",
+                 std::make_shared<json>(normalized(dir / "cpu.json", max_batch, o.num_blocks)),
+                 {}});
   const std::vector<std::string> policies = split_list(o.policies);
   for (const SpecItem& item : spec_items(o)) {
     PipelineSpec base = method_spec(o, dir, max_batch, item.method);
@@ -475,15 +480,16 @@ std::vector<PipelineSpec> pipeline_specs(const Options& o, uint32_t max_batch) {
       if (!o.spec_config.empty()) {
         const json extra = json::parse(o.spec_config);
         if (!extra.is_object()) throw std::runtime_error("--spec-config must be a JSON object");
-        speculator_config(base.manifest).update(extra);
+        speculator_config(*base.manifest).update(extra);
       }
-      speculator_config(base.manifest).update(item.extra);
+      speculator_config(*base.manifest).update(item.extra);
       if (!item.name.empty()) base.label = item.name;
     }
     for (const std::string& pol : policies) {
       PipelineSpec s = base;
+      s.manifest = std::make_shared<json>(*base.manifest);
       s.policy = pol;
-      if (pol == "fixed") speculator_config(s.manifest)["adaptive"] = false;
+      if (pol == "fixed") speculator_config(*s.manifest)["adaptive"] = false;
       out.push_back(std::move(s));
     }
   }
@@ -809,14 +815,14 @@ std::vector<Loaded> load_pipes(std::vector<PipelineSpec>& specs,
     Loaded l;
     l.context = std::make_unique<HostContext>(make_stderr_logger(spdlog::level::warn));
     try {
-      l.host = load_host(s.manifest, *l.context);
+      l.host = load_host(*s.manifest, *l.context);
     } catch (const std::exception& e) {
       if (s.label == "OFF") throw std::runtime_error(std::string("OFF pipeline: ") + e.what());
       std::printf("%s: NOT MEASURED (the pipeline does not load: %s)\n", name.c_str(), e.what());
       not_measured.push_back(name + ": the pipeline does not load: " + e.what());
       continue;
     }
-    for (const auto& p : s.manifest.at("plugins")) {
+    for (const auto& p : s.manifest->at("plugins")) {
       if (p.at("kind") == "speculator") l.speculator = p.value("config", json::object()).dump();
     }
     l.spec = std::move(s);
@@ -830,7 +836,7 @@ void print_setup(const Options& o, const std::vector<Loaded>& pipes, uint32_t ma
   std::printf("bench_spec: %s, model %s, manifests %s\n", now_string().c_str(),
               ref.model_path().c_str(), fs::absolute(o.manifest_dir).lexically_normal().c_str());
   std::printf("CPU: %s\n", cpu_description().c_str());
-  std::printf("ISA path: %s\n", isa_path(pipes.front().spec.manifest).c_str());
+  std::printf("ISA path: %s\n", isa_path(*pipes.front().spec.manifest).c_str());
   std::printf(
       "runs %d, max_tokens %d, temperature 0, batch sizes %s, %d prompts per workload, "
       "max_num_seqs %u, num_blocks %d\n",
