@@ -110,20 +110,14 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   }
 
   EnginePlugins plugins;
-  plugins.backend = {backend.vtable, backend.instance};
-  plugins.kv_cache = {kv.vtable, kv.instance};
-  SchedulerRef sched = h->pipeline_->scheduler();
-  plugins.scheduler_vtable = sched.vtable;
-  plugins.scheduler = sched.instance;
-  PrefixCacheRef prefix = h->pipeline_->prefix_cache();
-  plugins.prefix_cache = {prefix.vtable, prefix.instance};
-  SpeculatorRef spec = h->pipeline_->speculator();
-  plugins.speculator_vtable = spec.vtable;
-  plugins.speculator = spec.instance;
+  plugins.backend = backend;
+  plugins.kv_cache = kv;
+  plugins.scheduler = h->pipeline_->scheduler();
+  plugins.prefix_cache = h->pipeline_->prefix_cache();
+  plugins.speculator = h->pipeline_->speculator();
   plugins.speculator_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
   plugins.scheduler_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SCHEDULER);
-  plugins.graph_runner_vtable = graph.vtable;
-  plugins.graph_runner = graph.instance;
+  plugins.graph_runner = graph;
   plugins.host_api = &h->pipeline_->plugin_host_api();
   auto name_of = [&](plinth_plugin_kind kind, std::string& out) {
     if (const PipelinePlugin* p = h->pipeline_->plugin(kind)) out = p->entry.name;

@@ -17,15 +17,15 @@ namespace plinth {
 Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineOptions options)
     : plugins_(plugins), tokenizer_(tokenizer), options_(std::move(options)) {
   if (plugins_.backend.vtable == nullptr || plugins_.kv_cache.vtable == nullptr ||
-      plugins_.scheduler_vtable == nullptr) {
+      plugins_.scheduler.vtable == nullptr) {
     throw std::invalid_argument("engine: a backend, a kv_cache and a scheduler are required");
   }
   plinth_error err = make_error();
   kv_info_.struct_size = sizeof(kv_info_);
   check(plugins_.kv_cache.vtable->get_info(plugins_.kv_cache.instance, &kv_info_, &err), err,
         "kv_cache.get_info");
-  if (plugins_.speculator_vtable != nullptr) {
-    speculation_.emplace(plugins_.speculator_vtable, plugins_.speculator,
+  if (plugins_.speculator.vtable != nullptr) {
+    speculation_.emplace(plugins_.speculator.vtable, plugins_.speculator.instance,
                          plugins_.speculator_abi_minor, options_.vocab_size,
                          options_.context_length);
   }
@@ -54,7 +54,8 @@ int32_t Engine::describe(plinth_seq_id id, plinth_seq_view* out) const {
 Engine::~Engine() {
   if (plugins_.host_api != nullptr) plugins_.host_api->set_seq_lookup({});
   // Give every block back so the pool is whole if the plugins outlive the engine.
-  for (auto& [id, seq] : live_) plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
+  for (auto& [id, seq] : live_)
+    plugins_.scheduler.vtable->abort_seq(plugins_.scheduler.instance, id);
 }
 
 double Engine::now() const {
@@ -100,7 +101,7 @@ uint64_t Engine::add_request(GenerationRequest request) {
     if (std::ranges::equal(parent.prompt(), seq->prompt())) req.parent = last_parent_;
   }
   plinth_error err = make_error();
-  int32_t status = plugins_.scheduler_vtable->add(plugins_.scheduler, &req, &err);
+  int32_t status = plugins_.scheduler.vtable->add(plugins_.scheduler.instance, &req, &err);
   // The scheduler refuses a request that can never run (e.g. larger than the whole KV pool):
   // that is about this request, not a broken plugin.
   if (status == PLINTH_ERR_INVALID_ARGUMENT) throw std::invalid_argument(error_message(err));
@@ -128,7 +129,7 @@ void Engine::fail_sequence(uint64_t id, const std::string& why, const std::strin
 }
 
 void Engine::drop(uint64_t id) {
-  plugins_.scheduler_vtable->abort_seq(plugins_.scheduler, id);
+  plugins_.scheduler.vtable->abort_seq(plugins_.scheduler.instance, id);
   if (speculation_) speculation_->release(id);
   live_.erase(id);
 }
@@ -184,8 +185,8 @@ plinth_sched_output Engine::schedule() {
   lookahead_ = step_in.num_lookahead_tokens;
   plinth_sched_output sched{};
   sched.struct_size = sizeof(sched);
-  check(plugins_.scheduler_vtable->schedule(plugins_.scheduler, &step_in, &sched, &err), err,
-        "scheduler.schedule");
+  check(plugins_.scheduler.vtable->schedule(plugins_.scheduler.instance, &step_in, &sched, &err),
+        err, "scheduler.schedule");
   num_steps_++;
   check_progress(sched);
   for (uint32_t i = 0; i < sched.num_preempted; ++i) {
@@ -295,11 +296,11 @@ std::optional<plinth_forward_output> Engine::forward(
   plinth_forward_output fwd{};
   fwd.struct_size = sizeof(fwd);
   // Decode-only batches the graph runner can replay go through it; the rest run eagerly.
-  const plinth_graph_runner_vtable* graph = plugins_.graph_runner_vtable;
+  const plinth_graph_runner_vtable* graph = plugins_.graph_runner.vtable;
   std::string runner;
-  if (graph != nullptr && graph->can_run(plugins_.graph_runner, &batch) != 0) {
+  if (graph != nullptr && graph->can_run(plugins_.graph_runner.instance, &batch) != 0) {
     num_graph_steps_++;
-    check(graph->run(plugins_.graph_runner, &batch, &fwd, &err), err, "graph_runner.run");
+    check(graph->run(plugins_.graph_runner.instance, &batch, &fwd, &err), err, "graph_runner.run");
     runner = contract::plugin("graph_runner", plugins_.names.graph_runner);
   } else {
     check(plugins_.backend.vtable->forward(plugins_.backend.instance, &batch, &fwd, &err), err,
@@ -440,7 +441,8 @@ void Engine::update_scheduler(const std::vector<BatchBuilder::Entry>& entries) {
   // An array struct: passed at the stride of the scheduler's ABI minor (scheduler.h).
   const StridedArray<plinth_sched_result> packed(results,
                                                  sched_result_stride(plugins_.scheduler_abi_minor));
-  check(plugins_.scheduler_vtable->update(plugins_.scheduler, packed.data(), packed.size(), &err),
+  check(plugins_.scheduler.vtable->update(plugins_.scheduler.instance, packed.data(), packed.size(),
+                                          &err),
         err, "scheduler.update");
   for (const plinth_sched_result& r : results) {
     if (!r.finished) continue;
@@ -463,7 +465,7 @@ EngineStats Engine::stats() const {
   plinth_error err = make_error();
   plinth_sched_stats ss{};
   ss.struct_size = sizeof(ss);
-  check(plugins_.scheduler_vtable->get_stats(plugins_.scheduler, &ss, &err), err,
+  check(plugins_.scheduler.vtable->get_stats(plugins_.scheduler.instance, &ss, &err), err,
         "scheduler.get_stats");
   s.num_running = ss.num_running;
   s.num_waiting = ss.num_waiting;

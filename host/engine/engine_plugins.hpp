@@ -4,28 +4,27 @@
 #include <string>
 
 #include "plinth/plinth.h"
+#include "runtime/plugin_ref.hpp"
 
 namespace plinth {
 
 class PluginHostApi;
 
-/// Refs (table + instance) of the pipeline's plugins. Owned by the pipeline, which must outlive
-/// the engine. Optional kinds have a NULL vtable when absent.
+/// Refs (table + instance, runtime/plugin_ref.hpp) of the pipeline's plugins, borrowed: the
+/// pipeline owns the instances and must outlive the engine. Optional kinds (prefix_cache,
+/// speculator, graph_runner) have a null ref when absent.
 struct EnginePlugins {
-  plinth_backend_ref backend{};
-  plinth_kv_cache_ref kv_cache{};
-  const plinth_scheduler_vtable* scheduler_vtable = nullptr;
-  plinth_instance* scheduler = nullptr;
-  plinth_prefix_cache_ref prefix_cache{};
-  /// The speculator (NULL vtable: none) and the ABI minor its library declares: the host passes
-  /// array structs at that minor's stride and uses 1.2 functions only when present.
-  const plinth_speculator_vtable* speculator_vtable = nullptr;
-  plinth_instance* speculator = nullptr;
+  BackendRef backend;
+  KvCacheRef kv_cache;
+  SchedulerRef scheduler;
+  PrefixCacheRef prefix_cache;
+  /// The speculator (null: none) and the ABI minor its library declares: the host passes array
+  /// structs at that minor's stride and uses 1.2 functions only when present.
+  SpeculatorRef speculator;
   uint32_t speculator_abi_minor = 0;
-  /// The graph runner (NULL vtable: none): forward() replays the decode-only batches its can_run
+  /// The graph runner (null: none): forward() replays the decode-only batches its can_run
   /// accepts, and the backend runs the rest.
-  const plinth_graph_runner_vtable* graph_runner_vtable = nullptr;
-  plinth_instance* graph_runner = nullptr;
+  GraphRunnerRef graph_runner;
   /// The host API table the plugins received; the engine answers its get_seq. NULL (tests with
   /// hand-wired plugins) = plugins cannot look sequences up.
   PluginHostApi* host_api = nullptr;

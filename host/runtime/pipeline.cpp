@@ -259,27 +259,27 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
       args.model = model;
       break;
     case PLINTH_KIND_KV_CACHE:
-      args.backend = {backend().vtable, backend().instance};
+      args.backend = to_c(backend());
       break;
     case PLINTH_KIND_PREFIX_CACHE:
       args.model = model;  // its identity (path) keys the cache
-      args.kv_cache = {kv_cache().vtable, kv_cache().instance};
+      args.kv_cache = to_c(kv_cache());
       break;
     case PLINTH_KIND_SCHEDULER:
-      args.kv_cache = {kv_cache().vtable, kv_cache().instance};
-      args.prefix_cache = {prefix_cache().vtable, prefix_cache().instance};
+      args.kv_cache = to_c(kv_cache());
+      args.prefix_cache = to_c(prefix_cache());
       break;
     case PLINTH_KIND_SPECULATOR:
       args.model = model;
-      args.backend = {backend().vtable, backend().instance};
-      args.kv_cache = {kv_cache().vtable, kv_cache().instance};  // ABI 1.2
-      args.draft_backend = {draft_backend().vtable, draft_backend().instance};
+      args.backend = to_c(backend());
+      args.kv_cache = to_c(kv_cache());  // ABI 1.2
+      args.draft_backend = to_c(draft_backend());
       args.draft_model = draft_model_ ? draft_model_->desc->get() : nullptr;
       break;
     case PLINTH_KIND_GRAPH_RUNNER:
       args.model = model;  // context_length sizes the captured block tables
-      args.backend = {backend().vtable, backend().instance};
-      args.kv_cache = {kv_cache().vtable, kv_cache().instance};  // the block size, for capture
+      args.backend = to_c(backend());
+      args.kv_cache = to_c(kv_cache());  // the block size, for capture
       break;
   }
   plinth_error err = make_error();

@@ -21,22 +21,9 @@
 #include "runtime/manifest.hpp"
 #include "runtime/plugin_host_api.hpp"
 #include "runtime/plugin_library.hpp"
+#include "runtime/plugin_ref.hpp"
 
 namespace plinth {
-
-/// A plugin's table and instance. Both null when the kind is absent (or not created yet).
-template <class VTable>
-struct PluginRef {
-  const VTable* vtable = nullptr;
-  plinth_instance* instance = nullptr;
-  explicit operator bool() const { return instance != nullptr; }
-};
-using BackendRef = PluginRef<plinth_backend_vtable>;
-using KvCacheRef = PluginRef<plinth_kv_cache_vtable>;
-using PrefixCacheRef = PluginRef<plinth_prefix_cache_vtable>;
-using SchedulerRef = PluginRef<plinth_scheduler_vtable>;
-using SpeculatorRef = PluginRef<plinth_speculator_vtable>;
-using GraphRunnerRef = PluginRef<plinth_graph_runner_vtable>;
 
 /// One plugin of the pipeline.
 struct PipelinePlugin {

@@ -64,11 +64,10 @@ class Rig {
     EXPECT_EQ(b.vtable->allocate_kv(b.instance, info_.num_blocks, info_.block_size, &err),
               PLINTH_OK);
     EnginePlugins p;
-    p.backend = {b.vtable, b.instance};
-    p.kv_cache = {kv_.vtable, kv_.instance};
+    p.backend = b;
+    p.kv_cache = kv_;
     SchedulerRef s = pipeline_->scheduler();
-    p.scheduler_vtable = s.vtable;
-    p.scheduler = s.instance;
+    p.scheduler = s;
     p.names.backend = pipeline_->plugin(PLINTH_KIND_BACKEND)->entry.name;
     p.names.kv_cache = pipeline_->plugin(PLINTH_KIND_KV_CACHE)->entry.name;
     p.names.scheduler = pipeline_->plugin(PLINTH_KIND_SCHEDULER)->entry.name;

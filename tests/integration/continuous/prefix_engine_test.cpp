@@ -74,14 +74,13 @@ class PrefixEngine : public ::testing::TestWithParam<PoolSetup> {
     plinth_error err{};
     ASSERT_EQ(b.vtable->allocate_kv(b.instance, c.num_blocks, c.block_size, &err), PLINTH_OK);
     EnginePlugins p;
-    p.backend = {b.vtable, b.instance};
+    p.backend = b;
     KvCacheRef kv = pipeline_->kv_cache();
-    p.kv_cache = {kv.vtable, kv.instance};
+    p.kv_cache = kv;
     SchedulerRef s = pipeline_->scheduler();
-    p.scheduler_vtable = s.vtable;
-    p.scheduler = s.instance;
+    p.scheduler = s;
     PrefixCacheRef pc = pipeline_->prefix_cache();
-    p.prefix_cache = {pc.vtable, pc.instance};
+    p.prefix_cache = pc;
     p.host_api = &pipeline_->plugin_host_api();
     EngineOptions eo;
     eo.context_length = 4096;

@@ -37,12 +37,11 @@ TEST(EngineStall, AStuckSchedulerFailsItsRequestsInsteadOfSpinning) {
   plinth_error err{};
   ASSERT_EQ(b.vtable->allocate_kv(b.instance, 16, 4, &err), PLINTH_OK);
   EnginePlugins p;
-  p.backend = {b.vtable, b.instance};
+  p.backend = b;
   KvCacheRef kv = pipeline->kv_cache();
-  p.kv_cache = {kv.vtable, kv.instance};
+  p.kv_cache = kv;
   SchedulerRef s = pipeline->scheduler();
-  p.scheduler_vtable = s.vtable;
-  p.scheduler = s.instance;
+  p.scheduler = s;
   EngineOptions eo;
   eo.context_length = 4096;
   eo.vocab_size = fake_model::kVocab;
