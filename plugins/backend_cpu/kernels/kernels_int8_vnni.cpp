@@ -52,68 +52,113 @@ __m512i bcast_i32(const int32_t* p) {
   return v;
 }
 
+#define PLINTH_INLINE __attribute__((always_inline)) inline
+
 struct Vnni {
   static constexpr int kMaxRows = 5, kWide = 4, kNarrow = 2;
 
+  // The operands of one tile: NV panels from p, MR activation rows from i. The stages below are
+  // forced inline, so the tile compiles to one loop nest with every array in registers.
+  template <int MR, int NV>
+  struct Operands {
+    const uint8_t* base[NV];  // panel v's first block
+    const BlockQ8A* xq[MR];   // row r's quantized blocks
+    const int32_t* qoff[MR];  // row r's −o·Σqx per block (Q4_0 / Q8_0)
+  };
+
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE Operands<MR, NV> operands(const PanelJob& j, int64_t p, int64_t i) {
+    Operands<MR, NV> o;
+    for (int v = 0; v < NV; ++v) o.base[v] = j.panels + (p + v) * j.panel_bytes;
+    for (int r = 0; r < MR; ++r) {
+      o.xq[r] = j.xq + (i + r) * j.nb;
+      o.qoff[r] = j.qoff != nullptr ? j.qoff + (i + r) * j.nb : nullptr;
+    }
+    return o;
+  }
+
+  // Q4: the 4 groups of 64 quant bytes per panel; each byte holds element k (low nibble) and
+  // k + 16 (high nibble), so one load feeds two vpdpbusd.
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void nibble_sums(const Operands<MR, NV>& o, int64_t b, int64_t blk,
+                                        __m512i (&s)[MR][NV]) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int g = 0; g < 4; ++g) {
+      __m512i lo[NV], hi[NV];
+      for (int v = 0; v < NV; ++v) {
+        const __m512i raw = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
+        lo[v] = _mm512_and_si512(raw, low4);
+        hi[v] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+      }
+      for (int r = 0; r < MR; ++r) {
+        const __m512i xl = bcast4(o.xq[r][b].qs + 4 * g);
+        const __m512i xh = bcast4(o.xq[r][b].qs + 16 + 4 * g);
+        for (int v = 0; v < NV; ++v) {
+          s[r][v] = dpbusd(s[r][v], lo[v], xl);
+          s[r][v] = dpbusd(s[r][v], hi[v], xh);
+        }
+      }
+    }
+  }
+
+  // Q8_0: the 8 groups of 64 quant bytes (q + 128) per panel.
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void byte_sums(const Operands<MR, NV>& o, int64_t b, int64_t blk,
+                                      __m512i (&s)[MR][NV]) {
+    for (int g = 0; g < 8; ++g) {
+      __m512i q[NV];
+      for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
+      for (int r = 0; r < MR; ++r) {
+        const __m512i xg = bcast4(o.xq[r][b].qs + 4 * g);
+        for (int v = 0; v < NV; ++v) s[r][v] = dpbusd(s[r][v], q[v], xg);
+      }
+    }
+  }
+
+  // P of matmul_int8.hpp for block b, starting from −o·Σqx (exact int32; the order is free).
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void block_sums(const Operands<MR, NV>& o, int64_t b, int64_t blk,
+                                       __m512i (&s)[MR][NV]) {
+    constexpr bool kOffset = F::kOffset8 || !F::kNibbles;  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) s[r][v] = kOffset ? bcast_i32(o.qoff[r] + b) : zero_i32();
+    if constexpr (F::kNibbles) {
+      nibble_sums<F>(o, b, blk, s);
+    } else {
+      byte_sums<F>(o, b, blk, s);
+    }
+  }
+
+  // A = fma(d ⊗ dx, float(P), A), then Q4_1's A = fma(m, sx, A) (matmul_int8.hpp).
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void scale_add(const Operands<MR, NV>& o, int64_t b, int64_t blk,
+                                      const __m512i (&s)[MR][NV], __m512 (&acc)[MR][NV]) {
+    for (int v = 0; v < NV; ++v) {
+      const __m512 d = _mm512_loadu_ps(o.base[v] + blk);
+      for (int r = 0; r < MR; ++r) {
+        const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
+        acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
+      }
+      if constexpr (F::kMin) {
+        const __m512 m = _mm512_loadu_ps(o.base[v] + blk + 64);
+        for (int r = 0; r < MR; ++r) {
+          acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.xq[r][b].s), acc[r][v]);
+        }
+      }
+    }
+  }
+
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
-    const uint8_t* base[NV];
-    for (int v = 0; v < NV; ++v) base[v] = j.panels + (p + v) * j.panel_bytes;
-    const BlockQ8A* xq[MR];
-    for (int r = 0; r < MR; ++r) xq[r] = j.xq + (i + r) * j.nb;
-    constexpr bool kOffset = F::kOffset8 || !F::kNibbles;  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
-    const int32_t* qoff[MR];
-    for (int r = 0; r < MR; ++r) qoff[r] = kOffset ? j.qoff + (i + r) * j.nb : nullptr;
+    const Operands<MR, NV> o = operands<F, MR, NV>(j, p, i);
     __m512 acc[MR][NV];
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
-      // P of matmul_int8.hpp, starting from −o·Σqx (exact int32; the order of the sum is free)
       __m512i s[MR][NV];
-      for (int r = 0; r < MR; ++r)
-        for (int v = 0; v < NV; ++v) s[r][v] = kOffset ? bcast_i32(qoff[r] + b) : zero_i32();
-      if constexpr (F::kNibbles) {
-        for (int g = 0; g < 4; ++g) {
-          __m512i lo[NV], hi[NV];
-          for (int v = 0; v < NV; ++v) {
-            const __m512i raw = _mm512_loadu_si512(base[v] + blk + F::kQ + 64 * g);
-            lo[v] = _mm512_and_si512(raw, low4);
-            hi[v] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
-          }
-          for (int r = 0; r < MR; ++r) {
-            const __m512i xl = bcast4(xq[r][b].qs + 4 * g);
-            const __m512i xh = bcast4(xq[r][b].qs + 16 + 4 * g);
-            for (int v = 0; v < NV; ++v) {
-              s[r][v] = dpbusd(s[r][v], lo[v], xl);
-              s[r][v] = dpbusd(s[r][v], hi[v], xh);
-            }
-          }
-        }
-      } else {
-        for (int g = 0; g < 8; ++g) {
-          __m512i q[NV];
-          for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(base[v] + blk + F::kQ + 64 * g);
-          for (int r = 0; r < MR; ++r) {
-            const __m512i xg = bcast4(xq[r][b].qs + 4 * g);
-            for (int v = 0; v < NV; ++v) s[r][v] = dpbusd(s[r][v], q[v], xg);
-          }
-        }
-      }
-      for (int v = 0; v < NV; ++v) {
-        const __m512 d = _mm512_loadu_ps(base[v] + blk);
-        for (int r = 0; r < MR; ++r) {
-          const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(xq[r][b].d));
-          acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
-        }
-        if constexpr (F::kMin) {
-          const __m512 m = _mm512_loadu_ps(base[v] + blk + 64);
-          for (int r = 0; r < MR; ++r) {
-            acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(xq[r][b].s), acc[r][v]);
-          }
-        }
-      }
+      block_sums<F>(o, b, blk, s);
+      scale_add<F>(o, b, blk, s, acc);
     }
     for (int r = 0; r < MR; ++r) {
       for (int v = 0; v < NV; ++v) {
@@ -124,6 +169,8 @@ struct Vnni {
     }
   }
 };
+
+#undef PLINTH_INLINE
 
 }  // namespace
 
