@@ -81,6 +81,45 @@ void weighted_slice(const float* const* p, int hn, const T* const* rows, int64_t
     for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out[h] + e0 + std::ptrdiff_t{16} * v, acc[h][v]);
 }
 
+// The dot products of key row k with heads [h0, h0 + hn) of q, each reduced to 8 lanes: sv[h].
+template <class T, int kMaxHeads>
+__attribute__((always_inline)) inline void row_dots(const float* const* q, int h0, int hn,
+                                                    const T* k, int64_t dim,
+                                                    __m256 (&sv)[kMaxHeads][8], int r) {
+  for (int h = 0; h < hn; ++h) {
+    const float* a = q[h0 + h];
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < dim; i += 16) {
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), load16(k + i), acc);
+    }
+    const __m256 a0 = _mm512_castps512_ps256(acc);
+    const __m256 a1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
+    sv[h][r] = _mm256_add_ps(a0, a1);
+  }
+}
+
+// out[h0 + h][j0 .. j0 + rn) for key rows j0 .. j0 + rn (rn <= 8): one 8-row group.
+template <class T, int kMaxHeads>
+__attribute__((always_inline)) inline void dots_group(const float* const* q, int h0, int hn,
+                                                      const T* const* rows, int64_t j0, int rn,
+                                                      int64_t count, int64_t dim,
+                                                      float* const* out) {
+  __m256 sv[kMaxHeads][8];
+  for (int r = 0; r < 8; ++r) {
+    if (r >= rn) {
+      for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
+      continue;
+    }
+    if (j0 + r + kPrefetchRows < count) prefetch_row(rows[j0 + r + kPrefetchRows], dim);
+    row_dots<T, kMaxHeads>(q, h0, hn, rows[j0 + r], dim, sv, r);
+  }
+  for (int h = 0; h < hn; ++h) {
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, hsum_rows8(sv[h]));
+    for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
+  }
+}
+
 template <class T>
 void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t count, int64_t dim,
                   float* const* out) {
@@ -89,30 +128,7 @@ void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t c
     const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
     for (int64_t j0 = 0; j0 < count; j0 += 8) {
       const int rn = count - j0 < 8 ? static_cast<int>(count - j0) : 8;
-      __m256 sv[kMaxHeads][8];
-      for (int r = 0; r < 8; ++r) {
-        if (r >= rn) {
-          for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
-          continue;
-        }
-        if (j0 + r + kPrefetchRows < count) prefetch_row(rows[j0 + r + kPrefetchRows], dim);
-        const T* k = rows[j0 + r];
-        for (int h = 0; h < hn; ++h) {
-          const float* a = q[h0 + h];
-          __m512 acc = _mm512_setzero_ps();
-          for (int64_t i = 0; i < dim; i += 16) {
-            acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), load16(k + i), acc);
-          }
-          const __m256 a0 = _mm512_castps512_ps256(acc);
-          const __m256 a1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
-          sv[h][r] = _mm256_add_ps(a0, a1);
-        }
-      }
-      for (int h = 0; h < hn; ++h) {
-        alignas(32) float tmp[8];
-        _mm256_store_ps(tmp, hsum_rows8(sv[h]));
-        for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
-      }
+      dots_group<T, kMaxHeads>(q, h0, hn, rows, j0, rn, count, dim, out);
     }
   }
 }

@@ -335,6 +335,42 @@ inline __m256 load8(const uint16_t* p) {
 // transposed through the same pairwise additions (IEEE addition is commutative, so the bits are
 // hsum's). The K row is read from memory by the first head and from L1 by the others. T = float
 // or uint16_t (IEEE half, converted exactly). dim % 16 != 0 falls back to dot per (row, head).
+// Row r of an 8-row group: the two lane sums of key row k with heads [h0, h0 + hn), added.
+template <class T, int kMaxHeads>
+__attribute__((always_inline)) inline void row_dots(const float* const* q, int h0, int hn,
+                                                    const T* k, int64_t dim,
+                                                    __m256 (&sv)[kMaxHeads][8], int r) {
+  for (int h = 0; h < hn; ++h) {
+    const float* a = q[h0 + h];
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int64_t i = 0; i < dim; i += 16) {
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load8(k + i), a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load8(k + i + 8), a1);
+    }
+    sv[h][r] = _mm256_add_ps(a0, a1);
+  }
+}
+
+// out[h0 + h][j0 .. j0 + rn) for key rows j0 .. j0 + rn (rn <= 8): one 8-row group.
+template <class T, int kMaxHeads>
+__attribute__((always_inline)) inline void dots_group(const float* const* q, int h0, int hn,
+                                                      const T* const* rows, int64_t j0, int rn,
+                                                      int64_t dim, float* const* out) {
+  __m256 sv[kMaxHeads][8];
+  for (int r = 0; r < 8; ++r) {
+    if (r >= rn) {
+      for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
+      continue;
+    }
+    row_dots<T, kMaxHeads>(q, h0, hn, rows[j0 + r], dim, sv, r);
+  }
+  for (int h = 0; h < hn; ++h) {
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, hsum_rows8(sv[h]));
+    for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
+  }
+}
+
 template <class T>
 void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t count, int64_t dim,
                   float* const* out) {
@@ -351,28 +387,7 @@ void dots_heads_t(const float* const* q, int nh, const T* const* rows, int64_t c
     const int hn = nh - h0 < kMaxHeads ? nh - h0 : kMaxHeads;
     for (int64_t j0 = 0; j0 < count; j0 += 8) {
       const int rn = count - j0 < 8 ? static_cast<int>(count - j0) : 8;
-      __m256 sv[kMaxHeads][8];
-      for (int r = 0; r < 8; ++r) {
-        if (r >= rn) {
-          for (int h = 0; h < hn; ++h) sv[h][r] = _mm256_setzero_ps();
-          continue;
-        }
-        const T* k = rows[j0 + r];
-        for (int h = 0; h < hn; ++h) {
-          const float* a = q[h0 + h];
-          __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-          for (int64_t i = 0; i < dim; i += 16) {
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load8(k + i), a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load8(k + i + 8), a1);
-          }
-          sv[h][r] = _mm256_add_ps(a0, a1);
-        }
-      }
-      for (int h = 0; h < hn; ++h) {
-        alignas(32) float tmp[8];
-        _mm256_store_ps(tmp, hsum_rows8(sv[h]));
-        for (int r = 0; r < rn; ++r) out[h0 + h][j0 + r] = tmp[r];
-      }
+      dots_group<T, kMaxHeads>(q, h0, hn, rows, j0, rn, dim, out);
     }
   }
 }

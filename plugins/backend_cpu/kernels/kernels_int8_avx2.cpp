@@ -29,35 +29,70 @@ void run_int8_panels_avx2(const PanelJob& job, int64_t p0, int64_t p1) {
 namespace plinth::cpu::detail {
 namespace {
 
+#define PLINTH_INLINE __attribute__((always_inline)) inline
+
 struct MaddubsDot {
+  // Q4: int16 pair sums of the whole block (≤ 30480: exact), widened to int32 once.
+  template <class F, int MR, int H>
+  static PLINTH_INLINE void nibble_block(const uint8_t* const* half, int64_t blk,
+                                         const BlockQ8A* const* xq, int64_t b,
+                                         __m256i (&s)[MR][H]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256i t[MR][H];
+    for (int r = 0; r < MR; ++r)
+      for (int h = 0; h < H; ++h) t[r][h] = _mm256_setzero_si256();
+    for (int g = 0; g < 4; ++g) {
+      __m256i xl[MR], xh[MR];
+      for (int r = 0; r < MR; ++r) {
+        xl[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
+        xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + std::ptrdiff_t{4} * g);
+      }
+      for (int h = 0; h < H; ++h) {
+        const __m256i raw =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+        const __m256i lo = _mm256_and_si256(raw, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        for (int r = 0; r < MR; ++r) {
+          t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(lo, xl[r]));
+          t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(hi, xh[r]));
+        }
+      }
+    }
+    for (int r = 0; r < MR; ++r)
+      for (int h = 0; h < H; ++h) s[r][h] = _mm256_madd_epi16(t[r][h], ones);
+  }
+
+  // Q8_0: Σ q·qx directly (no −128·Σqx): |q| as the unsigned operand, qx·sign(q) as the signed.
+  template <class F, int MR, int H>
+  static PLINTH_INLINE void byte_block(const uint8_t* const* half, int64_t blk,
+                                       const BlockQ8A* const* xq, int64_t b, __m256i (&s)[MR][H]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int r = 0; r < MR; ++r)
+      for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) {
+      __m256i xg[MR];
+      for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
+      for (int h = 0; h < H; ++h) {
+        const __m256i u =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+        const __m256i q = _mm256_xor_si256(u, bias);  // the signed weight, −128..127
+        const __m256i aq = _mm256_abs_epi8(q);        // |q| as u8 (|−128| = 128)
+        for (int r = 0; r < MR; ++r) {
+          const __m256i sx = _mm256_sign_epi8(xg[r], q);  // qx·sign(q), in −127..127
+          s[r][h] =
+              _mm256_add_epi32(s[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sx), ones));
+        }
+      }
+    }
+  }
+
   template <class F, int MR, int H>
   static void block(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
                     const int32_t* const* qsum, __m256i (&s)[MR][H]) {
-    const __m256i ones = _mm256_set1_epi16(1);
     if constexpr (F::kNibbles) {
-      const __m256i low4 = _mm256_set1_epi8(0x0f);
-      __m256i t[MR][H];  // int16 pair sums of the whole block (≤ 30480: exact)
-      for (int r = 0; r < MR; ++r)
-        for (int h = 0; h < H; ++h) t[r][h] = _mm256_setzero_si256();
-      for (int g = 0; g < 4; ++g) {
-        __m256i xl[MR], xh[MR];
-        for (int r = 0; r < MR; ++r) {
-          xl[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
-          xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + std::ptrdiff_t{4} * g);
-        }
-        for (int h = 0; h < H; ++h) {
-          const __m256i raw =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-          const __m256i lo = _mm256_and_si256(raw, low4);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-          for (int r = 0; r < MR; ++r) {
-            t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(lo, xl[r]));
-            t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(hi, xh[r]));
-          }
-        }
-      }
-      for (int r = 0; r < MR; ++r)
-        for (int h = 0; h < H; ++h) s[r][h] = _mm256_madd_epi16(t[r][h], ones);
+      nibble_block<F>(half, blk, xq, b, s);
       if constexpr (F::kOffset8) {  // Q4_0: −8·Σqx
         for (int r = 0; r < MR; ++r) {
           const __m256i off = _mm256_set1_epi32(8 * qsum[r][b]);
@@ -65,28 +100,13 @@ struct MaddubsDot {
         }
       }
     } else {
-      (void)qsum;  // Σ q·qx directly: no −128·Σqx
-      const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
-      for (int r = 0; r < MR; ++r)
-        for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
-      for (int g = 0; g < 8; ++g) {
-        __m256i xg[MR];
-        for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
-        for (int h = 0; h < H; ++h) {
-          const __m256i u =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-          const __m256i q = _mm256_xor_si256(u, bias);  // the signed weight, −128..127
-          const __m256i aq = _mm256_abs_epi8(q);        // |q| as u8 (|−128| = 128)
-          for (int r = 0; r < MR; ++r) {
-            const __m256i sx = _mm256_sign_epi8(xg[r], q);  // qx·sign(q), in −127..127
-            s[r][h] =
-                _mm256_add_epi32(s[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sx), ones));
-          }
-        }
-      }
+      (void)qsum;
+      byte_block<F>(half, blk, xq, b, s);
     }
   }
 };
+
+#undef PLINTH_INLINE
 
 }  // namespace
 

@@ -19,41 +19,57 @@ void run_int8_panels_avxvnni(const PanelJob& job, int64_t p0, int64_t p1) {
 namespace plinth::cpu::detail {
 namespace {
 
+#define PLINTH_INLINE __attribute__((always_inline)) inline
+
 struct VnniDot {
+  // Q4: each quant byte holds element k (low nibble) and k + 16 (high nibble).
+  template <class F, int MR, int H>
+  static PLINTH_INLINE void nibble_sums(const uint8_t* const* half, int64_t blk,
+                                        const BlockQ8A* const* xq, int64_t b, __m256i (&s)[MR][H]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int g = 0; g < 4; ++g) {
+      __m256i xl[MR], xh[MR];
+      for (int r = 0; r < MR; ++r) {
+        xl[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
+        xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + std::ptrdiff_t{4} * g);
+      }
+      for (int h = 0; h < H; ++h) {
+        const __m256i raw =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+        const __m256i lo = _mm256_and_si256(raw, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        for (int r = 0; r < MR; ++r) {
+          s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], lo, xl[r]);
+          s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], hi, xh[r]);
+        }
+      }
+    }
+  }
+
+  // Q8_0: the quants stored as q + 128 (u8).
+  template <class F, int MR, int H>
+  static PLINTH_INLINE void byte_sums(const uint8_t* const* half, int64_t blk,
+                                      const BlockQ8A* const* xq, int64_t b, __m256i (&s)[MR][H]) {
+    for (int g = 0; g < 8; ++g) {
+      __m256i xg[MR];
+      for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
+      for (int h = 0; h < H; ++h) {
+        const __m256i q =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+        for (int r = 0; r < MR; ++r) s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], q, xg[r]);
+      }
+    }
+  }
+
   template <class F, int MR, int H>
   static void block(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
                     const int32_t* const* qsum, __m256i (&s)[MR][H]) {
     for (int r = 0; r < MR; ++r)
       for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
     if constexpr (F::kNibbles) {
-      const __m256i low4 = _mm256_set1_epi8(0x0f);
-      for (int g = 0; g < 4; ++g) {
-        __m256i xl[MR], xh[MR];
-        for (int r = 0; r < MR; ++r) {
-          xl[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
-          xh[r] = panel::bcast4_256(xq[r][b].qs + 16 + std::ptrdiff_t{4} * g);
-        }
-        for (int h = 0; h < H; ++h) {
-          const __m256i raw =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-          const __m256i lo = _mm256_and_si256(raw, low4);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-          for (int r = 0; r < MR; ++r) {
-            s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], lo, xl[r]);
-            s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], hi, xh[r]);
-          }
-        }
-      }
+      nibble_sums<F>(half, blk, xq, b, s);
     } else {
-      for (int g = 0; g < 8; ++g) {
-        __m256i xg[MR];
-        for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
-        for (int h = 0; h < H; ++h) {
-          const __m256i q =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-          for (int r = 0; r < MR; ++r) s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], q, xg[r]);
-        }
-      }
+      byte_sums<F>(half, blk, xq, b, s);
     }
     if constexpr (F::kOffset8 || !F::kNibbles) {  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
       constexpr int32_t o = F::kNibbles ? 8 : 128;
@@ -64,6 +80,8 @@ struct VnniDot {
     }
   }
 };
+
+#undef PLINTH_INLINE
 
 }  // namespace
 

@@ -16,6 +16,29 @@ int64_t at(int64_t g, int64_t r, int64_t k) {
 struct Scalar {
   static constexpr int kMaxRows = 1, kWide = 1, kNarrow = 1;
 
+  // P of matmul_int8.hpp for output row r of the panel at w and block b of activation row i.
+  template <class F>
+  static int32_t block_dot(const PanelJob& j, const uint8_t* w, int64_t i, int64_t r, int64_t b) {
+    const uint8_t* q = w + b * F::kBytes + F::kQ;
+    const int8_t* qx = j.xq[i * j.nb + b].qs;
+    int32_t dot = 0;
+    if constexpr (F::kNibbles) {
+      for (int64_t g = 0; g < 4; ++g) {
+        for (int64_t k = 0; k < 4; ++k) {
+          const int byte = q[at(g, r, k)];
+          dot += (byte & 0x0f) * qx[4 * g + k] + (byte >> 4) * qx[16 + 4 * g + k];
+        }
+      }
+      if constexpr (F::kOffset8) dot -= 8 * j.qsum[i * j.nb + b];
+    } else {
+      for (int64_t g = 0; g < 8; ++g) {
+        for (int64_t k = 0; k < 4; ++k) dot += q[at(g, r, k)] * qx[4 * g + k];
+      }
+      dot -= 128 * j.qsum[i * j.nb + b];
+    }
+    return dot;
+  }
+
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     static_assert(MR == 1 && NV == 1);
@@ -25,23 +48,7 @@ struct Scalar {
     for (int64_t r = 0; r < kPanelRows; ++r) {
       float acc = 0.0f;
       for (int64_t b = 0; b < j.nb; ++b) {
-        const uint8_t* q = w + b * F::kBytes + F::kQ;
-        const int8_t* qx = xq[b].qs;
-        int32_t dot = 0;
-        if constexpr (F::kNibbles) {
-          for (int64_t g = 0; g < 4; ++g) {
-            for (int64_t k = 0; k < 4; ++k) {
-              const int byte = q[at(g, r, k)];
-              dot += (byte & 0x0f) * qx[4 * g + k] + (byte >> 4) * qx[16 + 4 * g + k];
-            }
-          }
-          if constexpr (F::kOffset8) dot -= 8 * j.qsum[i * j.nb + b];
-        } else {
-          for (int64_t g = 0; g < 8; ++g) {
-            for (int64_t k = 0; k < 4; ++k) dot += q[at(g, r, k)] * qx[4 * g + k];
-          }
-          dot -= 128 * j.qsum[i * j.nb + b];
-        }
+        const int32_t dot = block_dot<F>(j, w, i, r, b);
         const float dd = panel::f32_at(w + b * F::kBytes + 4 * r) * xq[b].d;
         acc = std::fma(dd, static_cast<float>(dot), acc);
         if constexpr (F::kMin)
