@@ -34,13 +34,25 @@ LlamaForward::LlamaForward(const plinth_model_desc& model, const ForwardOptions&
   const int64_t n = opt_.max_batch_tokens;
   x_ = rows_of(n, s.hidden);
   xn_ = rows_of(n, s.hidden);
+  // Buffers for the fused projections and / or the separate ones, as the layers need (a file
+  // may mix weight types across layers).
+  bool any_fused_qkv = false, any_separate_qkv = false;
+  bool any_fused_gu = false, any_separate_gu = false;
+  for (const LayerWeights& L : w_.layers) {
+    (L.wqkv.rows > 0 ? any_fused_qkv : any_separate_qkv) = true;
+    (L.w_gate_up.rows > 0 ? any_fused_gu : any_separate_gu) = true;
+  }
   q_ = rows_of(n, s.q_dim());
-  k_ = rows_of(n, s.kv_dim());
-  v_ = rows_of(n, s.kv_dim());
+  if (any_fused_qkv) qkv_ = rows_of(n, s.q_dim() + 2 * s.kv_dim());
+  if (any_separate_qkv) {
+    k_ = rows_of(n, s.kv_dim());
+    v_ = rows_of(n, s.kv_dim());
+  }
   attn_ = rows_of(n, s.q_dim());
   proj_ = rows_of(n, s.hidden);
   gate_ = rows_of(n, s.ffn);
-  up_ = rows_of(n, s.ffn);
+  if (any_fused_gu) gate_up_ = rows_of(n, 2 * s.ffn);
+  if (any_separate_gu) up_ = rows_of(n, s.ffn);
   rope_table_ = rows_of(n, s.head_dim);
 }
 
@@ -108,18 +120,7 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
     rmsnorm(x_.data() + t0 * s.hidden, L.attn_norm, t1 - t0, s.hidden, s.rms_eps,
             xn_.data() + t0 * s.hidden);
   });
-  matmul(L.wq, xn_.data(), n, q_.data(), pool_, opt_.matmul);
-  matmul(L.wk, xn_.data(), n, k_.data(), pool_, opt_.matmul);
-  matmul(L.wv, xn_.data(), n, v_.data(), pool_, opt_.matmul);
-  parallel_rows(n, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const float* cs = rope_table_.data() + t * hd;
-      rope_.apply(q_.data() + t * s.q_dim(), s.n_heads, cs);
-      rope_.apply(k_.data() + t * s.kv_dim(), s.n_kv_heads, cs);
-      // Distinct tokens have distinct slots (validated), so the writes never overlap.
-      kv_.write(l, b.slot_mapping[t], k_.data() + t * s.kv_dim(), v_.data() + t * s.kv_dim());
-    }
-  });
+  project_qkv(l, b, n);
   paged_attention(b, kv_, l, AttentionShape{s.n_heads, s.n_kv_heads, hd}, q_.data(), attn_.data(),
                   pool_);
 
@@ -146,14 +147,58 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
     rmsnorm(x_.data() + t0 * s.hidden, L.ffn_norm, t1 - t0, s.hidden, s.rms_eps,
             xn_.data() + t0 * s.hidden);
   });
+  gate_up(L, rows);
+  matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_, opt_.matmul);
+  axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
+}
+
+void LlamaForward::project_qkv(int64_t l, const plinth_batch& b, int64_t n) {
+  const LlamaShape& s = w_.shape;
+  const LayerWeights& L = w_.layers[static_cast<size_t>(l)];
+  const bool fused = L.wqkv.rows > 0;
+  // Row t's q, k, v: in qkv_ side by side (fused) or in q_, k_, v_.
+  const int64_t stride = fused ? s.q_dim() + 2 * s.kv_dim() : 0;
+  if (fused) {
+    matmul(L.wqkv, xn_.data(), n, qkv_.data(), pool_, opt_.matmul);
+  } else {
+    matmul(L.wq, xn_.data(), n, q_.data(), pool_, opt_.matmul);
+    matmul(L.wk, xn_.data(), n, k_.data(), pool_, opt_.matmul);
+    matmul(L.wv, xn_.data(), n, v_.data(), pool_, opt_.matmul);
+  }
+  parallel_rows(n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* q = q_.data() + t * s.q_dim();
+      float* k = fused ? qkv_.data() + t * stride + s.q_dim() : k_.data() + t * s.kv_dim();
+      const float* v = fused ? k + s.kv_dim() : v_.data() + t * s.kv_dim();
+      if (fused) {
+        std::memcpy(q, qkv_.data() + t * stride, static_cast<size_t>(s.q_dim()) * sizeof(float));
+      }
+      const float* cs = rope_table_.data() + t * s.head_dim;
+      rope_.apply(q, s.n_heads, cs);
+      rope_.apply(k, s.n_kv_heads, cs);
+      // Distinct tokens have distinct slots (validated), so the writes never overlap.
+      kv_.write(l, b.slot_mapping[t], k, v);
+    }
+  });
+}
+
+void LlamaForward::gate_up(const LayerWeights& L, int64_t rows) {
+  const int64_t f = w_.shape.ffn;
+  if (L.w_gate_up.rows > 0) {
+    matmul(L.w_gate_up, xn_.data(), rows, gate_up_.data(), pool_, opt_.matmul);
+    parallel_rows(rows, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const float* g = gate_up_.data() + t * 2 * f;
+        silu_mul(g, g + f, f, gate_.data() + t * f);
+      }
+    });
+    return;
+  }
   matmul(L.w_gate, xn_.data(), rows, gate_.data(), pool_, opt_.matmul);
   matmul(L.w_up, xn_.data(), rows, up_.data(), pool_, opt_.matmul);
   parallel_rows(rows, [&](int64_t t0, int64_t t1) {
-    silu_mul(gate_.data() + t0 * s.ffn, up_.data() + t0 * s.ffn, (t1 - t0) * s.ffn,
-             gate_.data() + t0 * s.ffn);
+    silu_mul(gate_.data() + t0 * f, up_.data() + t0 * f, (t1 - t0) * f, gate_.data() + t0 * f);
   });
-  matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_, opt_.matmul);
-  axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
 }
 
 }  // namespace plinth::cpu

@@ -72,6 +72,13 @@ class LlamaForward {
   // Runs layer l over n tokens; the last layer keeps only the logits rows (compacted to the
   // front of x_) after attention, since no later layer reads the others.
   void run_layer(int64_t l, const plinth_batch& b, int64_t n, bool last);
+  // Layer l: xn_[n, hidden] → q, k, v of the n tokens, RoPE applied, K/V stored at
+  // slot_mapping; q left in q_[n, q_dim]. One fused matmul when LayerWeights::wqkv is set, else
+  // three.
+  void project_qkv(int64_t l, const plinth_batch& b, int64_t n);
+  // xn_[rows, hidden] → silu(gate) ⊙ up in gate_[rows, ffn]. One fused matmul when
+  // LayerWeights::w_gate_up is set, else two.
+  void gate_up(const LayerWeights& L, int64_t rows);
   void parallel_rows(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
   LlamaWeights w_;
@@ -89,6 +96,8 @@ class LlamaForward {
   std::vector<float> proj_;        // [n, hidden] output of wo / w_down
   std::vector<float> gate_;        // [n, ffn]
   std::vector<float> up_;          // [n, ffn]
+  std::vector<float> qkv_;         // [n, q_dim + 2 kv_dim] output of a fused wqkv (else empty)
+  std::vector<float> gate_up_;     // [n, 2 ffn] output of a fused w_gate_up (else empty)
   std::vector<float> rope_table_;  // [n, head_dim] (cos, sin) pairs of the batch's positions
   std::vector<float> logits_;      // [num_logits, vocab], grown on demand
   std::vector<int32_t> rows_;      // logits_indices of the current batch

@@ -13,6 +13,11 @@
 namespace plinth::cpu {
 namespace {
 
+// The types that have a panel layout (kernels/panel_layout.hpp).
+bool is_panel_type(WeightType t) {
+  return t == WeightType::kQ8_0 || t == WeightType::kQ4_0 || t == WeightType::kQ4_1;
+}
+
 using sdk::Error;
 
 bool to_weight_type(int32_t dtype, WeightType* out) {
@@ -220,16 +225,31 @@ void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool) {
   if (path != MatmulPath::kFloat && path != MatmulPath::kInt8) return;
   const auto order =
       path == MatmulPath::kFloat ? detail::PanelOrder::kFloat : detail::PanelOrder::kInt8;
+  const auto set_panels = [&](WeightView& v, const uint8_t* panels) {
+    (order == detail::PanelOrder::kFloat ? v.panels : v.int8_panels) = panels;
+  };
   const auto pack = [&](WeightView& v) {
-    if (v.type != WeightType::kQ8_0 && v.type != WeightType::kQ4_0 && v.type != WeightType::kQ4_1) {
-      return;
-    }
+    if (!is_panel_type(v.type)) return;
     auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::packed_bytes(v)));
     detail::pack_weights(v, buf.data(), pool, order);
-    (order == detail::PanelOrder::kFloat ? v.panels : v.int8_panels) = buf.data();
+    set_panels(v, buf.data());
+  };
+  // One copy for projections that share an input (rows == 0 when they cannot stack).
+  const auto pack_fused = [&](const std::vector<WeightView>& parts) {
+    if (!detail::can_stack(parts)) return WeightView{};
+    auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::stacked_bytes(parts)));
+    return detail::pack_stacked(parts, buf.data(), pool, order);
   };
   for (LayerWeights& l : w.layers) {
-    for (WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*v);
+    l.wqkv = pack_fused({l.wq, l.wk, l.wv});
+    if (l.wqkv.rows == 0) {
+      for (WeightView* v : {&l.wq, &l.wk, &l.wv}) pack(*v);
+    }
+    l.w_gate_up = pack_fused({l.w_gate, l.w_up});
+    if (l.w_gate_up.rows == 0) {
+      for (WeightView* v : {&l.w_gate, &l.w_up}) pack(*v);
+    }
+    for (WeightView* v : {&l.wo, &l.w_down}) pack(*v);
   }
   pack(w.lm_head);
 }

@@ -41,6 +41,14 @@ struct LayerWeights {
   WeightView w_gate{};               // [ffn, hidden]
   WeightView w_up{};                 // [ffn, hidden]
   WeightView w_down{};               // [hidden, ffn]
+  /// Fused projections that share one input (pack_for_path): wq, wk, wv's panel copies end to end
+  /// ([q_dim + 2 kv_dim, hidden]) and w_gate, w_up's ([2 ffn, hidden]), so each is one matmul
+  /// (one activation quantization, one thread hand-off) instead of three / two. Panel-only views
+  /// (data null; only the packed path runs them); rows == 0 when not fused (other paths, mixed
+  /// weight types, or rows not whole panels). Row r of the fused output is bit-identical to the
+  /// separate matmul's (the kernels compute each output row alone).
+  WeightView wqkv{};
+  WeightView w_gate_up{};
 };
 
 /// The whole model. Valid while the plinth_model_desc it was bound from is (the host keeps it
@@ -64,8 +72,11 @@ LlamaWeights bind_llama_weights(const plinth_model_desc& model);
 /// Copies every quantized matrix (the layers' and the LM head; not token_embd, which is only
 /// gathered from) into the panel layout of `path` (kernels/panel_layout.hpp: the Float path's or
 /// the Int8 path's quant order), owned by `w`, and points the view's `panels` / `int8_panels` at
-/// the copy, so the path does not repack per call. Costs ~1.2× the quantized bytes (measured for
-/// SmolLM2-135M Q4_1: README.md). Splits the work over `pool`. Does nothing for the other paths.
+/// the copy, so the path does not repack per call. wq/wk/wv and w_gate/w_up go into one fused copy
+/// each (LayerWeights::wqkv, w_gate_up) when they have the same quantized type and input width
+/// and whole panels of rows; their own views then stay unpacked. Costs ~1.2× the quantized bytes
+/// (measured for SmolLM2-135M Q4_1: README.md). Splits the work over `pool`. Does nothing for the
+/// other paths.
 void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool);
 
 }  // namespace plinth::cpu

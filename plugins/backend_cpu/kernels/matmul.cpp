@@ -138,6 +138,13 @@ void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool
   if (n < 0) throw std::invalid_argument("matmul: n=" + std::to_string(n) + " must be >= 0");
   if (n == 0) return;
   if (path == MatmulPath::kAuto) path = choose_matmul_path(w.type, n);
+  if (w.data == nullptr && !(path == MatmulPath::kFloat && w.panels != nullptr) &&
+      !(path == MatmulPath::kInt8 && w.int8_panels != nullptr)) {
+    throw std::invalid_argument(
+        std::string("matmul: a panel-only WeightView (data null) runs only on the path its panel "
+                    "copy is for (float with panels, int8 with int8_panels), not on ") +
+        matmul_path_name(path));
+  }
   if (path == MatmulPath::kBlas) {
     detail::matmul_blas(w, x, n, y, pool);
   } else if (path == MatmulPath::kFloat && is_quantized(w.type)) {

@@ -1,5 +1,6 @@
 #include "matmul_float.hpp"
 
+#include <stdexcept>
 #include <vector>
 
 #include "isa.hpp"
@@ -52,6 +53,42 @@ void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool) 
 void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool, PanelOrder order) {
   pool.parallel_for(panel_count(w.rows),
                     [&](int64_t p0, int64_t p1) { pack_panels(w, p0, p1, out, order); });
+}
+
+bool can_stack(const std::vector<WeightView>& parts) {
+  if (parts.empty()) return false;
+  const WeightView& first = parts.front();
+  for (const WeightView& v : parts) {
+    const bool quantized =
+        v.type == WeightType::kQ8_0 || v.type == WeightType::kQ4_0 || v.type == WeightType::kQ4_1;
+    if (!quantized || v.type != first.type || v.cols != first.cols || v.rows <= 0 ||
+        v.rows % kPanelRows != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t stacked_bytes(const std::vector<WeightView>& parts) {
+  int64_t bytes = 0;
+  for (const WeightView& v : parts) bytes += packed_bytes(v);
+  return bytes;
+}
+
+WeightView pack_stacked(const std::vector<WeightView>& parts, uint8_t* out, ThreadPool& pool,
+                        PanelOrder order) {
+  if (!can_stack(parts)) {
+    throw std::invalid_argument(
+        "pack_stacked: the parts must share one quantized type and input width and each hold a "
+        "multiple of 16 rows");
+  }
+  WeightView stacked{parts.front().type, nullptr, 0, parts.front().cols};
+  for (const WeightView& v : parts) {
+    pack_weights(v, out + packed_bytes(stacked), pool, order);  // after the rows so far
+    stacked.rows += v.rows;
+  }
+  (order == PanelOrder::kFloat ? stacked.panels : stacked.int8_panels) = out;
+  return stacked;
 }
 
 void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y,

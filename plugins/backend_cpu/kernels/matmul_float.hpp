@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernel_table.hpp"
 #include "panel_layout.hpp"
@@ -65,5 +66,22 @@ void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool);
 /// Float path's or the Int8 path's), split over `pool`.
 void pack_weights(const WeightView& w, uint8_t* out, ThreadPool& pool,
                   PanelOrder order = PanelOrder::kFloat);
+
+/// True when `parts` can be packed as one stacked matrix by pack_stacked: at least one part, all
+/// of one quantized type (Q8_0 / Q4_0 / Q4_1) and one input width, each with a whole number of
+/// panels of rows (rows % kPanelRows == 0), so that no panel straddles two parts.
+bool can_stack(const std::vector<WeightView>& parts);
+
+/// Bytes pack_stacked writes: Σ packed_bytes(part).
+int64_t stacked_bytes(const std::vector<WeightView>& parts);
+
+/// Packs `parts` end to end into out[stacked_bytes(parts)] in `order`; those bytes are then the
+/// panels of the matrix whose rows are the parts' rows in order (part 0's first). Returns that
+/// matrix as a panel-only view (data null, rows = Σ rows; `panels` or `int8_panels` = out per
+/// `order`; matmul runs it only on that path), so one matmul computes what one call per part
+/// would, each output bit-identical (every output row is computed alone). `out` is not owned.
+/// Throws std::invalid_argument when !can_stack(parts).
+WeightView pack_stacked(const std::vector<WeightView>& parts, uint8_t* out, ThreadPool& pool,
+                        PanelOrder order);
 
 }  // namespace plinth::cpu::detail

@@ -68,7 +68,9 @@ int64_t row_bytes(WeightType type, int64_t cols) {
 
 void validate(const WeightView& w) {
   const std::string name = std::string("WeightView(") + weight_type_name(w.type) + ")";
-  if (w.data == nullptr) throw std::invalid_argument(name + ": data is null");
+  if (w.data == nullptr && w.panels == nullptr && w.int8_panels == nullptr) {
+    throw std::invalid_argument(name + ": data is null (and no panel copy is set)");
+  }
   if (w.rows <= 0 || w.cols <= 0) {
     throw std::invalid_argument(name + ": rows=" + std::to_string(w.rows) +
                                 " and cols=" + std::to_string(w.cols) + " must both be > 0");

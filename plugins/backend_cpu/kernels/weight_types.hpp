@@ -21,6 +21,8 @@ enum class WeightType { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_1 };
 /// and each row is `cols / 32` whole blocks.
 struct WeightView {
   WeightType type;
+  /// Row-major blocks. May be null in a panel-only view (`panels` or `int8_panels` set, e.g. the
+  /// fused projections of llama_weights.hpp): matmul then runs it only on that panel's path.
   const void* data;
   int64_t rows;
   int64_t cols;
@@ -69,8 +71,8 @@ int64_t block_bytes(WeightType type);
 /// Bytes of one row of `cols` elements. Throws std::invalid_argument when `cols` is not a
 /// multiple of the block size.
 int64_t row_bytes(WeightType type, int64_t cols);
-/// Throws std::invalid_argument naming the field when `w` is not a valid view (null data,
-/// non-positive dimensions, cols not a multiple of the block size).
+/// Throws std::invalid_argument naming the field when `w` is not a valid view (null data without
+/// a panel copy, non-positive dimensions, cols not a multiple of the block size).
 void validate(const WeightView& w);
 
 /// IEEE half → float, exact for every input (subnormals, inf, NaN payloads kept).

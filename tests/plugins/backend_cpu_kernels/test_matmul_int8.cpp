@@ -245,6 +245,68 @@ TEST(MatmulInt8Panels, PrePackedWeightsGiveTheSameBits) {
   }
 }
 
+// Projections packed end to end (pack_stacked: how backend_cpu fuses q/k/v and gate/up) give, in
+// one matmul, each part's own bits, on both panel paths, for every tile shape; the panel-only
+// view refuses the other paths, and parts that cannot stack are refused.
+TEST(MatmulStackedPanels, OneMatmulGivesEachPartsBits) {
+  ThreadPool pool(2);
+  std::mt19937 rng(47);
+  const int64_t cols = 160;
+  for (WeightType t : kQuantTypes) {
+    std::vector<std::vector<uint8_t>> raws;
+    std::vector<WeightView> parts;
+    for (int64_t rows : {48, 16, 32}) {
+      raws.push_back(random_weights(t, rows, cols, rng));
+      parts.push_back(WeightView{t, raws.back().data(), rows, cols});
+    }
+    ASSERT_TRUE(detail::can_stack(parts));
+    for (MatmulPath path : {MatmulPath::kInt8, MatmulPath::kFloat}) {
+      const auto order =
+          path == MatmulPath::kInt8 ? detail::PanelOrder::kInt8 : detail::PanelOrder::kFloat;
+      std::vector<uint8_t> buf(static_cast<size_t>(detail::stacked_bytes(parts)));
+      const WeightView stacked = detail::pack_stacked(parts, buf.data(), pool, order);
+      ASSERT_EQ(96, stacked.rows);
+      EXPECT_EQ(nullptr, stacked.data);
+      for (int64_t n : {1, 2, 3, 5, 7}) {
+        const auto x = normal_rows(n, cols, rng);
+        std::vector<float> y(static_cast<size_t>(n * stacked.rows), NAN);
+        matmul(stacked, x.data(), n, y.data(), pool, path);
+        int64_t first = 0;
+        for (const WeightView& part : parts) {
+          std::vector<float> own(static_cast<size_t>(n * part.rows), NAN);
+          matmul(part, x.data(), n, own.data(), pool, path);
+          for (int64_t i = 0; i < n; ++i) {
+            ASSERT_EQ(0, std::memcmp(y.data() + i * stacked.rows + first,
+                                     own.data() + i * part.rows, part.rows * sizeof(float)))
+                << weight_type_name(t) << " " << matmul_path_name(path) << " n=" << n
+                << " part at row " << first << " token " << i;
+          }
+          first += part.rows;
+        }
+      }
+      const MatmulPath other = path == MatmulPath::kInt8 ? MatmulPath::kFloat : MatmulPath::kInt8;
+      std::vector<float> x(static_cast<size_t>(cols), 1.0f), y(static_cast<size_t>(96));
+      for (MatmulPath p : {other, MatmulPath::kSimd, MatmulPath::kBlas, MatmulPath::kAuto}) {
+        EXPECT_THROW(matmul(stacked, x.data(), 1, y.data(), pool, p), std::invalid_argument)
+            << matmul_path_name(p);
+      }
+    }
+  }
+  const auto q8 = random_weights(WeightType::kQ8_0, 16, 64, rng);
+  const auto q4 = random_weights(WeightType::kQ4_1, 16, 64, rng);
+  const auto q4_wide = random_weights(WeightType::kQ4_1, 16, 96, rng);
+  const auto q4_odd = random_weights(WeightType::kQ4_1, 24, 64, rng);
+  const WeightView a{WeightType::kQ8_0, q8.data(), 16, 64};
+  const WeightView b{WeightType::kQ4_1, q4.data(), 16, 64};
+  EXPECT_FALSE(detail::can_stack({}));
+  EXPECT_FALSE(detail::can_stack({a, b}));  // types differ
+  EXPECT_FALSE(detail::can_stack({b, WeightView{WeightType::kQ4_1, q4_wide.data(), 16, 96}}));
+  EXPECT_FALSE(detail::can_stack({b, WeightView{WeightType::kQ4_1, q4_odd.data(), 24, 64}}));
+  std::vector<uint8_t> buf(static_cast<size_t>(detail::stacked_bytes({a, b})));
+  EXPECT_THROW(detail::pack_stacked({a, b}, buf.data(), pool, detail::PanelOrder::kInt8),
+               std::invalid_argument);
+}
+
 // Only the activations are rounded: y equals Σ w_j·(dx_b·qx_j) in float64 over the gguf-dequantized
 // weights and the same int8 activations, within a few f32 roundings per block (≤ 3 per block in A,
 // plus gguf-py's own fl(d·q + m) for Q4_1 weights): 8·nb·2⁻²⁴·Σ|w_j x̂_j|.
