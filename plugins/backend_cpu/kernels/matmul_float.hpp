@@ -56,7 +56,7 @@ int64_t padded_blocks(int64_t nb);
 void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 
 /// Runs `run` over every panel of `job` on `pool`, in groups of whole tiles: 4 panels (the kernels'
-/// wide tile for n <= 2, two narrow tiles otherwise) when that still gives each participant at
+/// wide tile for small n, two narrow tiles otherwise) when that still gives each participant at
 /// least 4 groups, else 2 (one narrow tile). A chunk boundary inside a tile would force the
 /// thin 1- or 2-chain tiles, latency-bound at batch-1 decode. The grouping decides only which
 /// participant computes which panels, never how, so results do not depend on it.

@@ -4,9 +4,12 @@
 //
 // K provides:
 //   static constexpr int kMaxRows;   // activation rows per tile (MR)
-//   static constexpr int kWide;      // panels per tile when n <= 2 (few rows: more chains);
+//   static constexpr int kWide;      // panels per tile when n <= kWideUpTo (few rows: more
+//   chains);
 //                                    // used only when > kNarrow, and then kMaxRows must be >= 2
 //   static constexpr int kNarrow;    // panels per tile otherwise
+//   static constexpr int kWideUpTo;  // optional (default 2): the largest n that runs kWide tiles
+//                                    // (of <= 2 rows each: n = 3 as 2 + 1, 5 as 1 + 2 + 2)
 //   template <class F, int MR, int NV> static void tile(const PanelJob&, int64_t p, int64_t i);
 //     y[i .. i+MR, panels p .. p+NV]
 // F is one of the format descriptions below.
@@ -38,6 +41,16 @@ struct Q8_0 {
   static constexpr int64_t kQ = 64, kBytes = 576;
 };
 
+// The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
+template <class K>
+constexpr int64_t wide_up_to() {
+  if constexpr (requires { K::kWideUpTo; }) {
+    return K::kWideUpTo;
+  } else {
+    return 2;
+  }
+}
+
 // Activation rows [i, i + rem) against panels [p, p + NV), 1 <= rem <= MR.
 template <class K, class F, int NV, int MR>
 void tail(const PanelJob& j, int64_t p, int64_t i, int64_t rem) {
@@ -53,13 +66,13 @@ void tail(const PanelJob& j, int64_t p, int64_t i, int64_t rem) {
 // Rows [i0, i1) in the fewest tiles, of near-equal sizes (they differ by at most one row): 7 rows
 // with kMaxRows 6 run as 4 + 3, not 6 + 1, since every tile unpacks the weights once and a thin
 // tile pays that for a single row (a verification of 4 draft tokens has 5 rows).
-template <class K, class F, int NV>
+template <class K, class F, int NV, int MaxRows = K::kMaxRows>
 void rows_loop(const PanelJob& j, int64_t p, int64_t i0, int64_t i1) {
-  const int64_t tiles = (i1 - i0 + K::kMaxRows - 1) / K::kMaxRows;
+  const int64_t tiles = (i1 - i0 + MaxRows - 1) / MaxRows;
   int64_t i = i0;
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t rows = (i1 - i) / (tiles - t);  // <= kMaxRows: what is left fits the tiles left
-    tail<K, F, NV, K::kMaxRows>(j, p, i, rows);
+    tail<K, F, NV, MaxRows>(j, p, i, rows);
     i += rows;
   }
 }
@@ -73,8 +86,8 @@ void drive(const PanelJob& j, int64_t p0, int64_t p1) {
     const int64_t i1 = j.n < i0 + kRowChunk ? j.n : i0 + kRowChunk;
     int64_t p = p0;
     if constexpr (K::kWide > K::kNarrow && K::kMaxRows >= 2) {
-      if (j.n <= 2) {  // one tile of all n rows per kWide panels (no kMaxRows × kWide tile)
-        for (; p + K::kWide <= p1; p += K::kWide) tail<K, F, K::kWide, 2>(j, p, i0, j.n);
+      if (j.n <= wide_up_to<K>()) {  // tiles of <= 2 rows × kWide panels
+        for (; p + K::kWide <= p1; p += K::kWide) rows_loop<K, F, K::kWide, 2>(j, p, i0, i1);
       }
     }
     for (; p + K::kNarrow <= p1; p += K::kNarrow) rows_loop<K, F, K::kNarrow>(j, p, i0, i1);
