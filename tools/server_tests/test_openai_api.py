@@ -297,7 +297,8 @@ class Limits(unittest.TestCase):
 
     def test_queue_bound_and_drain(self):
         with PlinthServer(ARGS.plinth, ARGS.manifest, "--max-pending", "2") as small:
-            body = {"model": small.model, "prompt": "Tell me a story", "max_tokens": 40,
+            # Long enough that both are still running when the third arrives on a fast CPU.
+            body = {"model": small.model, "prompt": "Tell me a story", "max_tokens": 200,
                     "temperature": 0, "ignore_eos": True}
             results = []
 
@@ -306,7 +307,13 @@ class Limits(unittest.TestCase):
             threads = [threading.Thread(target=one) for _ in range(2)]
             for t in threads:
                 t.start()
-            time.sleep(0.5)
+            # The third is sent once the server holds both (not after a fixed sleep).
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                m = small.metrics()
+                if m["plinth_num_requests_running"] + m["plinth_num_requests_waiting"] >= 2:
+                    break
+                time.sleep(0.02)
             status, hdrs, data = raw("POST", "/v1/completions", body, server=small)
             self.assertEqual(status, 429, data)
             self.assertIn("retry-after", hdrs)
@@ -318,7 +325,7 @@ class Limits(unittest.TestCase):
             self.assertEqual(small.proc.wait(60), 0)
             for status, _, data in results:
                 self.assertEqual(status, 200, data)
-                self.assertEqual(json.loads(data)["usage"]["completion_tokens"], 40)
+                self.assertEqual(json.loads(data)["usage"]["completion_tokens"], body["max_tokens"])
 
 
 def main():
