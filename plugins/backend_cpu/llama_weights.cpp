@@ -13,11 +13,6 @@
 namespace plinth::cpu {
 namespace {
 
-// The types that have a panel layout (kernels/panel_layout.hpp).
-bool is_panel_type(WeightType t) {
-  return t == WeightType::kQ8_0 || t == WeightType::kQ4_0 || t == WeightType::kQ4_1;
-}
-
 using sdk::Error;
 
 bool to_weight_type(int32_t dtype, WeightType* out) {
@@ -229,7 +224,7 @@ void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool) {
     (order == detail::PanelOrder::kFloat ? v.panels : v.int8_panels) = panels;
   };
   const auto pack = [&](WeightView& v) {
-    if (!is_panel_type(v.type)) return;
+    if (!is_quantized(v.type)) return;
     auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::packed_bytes(v)));
     detail::pack_weights(v, buf.data(), pool, order);
     set_panels(v, buf.data());

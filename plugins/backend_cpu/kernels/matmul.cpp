@@ -100,10 +100,6 @@ void matmul_simd_float(const WeightView& w, const float* x, int64_t n, float* y,
   });
 }
 
-bool is_quantized(WeightType t) {
-  return t == WeightType::kQ8_0 || t == WeightType::kQ4_0 || t == WeightType::kQ4_1;
-}
-
 }  // namespace
 
 const char* matmul_path_name(MatmulPath path) {

@@ -59,9 +59,7 @@ bool can_stack(const std::vector<WeightView>& parts) {
   if (parts.empty()) return false;
   const WeightView& first = parts.front();
   for (const WeightView& v : parts) {
-    const bool quantized =
-        v.type == WeightType::kQ8_0 || v.type == WeightType::kQ4_0 || v.type == WeightType::kQ4_1;
-    if (!quantized || v.type != first.type || v.cols != first.cols || v.rows <= 0 ||
+    if (!is_quantized(v.type) || v.type != first.type || v.cols != first.cols || v.rows <= 0 ||
         v.rows % kPanelRows != 0) {
       return false;
     }

@@ -5,8 +5,8 @@
 // K provides:
 //   static constexpr int kMaxRows;   // activation rows per tile (MR)
 //   static constexpr int kWide;      // panels per tile when n <= kWideUpTo (few rows: more
-//   chains);
-//                                    // used only when > kNarrow, and then kMaxRows must be >= 2
+//                                    // chains); used only when > kNarrow, and then kMaxRows
+//                                    // must be >= 2
 //   static constexpr int kNarrow;    // panels per tile otherwise
 //   static constexpr int kWideUpTo;  // optional (default 2): the largest n that runs kWide tiles
 //                                    // (of <= 2 rows each: n = 3 as 2 + 1, 5 as 1 + 2 + 2)

@@ -66,6 +66,10 @@ int64_t row_bytes(WeightType type, int64_t cols) {
   return cols / be * block_bytes(type);
 }
 
+bool is_quantized(WeightType type) {
+  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_1;
+}
+
 void validate(const WeightView& w) {
   const std::string name = std::string("WeightView(") + weight_type_name(w.type) + ")";
   if (w.data == nullptr && w.panels == nullptr && w.int8_panels == nullptr) {

@@ -71,6 +71,9 @@ int64_t block_bytes(WeightType type);
 /// Bytes of one row of `cols` elements. Throws std::invalid_argument when `cols` is not a
 /// multiple of the block size.
 int64_t row_bytes(WeightType type, int64_t cols);
+/// True for the block-quantized types (Q8_0, Q4_0, Q4_1): those with a panel layout
+/// (panel_layout.hpp) and the Int8 / Float paths' quantized kernels.
+bool is_quantized(WeightType type);
 /// Throws std::invalid_argument naming the field when `w` is not a valid view (null data without
 /// a panel copy, non-positive dimensions, cols not a multiple of the block size).
 void validate(const WeightView& w);
