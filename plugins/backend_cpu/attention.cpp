@@ -81,9 +81,10 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
   // copy was a third of a batched decode step). Each score is dot(q, K_j) over head_dim, each
   // output starts at 0 and adds p_j·V_j for j = 0 .. p in order: the arithmetic of one output
   // depends only on its own query and positions, never on the chunk or the batch.
-  // The `group` heads of one token see the same positions, so their scores and outputs are
-  // computed together (dots_heads / weighted_sum_heads: each K and V row read once for the group,
-  // every result bit for bit that of the single-head kernels).
+  // The scores of all the chunk's queries are computed in one dots_heads call (each K row read
+  // once for the chunk), and the `group` heads of one token, which see the same positions, share
+  // one weighted_sum_heads call (each V row read once for the group); every result is bit for bit
+  // that of the single-head kernels.
   const auto run = [&](const Item& it) {
     thread_local std::vector<float> scores, kbuf, vbuf;
     thread_local std::vector<const float*> kptr, vptr, qh;
@@ -92,10 +93,6 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     const detail::KernelTable& k = detail::active_kernels();
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
-    scores.resize(static_cast<size_t>(group * ctx));
-    qh.resize(static_cast<size_t>(group));
-    sh.resize(static_cast<size_t>(group));
-    oh.resize(static_cast<size_t>(group));
     // F16 cache: read in place by the f16 kernels (head_dim % 16 == 0), else widened first.
     const bool f16 = kv.dtype() == KvDtype::kF16;
     const bool in_place16 = f16 && hd % 16 == 0;
@@ -108,28 +105,42 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     } else {
       kv_rows(b, kv, layer, it.seq, it.kv_head, ctx, kptr, vptr);
     }
+    // Scores of every query of the chunk (rows (t - t0) * group + g) over the chunk's whole
+    // context in one call, so each K row is read (and, f16, converted) once for the chunk; a
+    // token's scores past its own position are computed and never read.
+    const int64_t nq = static_cast<int64_t>(it.t1 - it.t0) * group;
+    scores.resize(static_cast<size_t>(nq * ctx));
+    qh.resize(static_cast<size_t>(nq));
+    sh.resize(static_cast<size_t>(nq));
+    oh.resize(static_cast<size_t>(nq));
     for (int64_t t = it.t0; t < it.t1; ++t) {
-      const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
       for (int64_t g = 0; g < group; ++g) {
         const int64_t h = it.kv_head * group + g;
-        qh[static_cast<size_t>(g)] = q + t * qdim + h * hd;
-        sh[static_cast<size_t>(g)] = scores.data() + g * ctx;
-        oh[static_cast<size_t>(g)] = out + t * qdim + h * hd;
+        const auto r = static_cast<size_t>((t - it.t0) * group + g);
+        qh[r] = q + t * qdim + h * hd;
+        sh[r] = scores.data() + static_cast<int64_t>(r) * ctx;
+        oh[r] = out + t * qdim + h * hd;
       }
-      const int nh = static_cast<int>(group);
-      if (in_place16) {
-        k.dots_heads_f16(qh.data(), nh, kptr16.data(), visible, hd, sh.data());
-      } else {
-        k.dots_heads(qh.data(), nh, kptr.data(), visible, hd, sh.data());
-      }
-      for (float* sc : sh) {
+    }
+    const int nqi = static_cast<int>(nq);
+    if (in_place16) {
+      k.dots_heads_f16(qh.data(), nqi, kptr16.data(), ctx, hd, sh.data());
+    } else {
+      k.dots_heads(qh.data(), nqi, kptr.data(), ctx, hd, sh.data());
+    }
+    const int nh = static_cast<int>(group);
+    for (int64_t t = it.t0; t < it.t1; ++t) {
+      const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
+      const auto r0 = static_cast<size_t>((t - it.t0) * group);
+      for (int64_t g = 0; g < group; ++g) {
+        float* sc = sh[r0 + static_cast<size_t>(g)];
         scale(sc, scale_factor, visible);
         softmax(sc, visible);
       }
       if (in_place16) {
-        k.weighted_sum_heads_f16(sh.data(), nh, vptr16.data(), visible, hd, oh.data());
+        k.weighted_sum_heads_f16(sh.data() + r0, nh, vptr16.data(), visible, hd, oh.data() + r0);
       } else {
-        k.weighted_sum_heads(sh.data(), nh, vptr.data(), visible, hd, oh.data());
+        k.weighted_sum_heads(sh.data() + r0, nh, vptr.data(), visible, hd, oh.data() + r0);
       }
     }
   };

@@ -83,12 +83,12 @@ TEST_P(AttentionKernelsTest, HeadsKernelsEqualTheSingleHeadKernelsBitForBit) {
   const detail::KernelTable& k = detail::active_kernels();
   std::mt19937 rng(53);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int64_t dim : {64, 128, 48, 80}) {
+  for (int64_t dim : {64, 128, 48, 80, 272}) {
     for (int64_t count : {1, 7, 8, 9, 37, 300}) {
       std::vector<float> pool(static_cast<size_t>(2 * count * dim));
       for (float& v : pool) v = normal(rng);
       const auto rows = scattered(pool, shuffled_slots(count, rng), count, dim);
-      for (int nh : {1, 3, 4, 5, 8, 9}) {
+      for (int nh : {1, 3, 4, 5, 8, 9, 48}) {
         PerHead q(nh, dim, &rng), p(nh, count, &rng), s(nh, count, nullptr), o(nh, dim, nullptr);
         k.dots_heads(q.in(), nh, rows.data(), count, dim, s.out());
         k.weighted_sum_heads(p.in(), nh, rows.data(), count, dim, o.out());
@@ -114,7 +114,7 @@ TEST_P(AttentionKernelsTest, HalfRowKernelsEqualTheF32KernelsOnConvertedRows) {
   const detail::KernelTable& k = detail::active_kernels();
   std::mt19937 rng(59);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int64_t dim : {64, 128, 16}) {
+  for (int64_t dim : {64, 128, 16, 272}) {
     for (int64_t count : {1, 8, 9, 37, 300}) {
       std::vector<uint16_t> pool16(static_cast<size_t>(2 * count * dim));
       for (uint16_t& h : pool16) h = fp32_to_fp16_for_test(normal(rng));
