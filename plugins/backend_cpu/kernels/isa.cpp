@@ -224,6 +224,9 @@ const KernelTable& avx512_kernels() {
     t.weighted_sum_heads = weighted_sum_heads_avx512;
     t.dots_heads_f16 = dots_heads_f16_avx512;
     t.weighted_sum_heads_f16 = weighted_sum_heads_f16_avx512;
+    t.silu_mul = silu_mul_avx512;
+    t.exp_sub_sum = exp_sub_sum_avx512;
+    t.scale = scale_avx512;
     return t;
   }();
   return table;

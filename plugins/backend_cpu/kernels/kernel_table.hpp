@@ -117,6 +117,11 @@ void dots_heads_f16_avx512(const float* const* q, int nh, const uint16_t* const*
                            int64_t count, int64_t dim, float* const* out);
 void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t* const* rows,
                                    int64_t count, int64_t dim, float* const* out);
+/// The Avx512 table's silu_mul / exp_sub_sum / scale: the contracts of the KernelTable entries
+/// above, the bits of the AVX2 versions (kernels_float_avx512.cpp).
+void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
+float exp_sub_sum_avx512(float* x, float m, int64_t n);
+void scale_avx512(float* x, float s, int64_t n);
 /// The table of active_isa().
 const KernelTable& active_kernels();
 

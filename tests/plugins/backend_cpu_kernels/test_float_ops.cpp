@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "float_ops.hpp"
+#include "kernel_table.hpp"
 #include "test_util.hpp"
 
 namespace plinth::cpu::test {
@@ -104,6 +106,44 @@ TEST_P(FloatOpsTest, DotAxpyScaleMatchDouble) {
     const auto before = y;
     scale(y.data(), -2.0f, n);
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], -2.0f * before[i]);  // exact: power of two
+  }
+}
+
+// The AVX-512 element-wise helpers promise the AVX2 versions' bits (kernels_float_avx512.cpp):
+// every length from 1 to 70 (full 16s, the 8-lane group, the scalar tail), saturated and masked
+// inputs included.
+TEST(FloatOpsAvx512, SiluMulExpSubSumAndScaleGiveTheAvx2Bits) {
+  if (!isa_available(Isa::kAvx512)) GTEST_SKIP() << "CPU lacks avx512";
+  const detail::KernelTable& a2 = detail::avx2_kernels();
+  const detail::KernelTable& a5 = detail::avx512_kernels();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> d(0.0f, 6.0f);
+  const auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  };
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<float> g(static_cast<size_t>(n)), u(g.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      g[i] = d(rng);
+      u[i] = d(rng);
+    }
+    g[0] = -100.0f;
+    if (n > 3) g[3] = 95.0f;
+    std::vector<float> o2(g.size()), o5(g.size());
+    a2.silu_mul(g.data(), u.data(), o2.data(), n);
+    a5.silu_mul(g.data(), u.data(), o5.data(), n);
+    ASSERT_TRUE(same(o2, o5)) << "silu_mul n=" << n;
+
+    std::vector<float> x2 = g, x5 = g;
+    if (n > 5) x2[5] = x5[5] = -std::numeric_limits<float>::infinity();
+    const float m = a2.max(x2.data(), n);
+    const float s2 = a2.exp_sub_sum(x2.data(), m, n);
+    const float s5 = a5.exp_sub_sum(x5.data(), m, n);
+    ASSERT_TRUE(same(x2, x5)) << "exp_sub_sum values n=" << n;
+    ASSERT_EQ(std::memcmp(&s2, &s5, sizeof s2), 0) << "exp_sub_sum sum n=" << n;
+    a2.scale(x2.data(), 1.0f / s2, n);
+    a5.scale(x5.data(), 1.0f / s5, n);
+    ASSERT_TRUE(same(x2, x5)) << "scale n=" << n;
   }
 }
 
