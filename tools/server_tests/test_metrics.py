@@ -76,9 +76,11 @@ def families():
 class Metrics(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        # Two completions (one by length, one streamed), a chat, a 404.
-        for body in ({"prompt": "The capital of France is", "max_tokens": 6},
-                     {"prompt": "One, two, three,", "max_tokens": 4, "stream": True}):
+        # Two completions (both by length: ignore_eos, so an early EOS under the default
+        # temperature 1 cannot shorten them; one streamed), a chat, a 404.
+        for body in ({"prompt": "The capital of France is", "max_tokens": 6, "ignore_eos": True},
+                     {"prompt": "One, two, three,", "max_tokens": 4, "stream": True,
+                      "ignore_eos": True}):
             status, data = raw("POST", "/v1/completions", body)
             assert status == 200, data
         status, data = raw("POST", "/v1/chat/completions",
