@@ -220,6 +220,7 @@ namespace detail {
 const KernelTable& avx512_kernels() {
   static const KernelTable table = [] {
     KernelTable t = avx2_kernels();
+    t.quantize_row_q8a = quantize_row_q8a_avx512;
     t.dots_heads = dots_heads_avx512;
     t.weighted_sum_heads = weighted_sum_heads_avx512;
     t.dots_heads_f16 = dots_heads_f16_avx512;

@@ -117,6 +117,17 @@ void dots_heads_f16_avx512(const float* const* q, int nh, const uint16_t* const*
                            int64_t count, int64_t dim, float* const* out);
 void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t* const* rows,
                                    int64_t count, int64_t dim, float* const* out);
+/// dots_heads for nh >= kTiledMinQueries queries in GEMM form (kernels_dots_tiled_avx512.cpp):
+/// the contract and the bits of dots_heads, for dim % 16 == 0 and dim <= 256 only; rows f32 or
+/// IEEE half. AVX-512F only.
+constexpr int kTiledMinQueries = 8;
+void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows,
+                             int64_t count, int64_t dim, float* const* out);
+void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* const* rows,
+                             int64_t count, int64_t dim, float* const* out);
+/// The Avx512 table's quantize_row_q8a: the contract and the bits of the AVX2 version
+/// (kernels_quantize_avx512.cpp).
+void quantize_row_q8a_avx512(const float* x, int64_t cols, BlockQ8A* out);
 /// The Avx512 table's silu_mul / exp_sub_sum / scale: the contracts of the KernelTable entries
 /// above, the bits of the AVX2 versions (kernels_float_avx512.cpp).
 void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);

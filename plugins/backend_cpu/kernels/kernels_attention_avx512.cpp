@@ -40,28 +40,11 @@ void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "avx512_rows.hpp"
 #include "hsum_rows.hpp"
 
 namespace plinth::cpu::detail {
 namespace {  // internal linkage, and no standard-library call: see panel_driver.hpp
-
-constexpr int64_t kPrefetchRows = 16;
-
-template <class T>
-void prefetch_row(const T* row, int64_t dim) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t b = 0; b < dim * static_cast<int64_t>(sizeof(T)); b += 64) {
-    _mm_prefetch(p + b, _MM_HINT_T0);
-  }
-}
-
-// 16 row elements as f32: loaded (float rows) or converted exactly (IEEE half rows).
-__m512 load16(const float* p) {
-  return _mm512_loadu_ps(p);
-}
-__m512 load16(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
 
 template <int NV, class T>
 void weighted_slice(const float* const* p, int hn, const T* const* rows, int64_t count, int64_t e0,
@@ -181,6 +164,7 @@ void dots_heads_avx512(const float* const* q, int nh, const float* const* rows, 
   if (dim % 16 != 0 || dim > kMaxStageDim) {
     return avx2_kernels().dots_heads(q, nh, rows, count, dim, out);
   }
+  if (nh >= kTiledMinQueries) return dots_heads_tiled_avx512(q, nh, rows, count, dim, out);
   dots_heads_t(q, nh, rows, count, dim, out);
 }
 void weighted_sum_heads_avx512(const float* const* p, int nh, const float* const* rows,
@@ -192,6 +176,7 @@ void dots_heads_f16_avx512(const float* const* q, int nh, const uint16_t* const*
                            int64_t count, int64_t dim, float* const* out) {
   if (dim % 16 != 0) return scalar_kernels().dots_heads_f16(q, nh, rows, count, dim, out);
   if (dim > kMaxStageDim) return avx2_kernels().dots_heads_f16(q, nh, rows, count, dim, out);
+  if (nh >= kTiledMinQueries) return dots_heads_tiled_avx512(q, nh, rows, count, dim, out);
   dots_heads_t(q, nh, rows, count, dim, out);
 }
 void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t* const* rows,

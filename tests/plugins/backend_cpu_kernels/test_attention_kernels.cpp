@@ -83,12 +83,13 @@ TEST_P(AttentionKernelsTest, HeadsKernelsEqualTheSingleHeadKernelsBitForBit) {
   const detail::KernelTable& k = detail::active_kernels();
   std::mt19937 rng(53);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int64_t dim : {64, 128, 48, 80, 272}) {
-    for (int64_t count : {1, 7, 8, 9, 37, 300}) {
+  for (int64_t dim : {64, 128, 48, 80, 256, 272}) {
+    for (int64_t count : {1, 7, 8, 9, 16, 17, 37, 300}) {
       std::vector<float> pool(static_cast<size_t>(2 * count * dim));
       for (float& v : pool) v = normal(rng);
       const auto rows = scattered(pool, shuffled_slots(count, rng), count, dim);
-      for (int nh : {1, 3, 4, 5, 8, 9, 48}) {
+      // 8 and more: the AVX-512 table's tiled form (kTiledMinQueries), 4 queries per pass.
+      for (int nh : {1, 3, 4, 5, 8, 9, 10, 11, 48}) {
         PerHead q(nh, dim, &rng), p(nh, count, &rng), s(nh, count, nullptr), o(nh, dim, nullptr);
         k.dots_heads(q.in(), nh, rows.data(), count, dim, s.out());
         k.weighted_sum_heads(p.in(), nh, rows.data(), count, dim, o.out());
@@ -115,7 +116,7 @@ TEST_P(AttentionKernelsTest, HalfRowKernelsEqualTheF32KernelsOnConvertedRows) {
   std::mt19937 rng(59);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int64_t dim : {64, 128, 16, 272}) {
-    for (int64_t count : {1, 8, 9, 37, 300}) {
+    for (int64_t count : {1, 8, 9, 16, 37, 300}) {
       std::vector<uint16_t> pool16(static_cast<size_t>(2 * count * dim));
       for (uint16_t& h : pool16) h = fp32_to_fp16_for_test(normal(rng));
       std::vector<float> pool32(pool16.size());
@@ -123,18 +124,20 @@ TEST_P(AttentionKernelsTest, HalfRowKernelsEqualTheF32KernelsOnConvertedRows) {
       const std::vector<int64_t> slot = shuffled_slots(count, rng);
       const auto rows16 = scattered(pool16, slot, count, dim);
       const auto rows32 = scattered(pool32, slot, count, dim);
-      const int nh = 3;
-      PerHead q(nh, dim, &rng), p(nh, count, &rng);
-      PerHead s16(nh, count, nullptr), s32(nh, count, nullptr);
-      PerHead o16(nh, dim, nullptr), o32(nh, dim, nullptr);
-      k.dots_heads_f16(q.in(), nh, rows16.data(), count, dim, s16.out());
-      k.dots_heads(q.in(), nh, rows32.data(), count, dim, s32.out());
-      k.weighted_sum_heads_f16(p.in(), nh, rows16.data(), count, dim, o16.out());
-      k.weighted_sum_heads(p.in(), nh, rows32.data(), count, dim, o32.out());
-      const std::string what = std::string(isa_name(GetParam())) + " dim=" + std::to_string(dim) +
-                               " count=" + std::to_string(count);
-      ASSERT_TRUE(s16.same_bits(s32)) << what << ": dots_heads_f16";
-      ASSERT_TRUE(o16.same_bits(o32)) << what << ": weighted_sum_heads_f16";
+      for (int nh : {3, 13}) {  // 13: the tiled form on AVX-512
+        PerHead q(nh, dim, &rng), p(nh, count, &rng);
+        PerHead s16(nh, count, nullptr), s32(nh, count, nullptr);
+        PerHead o16(nh, dim, nullptr), o32(nh, dim, nullptr);
+        k.dots_heads_f16(q.in(), nh, rows16.data(), count, dim, s16.out());
+        k.dots_heads(q.in(), nh, rows32.data(), count, dim, s32.out());
+        k.weighted_sum_heads_f16(p.in(), nh, rows16.data(), count, dim, o16.out());
+        k.weighted_sum_heads(p.in(), nh, rows32.data(), count, dim, o32.out());
+        const std::string what = std::string(isa_name(GetParam())) + " dim=" +
+                                 std::to_string(dim) + " count=" + std::to_string(count) +
+                                 " heads=" + std::to_string(nh);
+        ASSERT_TRUE(s16.same_bits(s32)) << what << ": dots_heads_f16";
+        ASSERT_TRUE(o16.same_bits(o32)) << what << ": weighted_sum_heads_f16";
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -70,7 +71,8 @@ class ActivationQuantTest : public ::testing::TestWithParam<Isa> {};
 TEST_P(ActivationQuantTest, MatchesGgufQ8_0) {
   if (!isa_available(GetParam())) GTEST_SKIP() << "CPU lacks " << isa_name(GetParam());
   const auto& f = quant_fixture();
-  const auto& k = has_avx2(GetParam()) ? detail::avx2_kernels() : detail::scalar_kernels();
+  IsaScope scope(GetParam());
+  const detail::KernelTable& k = detail::active_kernels();  // the ISA's own table
   const int64_t nb = f.cols / kQuantBlock;
   ASSERT_EQ(static_cast<int64_t>(f.x_q8_0.size()), f.n * nb * 34);
   std::vector<BlockQ8A> q(static_cast<size_t>(nb));
@@ -91,6 +93,35 @@ TEST_P(ActivationQuantTest, MatchesGgufQ8_0) {
       EXPECT_FLOAT_EQ(q[b].s, q[b].d * static_cast<float>(sum));
     }
   }
+}
+
+// The AVX-512 quantizer promises the AVX2 version's bits (kernels_quantize_avx512.cpp): random
+// rows with exact ties (v · id = n + 0.5 after the block's scale), ±0, a zero block and blocks
+// whose maximum sits in either half.
+TEST(ActivationQuantAvx512, GivesTheAvx2Blocks) {
+  if (!isa_available(Isa::kAvx512)) GTEST_SKIP() << "CPU lacks avx512";
+  std::mt19937 rng(29);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int64_t cols = 64 * kQuantBlock;
+  std::vector<float> x(static_cast<size_t>(cols));
+  for (float& v : x) v = normal(rng);
+  for (int64_t j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(j)] = 0.0f;  // block 0: zero
+  // block 1: max 127 so id = 1, halves are ties; signed zeros among them.
+  for (int64_t j = 0; j < kQuantBlock; ++j) {
+    x[static_cast<size_t>(kQuantBlock + j)] = static_cast<float>(j - 16) + 0.5f;
+  }
+  x[kQuantBlock] = 127.0f;
+  x[kQuantBlock + 1] = -0.0f;
+  x[3 * kQuantBlock + 31] = -40.0f;  // a maximum in the high half
+  std::vector<BlockQ8A> q2(static_cast<size_t>(cols / kQuantBlock));
+  std::vector<BlockQ8A> q5(q2.size());
+  detail::avx2_kernels().quantize_row_q8a(x.data(), cols, q2.data());
+  detail::avx512_kernels().quantize_row_q8a(x.data(), cols, q5.data());
+  for (size_t b = 0; b < q2.size(); ++b) {
+    ASSERT_EQ(std::memcmp(&q2[b], &q5[b], sizeof(BlockQ8A)), 0) << "block " << b;
+  }
+  EXPECT_EQ(q5[1].qs[20], 5);   // 4.5 rounds away from zero
+  EXPECT_EQ(q5[1].qs[11], -5);  // -4.5 too
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, ActivationQuantTest, ::testing::ValuesIn(all_isas()),
