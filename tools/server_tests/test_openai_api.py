@@ -246,7 +246,8 @@ class Errors(unittest.TestCase):
             bad.models.list()
 
     def test_server_survives_errors(self):
-        r = client().completions.create(model=SERVER.model, prompt="Hi", max_tokens=2)
+        r = client().completions.create(model=SERVER.model, prompt="Hi", max_tokens=2,
+                                        extra_body={"ignore_eos": True})
         self.assertEqual(r.usage.completion_tokens, 2)
 
 
