@@ -1,6 +1,6 @@
-// Internal: row loads and prefetches of the AVX-512 attention kernels (kernels_attention_avx512.cpp,
-// kernels_dots_tiled_avx512.cpp). Included only by translation units built with -mavx512f -mf16c
-// on x86; internal linkage on purpose, as panel_driver.hpp explains.
+// Internal: row loads and prefetches of the AVX-512 attention kernels
+// (kernels_attention_avx512.cpp, kernels_dots_tiled_avx512.cpp). Included only by translation units
+// built with -mavx512f -mf16c on x86; internal linkage on purpose, as panel_driver.hpp explains.
 #pragma once
 
 #include <immintrin.h>

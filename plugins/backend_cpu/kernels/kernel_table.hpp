@@ -121,8 +121,8 @@ void weighted_sum_heads_f16_avx512(const float* const* p, int nh, const uint16_t
 /// the contract and the bits of dots_heads, for dim % 16 == 0 and dim <= 256 only; rows f32 or
 /// IEEE half. AVX-512F only.
 constexpr int kTiledMinQueries = 8;
-void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows,
-                             int64_t count, int64_t dim, float* const* out);
+void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                             int64_t dim, float* const* out);
 void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* const* rows,
                              int64_t count, int64_t dim, float* const* out);
 /// The Avx512 table's quantize_row_q8a: the contract and the bits of the AVX2 version

@@ -15,8 +15,8 @@
 
 #if !(defined(__x86_64__) || defined(__i386__))
 namespace plinth::cpu::detail {
-void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows,
-                             int64_t count, int64_t dim, float* const* out) {
+void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                             int64_t dim, float* const* out) {
   scalar_kernels().dots_heads(q, nh, rows, count, dim, out);
 }
 void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* const* rows,
@@ -36,8 +36,8 @@ void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* cons
 namespace plinth::cpu::detail {
 namespace {  // internal linkage, and no standard-library call: see panel_driver.hpp
 
-constexpr int kTileKeys = 16;     // keys per tile: one ZMM lane each
-constexpr int kTileQueries = 4;   // queries per pass over a tile: 16 chains + 8 partial sums
+constexpr int kTileKeys = 16;          // keys per tile: one ZMM lane each
+constexpr int kTileQueries = 4;        // queries per pass over a tile: 16 chains + 8 partial sums
 constexpr int64_t kMaxTiledDim = 256;  // the stage's rows (kernel_table.hpp's contract)
 
 // r[j] = row j of a 16 × 16 block → r[c] = column c (unpack 32-bit pairs, 64-bit pairs, then two
@@ -107,16 +107,16 @@ void tile_dots(const float* const* q, const float* kt, int64_t dim, int rn, int6
       }
     }
     for (int h = 0; h < Q; ++h) {
-      const __m512 t = _mm512_add_ps(_mm512_add_ps(p[h][0], p[h][1]),
-                                     _mm512_add_ps(p[h][2], p[h][3]));
+      const __m512 t =
+          _mm512_add_ps(_mm512_add_ps(p[h][0], p[h][1]), _mm512_add_ps(p[h][2], p[h][3]));
       if (k == 0) u0[h] = t;
       if (k == 1) u1[h] = t;
       if (k == 2) u0[h] = _mm512_add_ps(u0[h], t);
       if (k == 3) u1[h] = _mm512_add_ps(u1[h], t);
     }
   }
-  const __mmask16 keep = rn == kTileKeys ? __mmask16{0xffff}
-                                         : static_cast<__mmask16>((1u << rn) - 1u);
+  const __mmask16 keep =
+      rn == kTileKeys ? __mmask16{0xffff} : static_cast<__mmask16>((1u << rn) - 1u);
   for (int h = 0; h < Q; ++h) {
     _mm512_mask_storeu_ps(out[h] + j0, keep, _mm512_add_ps(u0[h], u1[h]));
   }
@@ -149,8 +149,8 @@ void dots_tiled(const float* const* q, int nh, const T* const* rows, int64_t cou
 
 }  // namespace
 
-void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows,
-                             int64_t count, int64_t dim, float* const* out) {
+void dots_heads_tiled_avx512(const float* const* q, int nh, const float* const* rows, int64_t count,
+                             int64_t dim, float* const* out) {
   dots_tiled(q, nh, rows, count, dim, out);
 }
 void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* const* rows,

@@ -26,9 +26,10 @@ __m512 round_half_away16(__m512 v) {
   const __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   const __m512 frac = _mm512_abs_ps(_mm512_sub_ps(v, t));
   const __mmask16 up = _mm512_cmp_ps_mask(frac, _mm512_set1_ps(0.5f), _CMP_GE_OQ);
-  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(static_cast<int>(0x80000000u)));
-  const __m512 one = _mm512_castsi512_ps(
-      _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(1.0f))));
+  const __m512i sign =
+      _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(static_cast<int>(0x80000000u)));
+  const __m512 one =
+      _mm512_castsi512_ps(_mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(1.0f))));
   return _mm512_mask_add_ps(t, up, t, one);
 }
 

@@ -132,9 +132,8 @@ TEST_P(AttentionKernelsTest, HalfRowKernelsEqualTheF32KernelsOnConvertedRows) {
         k.dots_heads(q.in(), nh, rows32.data(), count, dim, s32.out());
         k.weighted_sum_heads_f16(p.in(), nh, rows16.data(), count, dim, o16.out());
         k.weighted_sum_heads(p.in(), nh, rows32.data(), count, dim, o32.out());
-        const std::string what = std::string(isa_name(GetParam())) + " dim=" +
-                                 std::to_string(dim) + " count=" + std::to_string(count) +
-                                 " heads=" + std::to_string(nh);
+        const std::string what = std::string(isa_name(GetParam())) + " dim=" + std::to_string(dim) +
+                                 " count=" + std::to_string(count) + " heads=" + std::to_string(nh);
         ASSERT_TRUE(s16.same_bits(s32)) << what << ": dots_heads_f16";
         ASSERT_TRUE(o16.same_bits(o32)) << what << ": weighted_sum_heads_f16";
       }
