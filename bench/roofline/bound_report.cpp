@@ -63,9 +63,8 @@ std::string describe_bounds(const Bounds& b, const ModelCost& cost, bool int8,
       format("%.1f M MACs in the layers, %.1f M in the head\n",
              static_cast<double>(cost.layer_macs) / 1e6, static_cast<double>(cost.head_macs) / 1e6);
   s += "  types: layers " + cost.layer_types + ", head " + cost.head_type +
-       ". Bounds use the GGUF bytes; backend_cpu reads packed panel copies (Q4_1 panels 1.2x "
-       "the GGUF bytes, plugins/backend_cpu/README.md), so its decode bound is lower by that "
-       "factor\n";
+       ". Bounds use the GGUF bytes, which backend_cpu's packed panel copies equal (rows padded "
+       "to 16; plugins/backend_cpu/README.md)\n";
   return s;
 }
 

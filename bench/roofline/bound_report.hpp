@@ -34,8 +34,8 @@ FigureBounds figure_bounds(const Bounds& b, const ModelCost& cost, bool int8, in
                            const BenchShape& shape);
 
 /// Lines (each ending in '\n') that name the bounds' source, the CPU, the peaks and bandwidths at
-/// `threads`, the model's per-token costs, and that backend_cpu reads packed panel copies
-/// (Q4_1: 1.2× the GGUF bytes, plugins/backend_cpu/README.md) while the bounds use GGUF bytes.
+/// `threads`, the model's per-token costs, and that the bounds use the GGUF bytes (which
+/// backend_cpu's packed panel copies equal, plugins/backend_cpu/README.md).
 std::string describe_bounds(const Bounds& b, const ModelCost& cost, bool int8,
                             const std::vector<int>& threads);
 

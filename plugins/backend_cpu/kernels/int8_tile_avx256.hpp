@@ -2,8 +2,9 @@
 // AVX2 kernels. One panel (16 output rows) is two YMM halves of 8 int32 / f32 lanes (lane = output
 // row); `D` supplies the exact int32 block dot P of each half (VEX vpdpbusd, or vpmaddubsw +
 // vpmaddwd), and the f32 part below is the fixed sequence of matmul_int8.hpp, so every kernel gives
-// the scalar kernel's bits. Include only from a TU built with AVX2 + FMA (+ AVX-VNNI for D = the
-// VNNI dot); like panel_driver.hpp, everything has internal linkage and calls no library function.
+// the scalar kernel's bits. Include only from a TU built with AVX2 + FMA + F16C (+ AVX-VNNI for D =
+// the VNNI dot); like panel_driver.hpp, everything has internal linkage and calls no library
+// function.
 //
 // D provides:
 //   template <class F, int MR, int H>
@@ -27,6 +28,11 @@ inline __m256i bcast4_256(const int8_t* qx) {
   return _mm256_set1_epi32(v);
 }
 
+// The 8 IEEE halves at p (a half panel's d or m) as f32, exactly (F16C).
+inline __m256 load_half8(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
 template <class D>
 struct Avx256Tile {
   // Up to 2 activation rows × 1 panel (4 int32 block sums + 4 f32 accumulators), 1–2 rows ×
@@ -36,10 +42,15 @@ struct Avx256Tile {
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     constexpr int H = 2 * NV;  // half panels: rows 0-7 and 8-15 of each panel
-    // Half h of a panel block: its d at +32h, m at +64+32h, group g's quants at kQ+64g+32h.
+    // Half h of a panel block: group g's quants at half[h] + kQ + 64g (32h into the block), its
+    // 8 f16 d at scales[h] (16h into the block), m at scales[h] + kM.
     const uint8_t* half[H];
-    for (int h = 0; h < H; ++h)
-      half[h] = j.panels + (p + h / 2) * j.panel_bytes + std::ptrdiff_t{32} * (h % 2);
+    const uint8_t* scales[H];
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* panel = j.panels + (p + h / 2) * j.panel_bytes;
+      half[h] = panel + std::ptrdiff_t{32} * (h % 2);
+      scales[h] = panel + std::ptrdiff_t{16} * (h % 2);
+    }
     const BlockQ8A* xq[MR];
     const int32_t* qsum[MR];
     for (int r = 0; r < MR; ++r) {
@@ -54,13 +65,13 @@ struct Avx256Tile {
       __m256i s[MR][H];
       D::template block<F, MR, H>(half, blk, xq, b, qsum, s);
       for (int h = 0; h < H; ++h) {
-        const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk));
+        const __m256 d = load_half8(scales[h] + blk);
         for (int r = 0; r < MR; ++r) {
           const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
           acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
         }
         if constexpr (F::kMin) {
-          const __m256 m = _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + 64));
+          const __m256 m = load_half8(scales[h] + blk + F::kM);
           for (int r = 0; r < MR; ++r) {
             acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(xq[r][b].s), acc[r][h]);
           }

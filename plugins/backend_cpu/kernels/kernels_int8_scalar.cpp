@@ -49,10 +49,11 @@ struct Scalar {
       float acc = 0.0f;
       for (int64_t b = 0; b < j.nb; ++b) {
         const int32_t dot = block_dot<F>(j, w, i, r, b);
-        const float dd = panel::f32_at(w + b * F::kBytes + 4 * r) * xq[b].d;
+        const uint8_t* pb = w + b * F::kBytes;
+        const float dd = fp16_to_fp32(panel::f16_bits_at(pb + 2 * r)) * xq[b].d;
         acc = std::fma(dd, static_cast<float>(dot), acc);
         if constexpr (F::kMin)
-          acc = std::fma(panel::f32_at(w + b * F::kBytes + 64 + 4 * r), xq[b].s, acc);
+          acc = std::fma(fp16_to_fp32(panel::f16_bits_at(pb + F::kM + 2 * r)), xq[b].s, acc);
       }
       out[r] = acc;
     }

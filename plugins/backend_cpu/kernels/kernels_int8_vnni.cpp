@@ -24,6 +24,11 @@ void run_int8_panels_vnni(const PanelJob& job, int64_t p0, int64_t p1) {
 namespace plinth::cpu::detail {
 namespace {
 
+// The 16 IEEE halves at p (a panel block's d or m) as f32, exactly.
+__m512 load_half16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
 // The 4 activation bytes qx[k .. k+3] in every lane (the signed operand of vpdpbusd).
 // (No standard-library call in this TU: see panel_driver.hpp.)
 __m512i bcast4(const int8_t* qx) {
@@ -136,13 +141,13 @@ struct Vnni {
   static PLINTH_INLINE void scale_add(const Operands<MR, NV>& o, int64_t b, int64_t blk,
                                       const __m512i (&s)[MR][NV], __m512 (&acc)[MR][NV]) {
     for (int v = 0; v < NV; ++v) {
-      const __m512 d = _mm512_loadu_ps(o.base[v] + blk);
+      const __m512 d = load_half16(o.base[v] + blk);
       for (int r = 0; r < MR; ++r) {
         const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
         acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
       }
       if constexpr (F::kMin) {
-        const __m512 m = _mm512_loadu_ps(o.base[v] + blk + 64);
+        const __m512 m = load_half16(o.base[v] + blk + F::kM);
         for (int r = 0; r < MR; ++r) {
           acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.xq[r][b].s), acc[r][v]);
         }

@@ -23,7 +23,9 @@ struct V256 {
   static constexpr int kLanes = 8, kMaxRows = 2, kWide = 1, kNarrow = 1;
   static reg zero() { return _mm256_setzero_ps(); }
   static reg set1(float f) { return _mm256_set1_ps(f); }
-  static reg load(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static reg load_half(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
   static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
   template <bool kOffset8>

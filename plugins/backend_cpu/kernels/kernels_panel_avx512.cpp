@@ -28,7 +28,9 @@ struct V512 {
   static constexpr int kLanes = 16, kMaxRows = 6, kWide = 4, kNarrow = 2;
   static reg zero() { return _mm512_setzero_ps(); }
   static reg set1(float f) { return _mm512_set1_ps(f); }
-  static reg load(const uint8_t* p) { return _mm512_loadu_ps(p); }  // void* operand
+  static reg load_half(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   template <bool kOffset8>

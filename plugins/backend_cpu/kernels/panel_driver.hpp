@@ -27,18 +27,19 @@
 namespace plinth::cpu::detail::panel {
 namespace {
 
-// Byte offsets inside a panel block (panel_layout.hpp).
+// Byte offsets inside a panel block (panel_layout.hpp): the 16 f16 scales d at 0, Q4_1's 16 f16
+// minimums m at kM, the quants at kQ.
 struct Q4_1 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false;
-  static constexpr int64_t kQ = 128, kBytes = 384;
+  static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
 };
 struct Q4_0 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = true;
-  static constexpr int64_t kQ = 64, kBytes = 320;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 struct Q8_0 {
   static constexpr bool kNibbles = false, kMin = false, kOffset8 = false;
-  static constexpr int64_t kQ = 64, kBytes = 576;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
 };
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
@@ -107,11 +108,11 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
   }
 }
 
-// The f32 stored at p (a panel block's d or m entry; p need not be aligned).
-inline float f32_at(const uint8_t* p) {
-  float f;
-  __builtin_memcpy(&f, p, sizeof f);
-  return f;
+// The IEEE half bits stored at p (a panel block's d or m entry; p need not be aligned).
+inline uint16_t f16_bits_at(const uint8_t* p) {
+  uint16_t h;
+  __builtin_memcpy(&h, p, sizeof h);
+  return h;
 }
 
 // Writes the 16 outputs of one panel for one activation row, clipped at the last row of W.

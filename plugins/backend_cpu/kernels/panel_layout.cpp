@@ -9,11 +9,11 @@ namespace plinth::cpu::detail {
 int64_t panel_block_bytes(WeightType type) {
   switch (type) {
     case WeightType::kQ4_1:
-      return 384;
-    case WeightType::kQ4_0:
       return 320;
+    case WeightType::kQ4_0:
+      return 288;
     case WeightType::kQ8_0:
-      return 576;
+      return 544;
     default:
       throw std::invalid_argument(std::string("panel layout: weight type ") +
                                   weight_type_name(type) + " has none (quantized types only)");
@@ -33,31 +33,28 @@ int64_t quant_offset(PanelOrder order, int64_t t, int64_t r) {
 
 // Copies one row's block into slot r of a panel block.
 void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb, PanelOrder order) {
-  const auto put_f32 = [&](int64_t off, uint16_t h) {
-    const float f = fp16_to_fp32(h);
-    std::memcpy(pb + off + r * 4, &f, 4);
-  };
+  const auto put_f16 = [&](int64_t off, uint16_t h) { std::memcpy(pb + off + r * 2, &h, 2); };
   if (type == WeightType::kQ8_0) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(blk);
-    put_f32(0, b->d);
+    put_f16(0, b->d);
     for (int64_t j = 0; j < kQuantBlock; ++j) {
       // Int8: the unsigned operand of vpdpbusd, q + 128 in 0..255 (the kernel subtracts 128·Σx).
       const int v = order == PanelOrder::kFloat ? static_cast<uint8_t>(b->qs[j]) : b->qs[j] + 128;
-      pb[64 + quant_offset(order, j, r)] = static_cast<uint8_t>(v);
+      pb[32 + quant_offset(order, j, r)] = static_cast<uint8_t>(v);
     }
     return;
   }
   const uint8_t* qs = nullptr;
-  int64_t qoff = 64;
+  int64_t qoff = 32;
   if (type == WeightType::kQ4_1) {
     const auto* b = reinterpret_cast<const BlockQ4_1*>(blk);
-    put_f32(0, b->d);
-    put_f32(64, b->m);
+    put_f16(0, b->d);
+    put_f16(32, b->m);
     qs = b->qs;
-    qoff = 128;
+    qoff = 64;
   } else {
     const auto* b = reinterpret_cast<const BlockQ4_0*>(blk);
-    put_f32(0, b->d);
+    put_f16(0, b->d);
     qs = b->qs;
   }
   for (int64_t t = 0; t < kQuantBlock / 2; ++t) pb[qoff + quant_offset(order, t, r)] = qs[t];

@@ -4,12 +4,14 @@
 // vector load gives the same weight element of all 16 rows (the layout idea of llama.cpp's
 // repacked "x8"/"x16" CPU formats and of GEMM micro-kernels; the code here is our own). Panel p
 // holds rows 16p .. 16p+15 (rows past the end are zeros) as nb = cols/32 panel blocks, each:
-//   Q4_1: d[16] f32 | m[16] f32 | qs[16][16] u8     (384 bytes)
-//   Q4_0: d[16] f32 | qs[16][16] u8                 (320 bytes)
-//   Q8_0: d[16] f32 | qs[32][16] i8                 (576 bytes)
-// where d and m are the f16 scale / minimum of row r's block converted to f32 (exact) at [r],
-// and for Q4, qs[t][r] is byte t of row r's block (low nibble: element t, high: element t + 16,
-// ggml's order); for Q8_0, qs[j][r] is element j of row r's block.
+//   Q4_1: d[16] f16 | m[16] f16 | qs[16][16] u8     (320 bytes, the GGUF blocks' own size)
+//   Q4_0: d[16] f16 | qs[16][16] u8                 (288 bytes)
+//   Q8_0: d[16] f16 | qs[32][16] i8                 (544 bytes)
+// where d and m are the IEEE half scale / minimum of row r's block, as stored in the GGUF, at
+// [r] (the kernels widen 8 or 16 of them at once, exactly), and for Q4, qs[t][r] is byte t of row
+// r's block (low nibble: element t, high: element t + 16, ggml's order); for Q8_0, qs[j][r] is
+// element j of row r's block. A panel copy is as large as the matrix it packs (plus zero rows up
+// to a multiple of 16): batch-1 decode, bound by the bytes it streams, reads no more than the file.
 //
 // The Int8 path (matmul_int8.hpp) uses the same block sizes and d / m, with the quants ordered for
 // 4-byte integer dot products (x86 VNNI vpdpbusd: one 32-bit lane = 4 consecutive bytes of one
@@ -26,7 +28,7 @@ namespace plinth::cpu::detail {
 
 inline constexpr int64_t kPanelRows = 16;
 
-/// Bytes of one panel block: 384 (Q4_1), 320 (Q4_0), 576 (Q8_0). Throws std::invalid_argument for
+/// Bytes of one panel block: 320 (Q4_1), 288 (Q4_0), 544 (Q8_0). Throws std::invalid_argument for
 /// a type without a panel layout (F32, F16, BF16).
 int64_t panel_block_bytes(WeightType type);
 /// Number of panels for `rows` output rows: ceil(rows / 16).

@@ -4,10 +4,11 @@
 // matmul_float.hpp unchanged (one fused multiply-add per step), so the lane width, the tile shape
 // and the neighbouring rows never change a bit of it.
 //
-// V provides: reg, kLanes, kMaxRows, kWide, kNarrow, zero(), set1(float), load(const uint8_t*)
-// (kLanes f32), store(float*, reg), fma(a, b, c) = a·b + c rounded once,
-// nibbles<kOffset8>(const uint8_t* q, reg& lo, reg& hi) (kLanes bytes → low / high nibbles, minus
-// 8 when kOffset8, as exact f32) and int8s(const uint8_t* q) (kLanes int8 → exact f32).
+// V provides: reg, kLanes, kMaxRows, kWide, kNarrow, zero(), set1(float),
+// load_half(const uint8_t*) (kLanes IEEE halves → exact f32), store(float*, reg), fma(a, b, c) =
+// a·b + c rounded once, nibbles<kOffset8>(const uint8_t* q, reg& lo, reg& hi) (kLanes bytes → low /
+// high nibbles, minus 8 when kOffset8, as exact f32) and int8s(const uint8_t* q) (kLanes int8 →
+// exact f32).
 #pragma once
 
 #include "panel_driver.hpp"
@@ -73,12 +74,12 @@ struct Simd {
         }
       }
       for (int c = 0; c < C; ++c) {
-        const R d = V::load(base[c] + blk + 4 * lane_off(c));
+        const R d = V::load_half(base[c] + blk + 2 * lane_off(c));
         for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
       }
       if constexpr (F::kMin) {
         for (int c = 0; c < C; ++c) {
-          const R m = V::load(base[c] + blk + 64 + 4 * lane_off(c));
+          const R m = V::load_half(base[c] + blk + F::kM + 2 * lane_off(c));
           for (int r = 0; r < MR; ++r) {
             acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + b]), acc[r][c]);
           }
