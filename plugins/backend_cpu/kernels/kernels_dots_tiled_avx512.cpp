@@ -88,33 +88,39 @@ void stage_tile(const T* const* rows, int64_t j0, int rn, int64_t count, int64_t
   }
 }
 
-// The scores of Q queries against one staged tile: out[h][j0 + j] for j < rn.
+// t_k of Q queries against one staged tile: the chains P_k, P_{k+8}, P_{k+4}, P_{k+12}, then
+// s_k = P_k + P_{k+8}, s_{k+4} = P_{k+4} + P_{k+12}, t_k = s_k + s_{k+4}.
+template <int Q>
+__attribute__((always_inline)) inline void tile_t(const float* const* q, const float* kt,
+                                                  int64_t dim, int k, __m512 (&t)[Q]) {
+  const int lane[4] = {k, k + 8, k + 4, k + 12};
+  __m512 p[Q][4];
+  for (int h = 0; h < Q; ++h)
+    for (int c = 0; c < 4; ++c) p[h][c] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < dim; i += 16) {
+    for (int c = 0; c < 4; ++c) {
+      const int64_t e = i + lane[c];
+      const __m512 kv = _mm512_load_ps(kt + e * kTileKeys);
+      for (int h = 0; h < Q; ++h) p[h][c] = _mm512_fmadd_ps(_mm512_set1_ps(q[h][e]), kv, p[h][c]);
+    }
+  }
+  for (int h = 0; h < Q; ++h) {
+    t[h] = _mm512_add_ps(_mm512_add_ps(p[h][0], p[h][1]), _mm512_add_ps(p[h][2], p[h][3]));
+  }
+}
+
+// The scores of Q queries against one staged tile, out[h][j0 + j] for j < rn:
+// u_0 = t_0 + t_2, u_1 = t_1 + t_3, dot = u_0 + u_1.
 template <int Q>
 void tile_dots(const float* const* q, const float* kt, int64_t dim, int rn, int64_t j0,
                float* const* out) {
-  __m512 u0[Q], u1[Q];
-  // t_k from the chains P_k, P_{k+8}, P_{k+4}, P_{k+12}; u_0 = t_0 + t_2, u_1 = t_1 + t_3.
-  for (int k = 0; k < 4; ++k) {
-    const int lane[4] = {k, k + 8, k + 4, k + 12};
-    __m512 p[Q][4];
-    for (int h = 0; h < Q; ++h)
-      for (int c = 0; c < 4; ++c) p[h][c] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < dim; i += 16) {
-      for (int c = 0; c < 4; ++c) {
-        const int64_t e = i + lane[c];
-        const __m512 kv = _mm512_load_ps(kt + e * kTileKeys);
-        for (int h = 0; h < Q; ++h) p[h][c] = _mm512_fmadd_ps(_mm512_set1_ps(q[h][e]), kv, p[h][c]);
-      }
-    }
-    for (int h = 0; h < Q; ++h) {
-      const __m512 t =
-          _mm512_add_ps(_mm512_add_ps(p[h][0], p[h][1]), _mm512_add_ps(p[h][2], p[h][3]));
-      if (k == 0) u0[h] = t;
-      if (k == 1) u1[h] = t;
-      if (k == 2) u0[h] = _mm512_add_ps(u0[h], t);
-      if (k == 3) u1[h] = _mm512_add_ps(u1[h], t);
-    }
-  }
+  __m512 u0[Q], u1[Q], t[Q];
+  tile_t<Q>(q, kt, dim, 0, u0);
+  tile_t<Q>(q, kt, dim, 1, u1);
+  tile_t<Q>(q, kt, dim, 2, t);
+  for (int h = 0; h < Q; ++h) u0[h] = _mm512_add_ps(u0[h], t[h]);
+  tile_t<Q>(q, kt, dim, 3, t);
+  for (int h = 0; h < Q; ++h) u1[h] = _mm512_add_ps(u1[h], t[h]);
   const __mmask16 keep =
       rn == kTileKeys ? __mmask16{0xffff} : static_cast<__mmask16>((1u << rn) - 1u);
   for (int h = 0; h < Q; ++h) {
