@@ -27,8 +27,10 @@ void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* cons
 #else
 
 // GCC 12's -Wmaybe-uninitialized false positive on its own AVX-512 headers (see
-// kernels_attention_avx512.cpp).
+// kernels_attention_avx512.cpp); with the sanitizers on, the same _mm512_undefined_ps() source
+// operand of _mm512_unpacklo_ps / unpackhi_ps is reported as -Wuninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include "avx512_rows.hpp"

@@ -21,7 +21,10 @@ void scale_avx512(float* x, float s, int64_t n) {
 }  // namespace plinth::cpu::detail
 #else
 
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's own AVX-512 headers
+// GCC 12's own AVX-512 headers pass _mm512_undefined_*() values as unused source operands:
+// -Wmaybe-uninitialized, and with the sanitizers on -Wuninitialized, about their own code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <cmath>
