@@ -74,9 +74,9 @@ LlamaWeights bind_llama_weights(const plinth_model_desc& model);
 /// the Int8 path's quant order), owned by `w`, and points the view's `panels` / `int8_panels` at
 /// the copy, so the path does not repack per call. wq/wk/wv and w_gate/w_up go into one fused copy
 /// each (LayerWeights::wqkv, w_gate_up) when they have the same quantized type and input width
-/// and whole panels of rows; their own views then stay unpacked. Costs ~1.2× the quantized bytes
-/// (measured for SmolLM2-135M Q4_1: README.md). Splits the work over `pool`. Does nothing for the
-/// other paths.
+/// and whole panels of rows; their own views then stay unpacked. Costs the quantized bytes again
+/// (panels keep the f16 scales; rows padded to a multiple of 16). Splits the work over `pool`.
+/// Does nothing for the other paths.
 void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool);
 
 }  // namespace plinth::cpu
