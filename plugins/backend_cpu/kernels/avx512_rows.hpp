@@ -14,6 +14,10 @@ namespace {
 // not foresee.
 constexpr int64_t kPrefetchRows = 16;
 
+// The largest head_dim the dots kernels stage on the stack (their K-row buffers); the callers
+// (dots_heads_avx512 / dots_heads_f16_avx512) fall back to the AVX2 or scalar kernels above it.
+constexpr int64_t kMaxStageDim = 256;
+
 template <class T>
 void prefetch_row(const T* row, int64_t dim) {
   const char* p = reinterpret_cast<const char*>(row);

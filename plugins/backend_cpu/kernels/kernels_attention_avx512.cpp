@@ -114,9 +114,6 @@ __attribute__((always_inline)) inline void head_group(const float* a, const floa
   for (int r = 0; r < rn; ++r) out[r] = tmp[r];
 }
 
-// dim <= kMaxStageDim (the stage buffer's row); the callers fall back above it.
-constexpr int64_t kMaxStageDim = 256;
-
 // Keys in groups of 8, staged once (stage_group) and then dotted with every head of the call:
 // a prefill chunk's queries × the group's heads share each conversion and each K cache line.
 template <class T>

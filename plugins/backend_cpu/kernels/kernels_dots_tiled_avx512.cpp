@@ -38,9 +38,8 @@ void dots_heads_tiled_avx512(const float* const* q, int nh, const uint16_t* cons
 namespace plinth::cpu::detail {
 namespace {  // internal linkage, and no standard-library call: see panel_driver.hpp
 
-constexpr int kTileKeys = 16;          // keys per tile: one ZMM lane each
-constexpr int kTileQueries = 4;        // queries per pass over a tile: 16 chains + 8 partial sums
-constexpr int64_t kMaxTiledDim = 256;  // the stage's rows (kernel_table.hpp's contract)
+constexpr int kTileKeys = 16;    // keys per tile: one ZMM lane each
+constexpr int kTileQueries = 4;  // queries per pass over a tile: 16 chains + 8 partial sums
 
 // r[j] = row j of a 16 × 16 block → r[c] = column c (unpack 32-bit pairs, 64-bit pairs, then two
 // rounds of 128-bit lane shuffles).
@@ -133,7 +132,7 @@ void tile_dots(const float* const* q, const float* kt, int64_t dim, int rn, int6
 template <class T>
 void dots_tiled(const float* const* q, int nh, const T* const* rows, int64_t count, int64_t dim,
                 float* const* out) {
-  alignas(64) float kt[kMaxTiledDim * kTileKeys];
+  alignas(64) float kt[kMaxStageDim * kTileKeys];
   for (int64_t j0 = 0; j0 < count; j0 += kTileKeys) {
     const int rn = count - j0 < kTileKeys ? static_cast<int>(count - j0) : kTileKeys;
     stage_tile(rows, j0, rn, count, dim, kt);
