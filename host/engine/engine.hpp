@@ -38,7 +38,8 @@ struct GenerationRequest {
   SamplingParams params;
   int32_t priority = 0;  ///< lower runs first under the scheduler's priority policy
   /// The request's prefix-cache namespace (OpenAI-style `cache_salt`): requests with different
-  /// salts never share cached KV blocks. Empty = the default namespace.
+  /// salts never share cached KV blocks. Empty = the default namespace. Any length: the engine
+  /// keeps (and shows the plugins) only its fixed-size digest (engine/cache_salt.hpp).
   std::string cache_salt;
   /// Never match nor insert this request in the prefix cache (e.g. it wants prompt logprobs).
   bool bypass_prefix_cache = false;

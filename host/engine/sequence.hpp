@@ -96,7 +96,7 @@ class Sequence {
   /// Streamed text so far (what the client has received).
   const std::string& text() const { return text_; }
   const std::vector<Sampler::Result>& samples() const { return samples_; }
-  /// The request's prefix-cache namespace (its cache_salt; empty = shared).
+  /// The request's prefix-cache namespace: cache_salt_digest() of its cache_salt (empty = shared).
   const std::string& cache_key_salt() const { return cache_key_salt_; }
   void set_cache_key_salt(std::string salt) { cache_key_salt_ = std::move(salt); }
   bool bypass_prefix_cache() const { return bypass_prefix_cache_; }
