@@ -32,8 +32,12 @@ json choice_json(size_t index, const Sequence& seq, bool logprobs, const Tokeniz
     json arr = json::array();
     for (const server::TokenLogprob& t : token_logprobs(seq, tok)) {
       json top = json::array();
-      for (const auto& [text, lp] : t.top) top.push_back({{"token", text}, {"logprob", lp}});
-      arr.push_back({{"token", t.text}, {"logprob", t.logprob}, {"top_logprobs", top}});
+      for (const auto& [text, lp] : t.top) {
+        top.push_back({{"token", server::logprob_token(text)}, {"logprob", lp}});
+      }
+      arr.push_back({{"token", server::logprob_token(t.text)},
+                     {"logprob", t.logprob},
+                     {"top_logprobs", top}});
     }
     j["logprobs"] = std::move(arr);
   }

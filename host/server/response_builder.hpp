@@ -31,6 +31,11 @@ namespace plinth::server {
 std::string dump_json(const nlohmann::json& j);
 /// One SSE frame: "data: <payload>\n\n".
 std::string sse_frame(const std::string& payload);
+/// How logprobs name a token whose bytes (`text`, as decoded) are not whole UTF-8 characters (a
+/// byte-level token, part of a character): "bytes:" and each byte as \xNN, lowercase hex, as
+/// OpenAI's and vLLM's (`bytes:\xe4\xb8`); any other token is its text. So two such tokens never
+/// share a name (completions' top_logprobs keys stay distinct) and no name needs U+FFFD.
+std::string logprob_token(const std::string& text);
 
 class ResponseBuilder {
  public:
