@@ -7,6 +7,7 @@
 // JSON line per request as soon as it finishes (cli/batch_output.hpp), with a progress line on a
 // terminal's stderr. Figures (prompt and generated tokens, TTFT, TPOT, tokens/s) go to stderr
 // after each run. Bad input exits with code 2.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "cli/generate_report.hpp"
 #include "cli/progress_line.hpp"
 #include "model/gguf.hpp"
+#include "model/output_path.hpp"
 #include "server/engine_requests.hpp"
 
 namespace plinth::cli {
@@ -147,13 +150,26 @@ Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
   return s;
 }
 
+[[noreturn]] void throw_write_error(const std::string& sink, int err) {
+  throw std::runtime_error(
+      "cannot write the results to " + sink + ": " +
+      (err != 0 ? std::generic_category().message(err) : std::string("write failed")) +
+      "; results from here on are lost");
+}
+
 // Takes each step's outputs: streams the text of a single prompt to stdout, or writes an item's
 // JSON line to `os` as soon as its last choice finishes.
 class OutputWriter {
  public:
+  /// `sink`: where `os` writes, for errors ("--output FILE" or "stdout").
   OutputWriter(EngineHost& host, const std::vector<BatchItem>& items, Submitted& submitted,
-               std::ostream& os, bool stream)
-      : host_(host), items_(items), sub_(submitted), os_(os), stream_(stream) {}
+               std::ostream& os, std::string sink, bool stream)
+      : host_(host),
+        items_(items),
+        sub_(submitted),
+        os_(os),
+        sink_(std::move(sink)),
+        stream_(stream) {}
 
   void take(const RequestOutput& out) {
     generated_ += out.new_token_ids.size();
@@ -176,8 +192,11 @@ class OutputWriter {
     const nlohmann::json line =
         items_[i].openai ? openai_result_line(items_[i], choices, host_.tokenizer(), created_)
                          : plain_result_line(items_[i], choices, host_.tokenizer());
+    errno = 0;
     os_ << line.dump() << '\n';
     os_.flush();
+    // A lost result line (disk full, file size limit) ends the run with an error, at once.
+    if (!os_) throw_write_error(sink_, errno);
     ++done_;
   }
 
@@ -185,6 +204,7 @@ class OutputWriter {
   const std::vector<BatchItem>& items_;
   Submitted& sub_;
   std::ostream& os_;
+  const std::string sink_;
   const bool stream_;
   const int64_t created_ = unix_now();
   size_t done_ = 0;
@@ -204,6 +224,11 @@ void run(const GenerateOptions& o) {
   if (o.prompt.empty() == o.prompts_file.empty()) {
     throw std::invalid_argument("give exactly one of --prompt TEXT or --prompts-file FILE.jsonl");
   }
+  // Before the model loads: a FIFO, a device or a directory is never opened as the output.
+  if (const std::string kind = non_regular_output(o.output); !o.output.empty() && !kind.empty()) {
+    throw std::invalid_argument("--output: " + non_regular_output_message(o.output, kind) +
+                                " (without --output the results go to stdout)");
+  }
   HostContext context(make_logger());
   std::unique_ptr<EngineHost> host = load_host(o, context);
   validate(params_from(o, *host));
@@ -213,10 +238,16 @@ void run(const GenerateOptions& o) {
 
   std::ofstream file;
   if (!o.output.empty()) {
+    errno = 0;
     file.open(o.output);
-    if (!file) throw std::invalid_argument("--output: cannot write " + o.output);
+    if (!file) {
+      throw std::invalid_argument(
+          "--output: cannot write " + o.output +
+          (errno != 0 ? ": " + std::generic_category().message(errno) : std::string()));
+    }
   }
   std::ostream& os = o.output.empty() ? std::cout : file;
+  const std::string sink = o.output.empty() ? "stdout" : "--output " + o.output;
 
   Engine& engine = host->engine();
   Submitted submitted = submit(engine, items);
@@ -225,7 +256,7 @@ void run(const GenerateOptions& o) {
   const bool show_progress = !stream && ProgressLine::is_terminal(stderr) &&
                              (!o.output.empty() || !ProgressLine::is_terminal(stdout));
   ProgressLine progress(stderr, items.size(), show_progress);
-  OutputWriter writer(*host, items, submitted, os, stream);
+  OutputWriter writer(*host, items, submitted, os, sink, stream);
   RunClock clock;
   while (engine.has_unfinished()) {
     for (const RequestOutput& out : engine.step()) writer.take(out);
@@ -235,8 +266,16 @@ void run(const GenerateOptions& o) {
   progress.finish(writer.done(), writer.generated());
   if (stream) std::fputs("\n", stdout);
   // The text on stdout ends before the figures on stderr, also when both go to one pipe.
+  errno = 0;
   std::cout.flush();
-  std::fflush(stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+    throw_write_error("stdout", errno);
+  }
+  if (file.is_open()) {
+    errno = 0;
+    file.close();
+    if (file.fail()) throw_write_error(sink, errno);
+  }
   print_summary(stderr, engine, submitted.ids, clock);
   throw_first_failure(engine, submitted.ids);
 }

@@ -37,7 +37,9 @@ std::string logprob_token(const std::string& text) {
 
 namespace {
 
-bool is_continuation(char ch) { return (static_cast<unsigned char>(ch) & 0xC0) == 0x80; }
+bool is_continuation(char ch) {
+  return (static_cast<unsigned char>(ch) & 0xC0) == 0x80;
+}
 
 // Unicode code points in UTF-8 bytes: the bytes that are not continuation bytes.
 size_t count_chars(std::string_view s) {

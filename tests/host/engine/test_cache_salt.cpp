@@ -20,7 +20,9 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-TEST(CacheSalt, EmptyStaysTheSharedNamespace) { EXPECT_EQ(cache_salt_digest(""), ""); }
+TEST(CacheSalt, EmptyStaysTheSharedNamespace) {
+  EXPECT_EQ(cache_salt_digest(""), "");
+}
 
 TEST(CacheSalt, IsTheSha256OfTheSalt) {
   EXPECT_EQ(hex(cache_salt_digest("abc")),
