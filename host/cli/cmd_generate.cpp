@@ -100,11 +100,13 @@ std::vector<BatchItem> read_items(const GenerateOptions& o, const EngineHost& ho
   std::ifstream in(o.prompts_file);
   if (!in) throw std::invalid_argument("--prompts-file: cannot open " + o.prompts_file);
   std::string line;
+  std::unordered_map<std::string, size_t> custom_ids;  // custom_id -> its line
   for (size_t n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = o.prompts_file + ":" + std::to_string(n) + ": ";
     items.push_back(parse_batch_line(line, where, defaults, host));
     items.back().index = items.size() - 1;
+    check_unique_custom_id(items.back(), n, custom_ids);
   }
   if (items.empty())
     throw std::invalid_argument("--prompts-file: " + o.prompts_file + " holds no prompt");
@@ -140,7 +142,12 @@ Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
   s.unfinished.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     for (GenerationRequest& r : server::engine_requests(items[i].api)) {
-      const uint64_t id = engine.add_request(std::move(r));
+      uint64_t id = 0;
+      try {  // a request the engine refuses (e.g. one that can never fit the KV pool)
+        id = engine.add_request(std::move(r));
+      } catch (const std::invalid_argument& e) {  // stops the run before it starts
+        throw std::invalid_argument(items[i].where + e.what());
+      }
       s.ids.push_back(id);
       s.item_ids[i].push_back(id);
       s.item_of[id] = i;
@@ -211,12 +218,31 @@ class OutputWriter {
   uint64_t generated_ = 0;
 };
 
-// A request a plugin failed (a broken contract) fails the run, after the others.
-void throw_first_failure(const Engine& engine, const std::vector<uint64_t>& ids) {
-  for (uint64_t id : ids) {
-    if (const std::string& why = engine.find(id)->error(); !why.empty()) {
-      throw std::runtime_error("request " + std::to_string(id) + " failed: " + why);
+// Lines that failed while running (a plugin broke its contract on them, or their own sampling
+// parameter drove their logits non-finite) fail the run once every line is written: exit 1,
+// naming how many and the first. Their result lines carry the error.
+void throw_if_lines_failed(const Engine& engine, const std::vector<BatchItem>& items,
+                           const Submitted& submitted) {
+  size_t failed = 0;
+  std::string first;
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (uint64_t id : submitted.item_ids[i]) {
+      const Sequence& seq = *engine.find(id);
+      if (seq.error().empty()) continue;
+      if (failed++ == 0) {
+        first = items[i].where +
+                (items[i].custom_id.empty() ? "" : "(custom_id \"" + items[i].custom_id + "\") ") +
+                (seq.error_param().empty() ? "" : "key \"" + seq.error_param() + "\": ") +
+                seq.error();
+      }
+      break;
     }
+  }
+  if (failed > 0) {
+    throw std::runtime_error(std::to_string(failed) + " of " + std::to_string(items.size()) +
+                             " lines failed (their result lines carry the error; the others "
+                             "were answered); the first: " +
+                             first);
   }
 }
 
@@ -277,7 +303,7 @@ void run(const GenerateOptions& o) {
     if (file.fail()) throw_write_error(sink, errno);
   }
   print_summary(stderr, engine, submitted.ids, clock);
-  throw_first_failure(engine, submitted.ids);
+  throw_if_lines_failed(engine, items, submitted);
 }
 
 }  // namespace
