@@ -49,17 +49,19 @@ void run(const ServeOptions& o) {
   so.write_timeout = std::chrono::seconds(o.write_timeout_s);
   server::Server srv(io, engine, so);
   srv.start();
-  // Tests and scripts read this line to learn the port (with --port 0).
-  std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
-              o.server.host.c_str(), static_cast<unsigned>(srv.port()));
-  std::fflush(stdout);
-
+  // The handler is in place before the line below announces the server: a SIGINT sent as soon as
+  // the line is read must drain, not kill the process (seen under load as exit -2).
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (ec) return;
     context.logger().info("draining");
     srv.drain([&io] { io.stop(); }, std::chrono::seconds(o.drain_timeout_s));
   });
+  // Tests and scripts read this line to learn the port (with --port 0).
+  std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
+              o.server.host.c_str(), static_cast<unsigned>(srv.port()));
+  std::fflush(stdout);
+
   std::vector<std::thread> threads;
   for (int i = 1; i < o.http_threads; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();
