@@ -110,6 +110,7 @@ void register_serve(CLI::App& app) {
                   "does not read before the connection is closed and its request aborted")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  cmd->add_flag("!--no-web-ui", o->server.web_ui, "do not serve the chat page at GET /");
   cmd->add_option("--http-threads", o->http_threads, "network threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

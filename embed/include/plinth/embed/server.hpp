@@ -37,6 +37,7 @@ struct ServerOptions {
   int32_t max_n = 16;                     ///< n in [1, max_n]
   std::chrono::seconds idle_timeout{60};  ///< an idle or slow connection is closed after this
   size_t max_connections = 1024;          ///< open connections at most (past it: 503, close)
+  bool web_ui = true;                     ///< serve the chat page at GET /
 };
 
 class PLINTH_EMBED_API Server {
