@@ -17,8 +17,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kNoTools =
-    "is not supported by this server yet: tool use needs constrained decoding (a grammar "
-    "plugin), which plinth does not have yet; remove it from the request";
+    "is not supported by this server yet: it needs constrained decoding (a grammar plugin), "
+    "which plinth does not have yet; remove it from the request";
 
 ApiError bad(const std::string& field, const std::string& message) {
   return ApiError::invalid(field, message);
@@ -102,7 +102,9 @@ std::vector<ChatMessage> read_messages(const json& body) {
   return out;
 }
 
-// tools, tool_choice, thinking, mcp_servers: refused unless they ask for nothing.
+// tools, tool_choice, output_config.format, container, mcp_servers, thinking: refused unless
+// they ask for nothing. Hints without meaning for this server pass unread: output_config.effort,
+// cache_control (the prefix cache is automatic), service_tier, speed, inference_geo.
 void refuse_unsupported(const json& body) {
   if (const json* tools = find_field(body, "tools"); tools != nullptr && !tools->empty()) {
     throw bad("tools", std::string("tools ") + kNoTools);
@@ -112,6 +114,14 @@ void refuse_unsupported(const json& body) {
     if (type != "none" && type != "auto") {
       throw bad("tool_choice", std::string("tool_choice ") + kNoTools);
     }
+  }
+  if (const json* config = find_field(body, "output_config");
+      config != nullptr && config->is_object() && find_field(*config, "format") != nullptr) {
+    throw bad("output_config.format",
+              std::string("output_config.format (structured output) ") + kNoTools);
+  }
+  if (find_field(body, "container") != nullptr) {
+    throw bad("container", "container: code execution containers are not supported");
   }
   if (const json* mcp = find_field(body, "mcp_servers"); mcp != nullptr && !mcp->empty()) {
     throw bad("mcp_servers", "mcp_servers: MCP servers are not supported by this server");
@@ -236,7 +246,7 @@ std::string error_body(unsigned status, const std::string& openai_body) {
     message = json::parse(openai_body).at("error").at("message").get<std::string>();
   } catch (const json::exception&) {  // not ApiError's shape: keep the text as it is
   }
-  const char* type = "api_error";
+  const char* type = nullptr;
   switch (status) {
     case 400:
     case 422:
@@ -261,6 +271,7 @@ std::string error_body(unsigned status, const std::string& openai_body) {
       type = "overloaded_error";
       break;
     default:
+      type = status < 500 ? "invalid_request_error" : "api_error";
       break;
   }
   return dump_json({{"type", "error"}, {"error", {{"type", type}, {"message", message}}}});

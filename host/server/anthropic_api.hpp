@@ -68,7 +68,7 @@ std::string count_tokens_response(std::string_view body, const EngineHost& host,
 /// Anthropic's error body for an OpenAI-shaped one (ApiError::body()): the message kept, the type
 /// from the HTTP status (400 / 422 invalid_request_error, 401 authentication_error, 403
 /// permission_error, 404 not_found_error, 413 request_too_large, 429 rate_limit_error, 503
-/// overloaded_error, else api_error).
+/// overloaded_error, another 4xx invalid_request_error, another 5xx api_error).
 std::string error_body(unsigned status, const std::string& openai_body);
 
 /// The "message" object / Anthropic SSE events of one request (n = 1). Stream: message_start,
