@@ -118,6 +118,11 @@ void refuse_state(const json& body) {
   if (const json* bg = find_field(body, "background"); bg != nullptr && *bg != false) {
     throw bad("background", "background: background responses are not supported");
   }
+  for (const char* key : {"background_options", "context_management", "image"}) {
+    if (find_field(body, key) != nullptr) {
+      throw bad(key, std::string(key) + ": not supported by this server; leave it out");
+    }
+  }
 }
 
 void refuse_features(const json& body) {
