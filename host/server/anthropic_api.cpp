@@ -187,22 +187,21 @@ void translate_sampling(const json& body, json& chat) {
 
 Translated translate(const json& body, bool count_only) {
   refuse_unsupported(body);
-  Translated out;
+  std::vector<ChatMessage> conversation;
   if (const json* system = find_field(body, "system"); system != nullptr) {
-    out.messages.push_back({"system", content_text(*system, "system")});
+    conversation.push_back({"system", content_text(*system, "system")});
   }
   std::vector<ChatMessage> turns = read_messages(body);
-  out.messages.insert(out.messages.end(), turns.begin(), turns.end());
+  conversation.insert(conversation.end(), turns.begin(), turns.end());
   json chat = json::object();
   if (const json* model = find_field(body, "model"); model != nullptr) chat["model"] = *model;
   json messages = json::array();
-  for (const ChatMessage& m : out.messages) {
+  for (const ChatMessage& m : conversation) {
     messages.push_back({{"role", m.role}, {"content", m.content}});
   }
   chat["messages"] = std::move(messages);
   if (!count_only) translate_sampling(body, chat);
-  out.chat_body = std::move(chat);
-  return out;
+  return {std::move(chat), std::move(conversation)};
 }
 
 PreparedGeneration prepare_messages(std::string_view text, const EngineHost& host,

@@ -38,7 +38,7 @@ bool HttpSession::handle_extra_routes(const Request& req, const std::string& tar
     require(req, http::verb::post, target);
     PreparedGeneration p = anthropic::prepare_messages(
         req.body(), state_->engine.host(), state_->limits, "msg_" + unique_suffix(*state_));
-    run_generation(std::move(p.api), std::move(p.response), p.max_tokens_field);
+    run_generation(p.api, std::move(p.response), p.max_tokens_field);
     return true;
   }
   if (target == "/v1/messages/count_tokens") {
@@ -52,7 +52,7 @@ bool HttpSession::handle_extra_routes(const Request& req, const std::string& tar
     require(req, http::verb::post, target);
     PreparedGeneration p = responses::prepare(req.body(), state_->engine.host(), state_->limits,
                                               "resp_" + unique_suffix(*state_));
-    run_generation(std::move(p.api), std::move(p.response), p.max_tokens_field);
+    run_generation(p.api, std::move(p.response), p.max_tokens_field);
     return true;
   }
   if (!state_->options.web_ui) return false;

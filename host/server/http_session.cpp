@@ -239,11 +239,11 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
   std::string id = (kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
                    "-" + std::to_string(state_->next_id++);
   auto builder = std::make_unique<ResponseBuilder>(api, id, unix_now(), std::move(echo_texts));
-  run_generation(std::move(api), std::move(builder),
-                 kind == ApiKind::kChat ? "max_tokens" : std::string());
+  run_generation(api, std::move(builder), kind == ApiKind::kChat ? "max_tokens" : std::string());
 }
 
-void HttpSession::run_generation(ApiRequest api, std::unique_ptr<GenerationResponse> response,
+void HttpSession::run_generation(const ApiRequest& api,
+                                 std::unique_ptr<GenerationResponse> response,
                                  const std::string& max_tokens_field) {
   std::vector<GenerationRequest> requests = engine_requests(api);
   builder_ = std::move(response);

@@ -43,7 +43,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void handle(const Request& req);
   void start_generation(const Request& req, ApiKind kind);
   /// Submits a parsed request of any generation API; `response` writes its answer.
-  void run_generation(ApiRequest api, std::unique_ptr<GenerationResponse> response,
+  void run_generation(const ApiRequest& api, std::unique_ptr<GenerationResponse> response,
                       const std::string& max_tokens_field);
   /// The routes of the Anthropic Messages API, the Responses API and the chat page
   /// (api_routes.cpp); true when `target` was one of them and is answered.

@@ -248,7 +248,7 @@ ResponsesResponse::ResponsesResponse(std::string id, std::string model, bool str
       stream_(stream),
       created_at_(unix_now()),
       input_tokens_(input_tokens) {
-  auto get = [&](const char* key, json fallback) {
+  auto get = [&](const char* key, const json& fallback) {
     const json* v = find_field(request, key);
     return v != nullptr ? *v : fallback;
   };
