@@ -258,6 +258,24 @@ class Errors(unittest.TestCase):
         self.assertEqual(status, 405)
         self.assert_error(status, data, "invalid_request_error", "GET")
 
+    def test_oversized_body(self):
+        # Over --body-limit (1 MiB): 413 in Anthropic's shape, then the connection closes.
+        u = urllib.parse.urlparse(SERVER.url)
+        body = b'{"max_tokens": 8, "messages": [{"role": "user", "content": "' + \
+            b"a" * (2 << 20) + b'"}]}'
+        with socket.create_connection((u.hostname, u.port), timeout=30) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                      b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            got = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        head, _, payload = got.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 413"), head)
+        self.assert_error(413, payload, "request_too_large", "limit")
+
     def test_unknown_model_and_api_key(self):
         with self.assertRaises(anthropic.NotFoundError) as cm:
             client().messages.create(model="claude-nonexistent", max_tokens=8, messages=QUESTION)

@@ -88,6 +88,13 @@ class ChatPage(unittest.TestCase):
         DRIVER.get(SERVER.url + "/")
         wait_for(lambda: state() == "idle", 30, "the page to load the model")
 
+    def test_0_phone_sized(self):
+        width = DRIVER.execute_script("return window.innerWidth")
+        self.assertEqual(width, 390)
+        # Nothing wider than the screen: no horizontal scrolling.
+        self.assertLessEqual(DRIVER.execute_script(
+            "return document.documentElement.scrollWidth"), width)
+
     def test_1_model_and_context(self):
         self.assertEqual(by_id("model").text, SERVER.model)
         with urllib.request.urlopen(SERVER.url + "/v1/models", timeout=10) as r:
@@ -171,8 +178,11 @@ def main():
     opts = wd.ChromeOptions()
     opts.binary_location = chromium
     for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--no-proxy-server", "--window-size=390,844", "--disable-extensions"]:
+              "--no-proxy-server", "--disable-extensions"]:
         opts.add_argument(a)
+    # A phone's viewport (headless windows are at least 500 px wide; emulation goes below).
+    opts.add_experimental_option("mobileEmulation", {
+        "deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 1.0}})
     with PlinthServer(ARGS.plinth, ARGS.manifest) as server:
         SERVER = server
         DRIVER = wd.Chrome(service=Service(chromedriver), options=opts)
