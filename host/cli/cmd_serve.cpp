@@ -52,6 +52,10 @@ void run(const ServeOptions& o) {
   // Tests and scripts read this line to learn the port (with --port 0).
   std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
               o.server.host.c_str(), static_cast<unsigned>(srv.port()));
+  if (so.web_ui) {
+    std::printf("plinth: chat page at http://%s:%u/\n", o.server.host.c_str(),
+                static_cast<unsigned>(srv.port()));
+  }
   std::fflush(stdout);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
