@@ -49,6 +49,13 @@ void run(const ServeOptions& o) {
   so.write_timeout = std::chrono::seconds(o.write_timeout_s);
   server::Server srv(io, engine, so);
   srv.start();
+  // Handled before the banner: a script that signals as soon as it reads the banner gets a drain.
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (ec) return;
+    context.logger().info("draining");
+    srv.drain([&io] { io.stop(); }, std::chrono::seconds(o.drain_timeout_s));
+  });
   // Tests and scripts read this line to learn the port (with --port 0).
   std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
               o.server.host.c_str(), static_cast<unsigned>(srv.port()));
@@ -57,13 +64,6 @@ void run(const ServeOptions& o) {
                 static_cast<unsigned>(srv.port()));
   }
   std::fflush(stdout);
-
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](boost::system::error_code ec, int) {
-    if (ec) return;
-    context.logger().info("draining");
-    srv.drain([&io] { io.stop(); }, std::chrono::seconds(o.drain_timeout_s));
-  });
   std::vector<std::thread> threads;
   for (int i = 1; i < o.http_threads; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();

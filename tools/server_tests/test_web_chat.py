@@ -6,7 +6,8 @@
   - Stop during a long reply aborts the request: plinth_request_aborted_total grows by one and the
     KV blocks return to the pool (plinth_kv_cache_used_blocks back to 0);
   - a screenshot is kept as a test artefact (--artefacts DIR, web_chat.png);
-  - `--no-web-ui` serves no page (404 at `/`).
+  - `--no-web-ui` serves no page (404 at `/`);
+  - with `--api-key` the page asks for the key and then chats with it as a bearer token.
 
   python3 tools/server_tests/test_web_chat.py --plinth build/plinth --manifest manifests/cpu.json \
       --artefacts build/test-artefacts
@@ -156,6 +157,26 @@ class ChatPage(unittest.TestCase):
             self.assertEqual(cm.exception.code, 404)
         with urllib.request.urlopen(SERVER.url + "/chat.js", timeout=10) as r:
             self.assertTrue(r.headers["Content-Type"].startswith("text/javascript"))
+
+
+class ChatPageWithKey(unittest.TestCase):
+    def test_asks_for_the_key(self):
+        with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", "page-key") as s:
+            DRIVER.get(s.url + "/")
+            wait_for(lambda: state() == "needs-key", 30, "the page to ask for the key")
+            self.assertTrue(by_id("key-row").is_displayed())
+            self.assertIn("API key", by_id("error").text)
+            key = by_id("api-key")
+            key.send_keys("page-key")
+            DRIVER.execute_script(
+                "arguments[0].dispatchEvent(new Event('change'))", key)
+            wait_for(lambda: state() == "idle", 30, "the page to load the model with the key")
+            self.assertEqual(by_id("model").text, s.model)
+            set_value("temperature", 0)
+            set_value("max-tokens", 8)
+            msg = send("Hi")
+            wait_for(lambda: finish_of(msg), 60, "the reply")
+            self.assertEqual(finish_of(msg), "length")
 
 
 def main():
