@@ -13,6 +13,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import socket
 import sys
 import time
@@ -257,6 +258,34 @@ class Errors(unittest.TestCase):
         status, _, data = raw("GET", "/v1/messages")
         self.assertEqual(status, 405)
         self.assert_error(status, data, "invalid_request_error", "GET")
+
+    def test_random_bodies(self):
+        # Fields of the API set to values of every type, 200 bodies (fixed seed): never a 5xx,
+        # always Anthropic's shape, and the server serves on.
+        rng = random.Random(29)
+        values = [None, True, 0, -1, 1.5, 10 ** 30, "", "x", "none", [], {}, [1], ["x"],
+                  {"type": "text"}, {"type": "none"}, {"type": "any"}, {"type": 5},
+                  [{"type": "text", "text": "hi"}], [{"type": "text"}], [{"type": 5}], [None],
+                  {"format": {"type": 3}}, {"user_id": 5}]
+        keys = ["model", "max_tokens", "messages", "system", "stop_sequences", "temperature",
+                "top_p", "top_k", "metadata", "stream", "tools", "tool_choice", "thinking",
+                "output_config", "container", "mcp_servers", "seed", "cache_salt"]
+        for _ in range(200):
+            body = {"max_tokens": 2, "messages": QUESTION}
+            for k in rng.sample(keys, 3):
+                body[k] = rng.choice(values)
+            if rng.random() < 0.3:
+                body["messages"] = [{"role": rng.choice(["user", "assistant", 5]),
+                                     "content": rng.choice(values)}]
+            path = rng.choice(["/v1/messages", "/v1/messages/count_tokens"])
+            status, _, data = raw("POST", path, body)
+            self.assertLess(status, 500, (path, body, data))
+            if status != 200:
+                err = json.loads(data)
+                self.assertEqual(err["type"], "error", data)
+                self.assertEqual(set(err["error"]), {"type", "message"}, data)
+        self.assertEqual(client().messages.create(model=SERVER.model, max_tokens=2,
+                                                  messages=QUESTION).usage.output_tokens, 2)
 
     def test_oversized_body(self):
         # Over --body-limit (1 MiB): 413 in Anthropic's shape, then the connection closes.

@@ -12,6 +12,7 @@ Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-i
 import argparse
 import http.client
 import json
+import random
 import sys
 import time
 import unittest
@@ -169,6 +170,30 @@ class Responses(unittest.TestCase):
         self.assertEqual(json.loads(data)["error"]["param"], "input")
         # The server still serves.
         r = c.responses.create(model=SERVER.model, input=ASK, max_output_tokens=2)
+        self.assertEqual(r.usage.output_tokens, 2)
+
+    def test_random_bodies(self):
+        # Fields of the API set to values of every type, 200 bodies (fixed seed): never a 5xx,
+        # always OpenAI's error shape, and the server serves on.
+        rng = random.Random(29)
+        values = [None, True, False, 0, -1, 1.5, 10 ** 30, "", "x", "none", "auto", "text", [],
+                  {}, [1], ["x"], {"type": "text"}, {"format": {"type": 3}}, {"format": "x"},
+                  {"effort": None}, [{"role": "user", "content": 5}], [None],
+                  {"include_obfuscation": 1}]
+        keys = ["model", "input", "instructions", "max_output_tokens", "temperature", "top_p",
+                "stream", "stream_options", "store", "previous_response_id", "text", "tools",
+                "tool_choice", "reasoning", "include", "top_logprobs", "truncation", "metadata",
+                "user", "background"]
+        for _ in range(200):
+            body = {"input": ASK, "max_output_tokens": 2}
+            for k in rng.sample(keys, 3):
+                body[k] = rng.choice(values)
+            status, data = raw("POST", "/v1/responses", body)
+            self.assertLess(status, 500, (body, data))
+            if status != 200:
+                self.assertEqual(set(json.loads(data)["error"]),
+                                 {"message", "type", "param", "code"}, data)
+        r = client().responses.create(model=SERVER.model, input=ASK, max_output_tokens=2)
         self.assertEqual(r.usage.output_tokens, 2)
 
     def test_metrics_by_endpoint(self):
