@@ -5,8 +5,11 @@
 //    folded into the first user turn (mistralai/Mistral-7B-Instruct-v0.1 today);
 //  - "mistral-v3": "<s>[INST] {user}[/INST] {assistant trimmed}</s>", the system message folded
 //    into the last user turn when the conversation ends with one
-//    (mistralai/Mistral-7B-Instruct-v0.3, tools not supported).
-// Templates: tests/fixtures/chat_templates/mistral*.jinja.
+//    (mistralai/Mistral-7B-Instruct-v0.3, tools not supported);
+//  - "mistral-nemo": v3 without the spaces, "<s>[INST]{user}[/INST]{assistant}</s>" (the
+//    Tekken-tokenizer template of mistralai/Mistral-Nemo-Instruct-2407, tools not supported).
+// Templates: tests/fixtures/chat_templates/mistral*.jinja, llama.cpp's models/templates/
+// mistralai-Mistral-Nemo-Instruct-2407.jinja.
 #include "chat/templates/family.hpp"
 
 namespace plinth::chat {
@@ -17,7 +20,7 @@ constexpr std::string_view kAlternate =
 constexpr std::string_view kOnlyUserAssistant =
     "supports only user and assistant roles after the optional first system message";
 
-enum class Style { kClassic, kV1, kV3 };
+enum class Style { kClassic, kV1, kV3, kNemo };
 
 class Mistral final : public Family {
  public:
@@ -25,7 +28,8 @@ class Mistral final : public Family {
   std::string_view name() const override {
     return style_ == Style::kClassic ? "mistral"
            : style_ == Style::kV1    ? "mistral-v1"
-                                     : "mistral-v3";
+           : style_ == Style::kV3    ? "mistral-v3"
+                                     : "mistral-nemo";
   }
   std::string_view description() const override {
     switch (style_) {
@@ -35,6 +39,8 @@ class Mistral final : public Family {
         return "Mistral v1 ( [INST] system\\n\\nuser [/INST], system in the first user turn)";
       case Style::kV3:
         return "Mistral v3 ([INST] user[/INST], system in the last user turn)";
+      case Style::kNemo:
+        return "Mistral Nemo / Tekken ([INST]user[/INST], system in the last user turn)";
     }
     return "";
   }
@@ -50,10 +56,13 @@ class Mistral final : public Family {
       case Style::kV3:
         return has(t, "\"[INST] \" + message[\"content\"] + \"[/INST]\"") &&
                has(t, "\" \" + message[\"content\"]|trim + eos_token");
+      case Style::kNemo:
+        return has(t, "\"[INST]\" + message[\"content\"] + \"[/INST]\"") &&
+               has(t, "{{- message[\"content\"] + eos_token}}");
     }
     return false;
   }
-  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", ""}; }
+  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", "", {}}; }
   std::vector<std::string> markers() const override { return {"[INST]", "[/INST]"}; }
 
   void render(const Conversation& conv, bool, const SpecialTexts& st, Prompt& out) const override {
@@ -88,10 +97,12 @@ class Mistral final : public Family {
           out.text(" ");
           user_turn(out, system, m.content, " ");
         } else {
-          user_turn(out, system, m.content, "");
+          user_turn(out, system, m.content, "", style_ == Style::kNemo ? "" : " ");
         }
       } else if (m.role == "assistant") {
-        out.text(" " + (style_ == Style::kV3 ? python_strip(m.content) : m.content));
+        std::string reply = style_ == Style::kV3 ? python_strip(m.content) : m.content;
+        if (style_ != Style::kNemo) reply.insert(0, 1, ' ');
+        out.text(reply);
         out.marker(st.eos);
       } else {
         throw_message_error(conv, i, name(), kOnlyUserAssistant);
@@ -101,11 +112,11 @@ class Mistral final : public Family {
   std::vector<std::string> stop_texts(const SpecialTexts& st) const override { return {st.eos}; }
 
  private:
-  /// "[INST] " + system + content + before_close + "[/INST]".
+  /// "[INST]" + after_open + system + content + before_close + "[/INST]".
   static void user_turn(Prompt& out, const std::string& system, const std::string& content,
-                        std::string_view before_close) {
+                        std::string_view before_close, std::string_view after_open = " ") {
     out.marker("[INST]");
-    out.text(" " + system + content + std::string(before_close));
+    out.text(std::string(after_open) + system + content + std::string(before_close));
     out.marker("[/INST]");
   }
   void check_alternation(const Conversation& conv, size_t i, size_t position) const {
@@ -133,6 +144,10 @@ const Family& mistral_v1_family() {
 }
 const Family& mistral_v3_family() {
   static const Mistral f(Style::kV3);
+  return f;
+}
+const Family& mistral_nemo_family() {
+  static const Mistral f(Style::kNemo);
   return f;
 }
 
