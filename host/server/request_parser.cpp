@@ -218,6 +218,30 @@ ChatMessage parse_message(const json& m, size_t i) {
   return msg;
 }
 
+// chat_template_kwargs (vLLM's and llama-server's name): the template variables plinth's families
+// take, {"enable_thinking": bool} (Qwen3).
+ChatTemplate::RenderOptions parse_template_kwargs(const json& body) {
+  ChatTemplate::RenderOptions o;
+  auto it = body.find("chat_template_kwargs");
+  if (it == body.end() || it->is_null()) return o;
+  if (!it->is_object()) {
+    throw ApiError::unprocessable("chat_template_kwargs", "chat_template_kwargs: expected an "
+                                                          "object, got " + type_name(*it));
+  }
+  for (const auto& [key, value] : it->items()) {
+    const std::string at = "chat_template_kwargs." + key;
+    if (key != "enable_thinking") {
+      throw ApiError::invalid(at, at + ": not a variable plinth's chat templates take (they "
+                                       "take enable_thinking)");
+    }
+    if (!value.is_boolean()) {
+      throw ApiError::unprocessable(at, at + ": expected a boolean, got " + type_name(value));
+    }
+    o.enable_thinking = value.get<bool>();
+  }
+  return o;
+}
+
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
 std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) {
   auto it = body.find("messages");
@@ -232,7 +256,7 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) 
   messages.reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) messages.push_back(parse_message((*it)[i], i));
   try {
-    return host.encode_chat(messages);
+    return host.encode_chat(messages, parse_template_kwargs(body));
   } catch (const std::invalid_argument& e) {
     throw ApiError::invalid("messages", std::string("messages: ") + e.what());
   }

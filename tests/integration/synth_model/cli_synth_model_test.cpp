@@ -62,6 +62,23 @@ TEST(CliSynthModel, TwoLayerModelRunsOnBackendCpu) {
   }
 }
 
+// A base model has no tokenizer.chat_template (synth-model writes none): `generate --chat`
+// refuses, naming --chat-template; with --chat-template it renders.
+TEST(CliSynthModel, BaseModelChatNeedsChatTemplate) {
+  plinth::test::TempDir tmp;
+  const fs::path model = tmp.path() / "base.gguf";
+  ASSERT_EQ(plinth("synth-model --layers 1 --output " + quote(model.string())).code, 0);
+  ASSERT_FALSE(plinth::GgufFile::open(model)->has("tokenizer.chat_template"));
+  const std::string run = "generate --manifest " + quote(kManifest.string()) + " --model " +
+                          quote(model.string()) + " --prompt hi --max-tokens 2 --ignore-eos --chat";
+  CliRun r = plinth(run);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("no tokenizer.chat_template"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--chat-template"), std::string::npos) << r.out;
+  r = plinth(run + " --chat-template chatml");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 TEST(CliSynthModel, SameSeedSameFile) {
   plinth::test::TempDir tmp;
   const fs::path a = tmp.path() / "a.gguf", b = tmp.path() / "b.gguf";
