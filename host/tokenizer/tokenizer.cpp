@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -240,8 +241,30 @@ std::vector<int32_t> Tokenizer::encode_segments(const std::vector<Segment>& segm
     }
     fragments.push_back({*id, {}});
   }
+  strip_around_special(fragments);
   encode_fragments(fragments, ids);
   return ids;
+}
+
+void Tokenizer::strip_around_special(std::vector<Fragment>& fragments) const {
+  // As llama.cpp's partition does around a special token it finds in text (Phi-3's RSTRIP):
+  // C-locale whitespace after an RSTRIP token / before an LSTRIP one is dropped.
+  const auto c_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+  };
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    if (fragments[i].token < 0) continue;
+    const uint32_t a = attrs_[static_cast<size_t>(fragments[i].token)];
+    if ((a & token_attr::kRstrip) != 0 && i + 1 < fragments.size() && fragments[i + 1].token < 0) {
+      std::string_view& t = fragments[i + 1].text;
+      while (!t.empty() && c_space(t.front())) t.remove_prefix(1);
+    }
+    if ((a & token_attr::kLstrip) != 0 && i > 0 && fragments[i - 1].token < 0) {
+      std::string_view& t = fragments[i - 1].text;
+      while (!t.empty() && c_space(t.back())) t.remove_suffix(1);
+    }
+  }
+  std::erase_if(fragments, [](const Fragment& f) { return f.token < 0 && f.text.empty(); });
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {

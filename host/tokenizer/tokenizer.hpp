@@ -103,7 +103,10 @@ class Tokenizer {
   /// Encodes segments in order (the chat template's output). `add_special` as in encode(), BOS
   /// once at the front: not added when the first segment is already the BOS token (a template
   /// that writes bos_token). Plain segments are split at user-defined tokens as by encode(); for
-  /// "llama" a plain segment after a special one gets llama.cpp's space prefix. Throws
+  /// "llama" a plain segment after a special one gets llama.cpp's space prefix; whitespace after
+  /// an RSTRIP token (Phi-3's) or before an LSTRIP one is dropped. The result equals llama.cpp's
+  /// tokenization of the concatenated text with parse_special when the plain text holds no
+  /// control-token text. Throws
   /// std::invalid_argument naming the segment index when a special
   /// segment is not a special token's text, InvalidUtf8Error (offset within the segment) for
   /// ill-formed plain text.
@@ -143,6 +146,8 @@ class Tokenizer {
   void check_id(int32_t id) const;
   // Appends the ids of the fragments (special_partition.hpp) to `out`.
   void encode_fragments(const std::vector<Fragment>& fragments, std::vector<int32_t>& out) const;
+  // Drops the whitespace next to special segments whose token is RSTRIP / LSTRIP.
+  void strip_around_special(std::vector<Fragment>& fragments) const;
   void encode_bpe_text(std::string_view text, std::vector<int32_t>& out) const;
   void encode_spm_text(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const;
 

@@ -5,6 +5,19 @@
     python3 tools/reference/tokenizer_fixture.py \
         --model models/SmolLM2-135M-Instruct.Q4_1.gguf \
         --out tests/fixtures/tokenizer/smollm2.json
+    python3 tools/reference/tokenizer_fixture.py \
+        --model models/gemma-3-270m-q4_k_m.gguf --segments gemma \
+        --out tests/fixtures/tokenizer/gemma3.json
+    python3 tools/reference/tokenizer_fixture.py --random 40 \
+        --vocab-dir "$(tools/fetch_llama_cpp_assets --print-dir)/models" \
+        --out tests/fixtures/tokenizer/llama_cpp_vocabs.json
+
+(llama-cpp-python as tools/bench/build_llama_cpp.sh installs it: run with
+<cache>/venv/bin/python and LLAMA_CPP_LIB_PATH=<cache>/build/bin.) --vocab-dir tokenizes the same
+strings with every llama.cpp vocabulary test file there (ggml-vocab-*.gguf with an .inp) into one
+file, without pieces. --segments STYLE adds chat prompts written as segments (a special token's
+text, or plain text): llama.cpp tokenizes their concatenation with special=True, which is what
+plinth's Tokenizer::encode_segments(segments, false) must give.
 
 Each string is tokenized with tokenize(text.encode(), add_bos=False, special=False): special-token
 text in the string stays plain text, exactly what plinth's Tokenizer::encode(text, false) must
@@ -93,6 +106,12 @@ CASES = [
     "<repo_name>foo<file_sep>",
     "< | im_start | >",
     "<s></s>[INST]",
+    "<start_of_turn>user\n  hi<end_of_turn>\n<start_of_turn>model\n",
+    "<|user|>\n  hi<|end|>\n<|assistant|>  ok</s> <s>",
+    "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
+    "<bos><eos><pad> <unk> <mask> <unused0> [multimodal]",
+    "<think>\nplan\n</think>\n\nanswer <tool_call>",
+    "<table><tr><td>cell</td></tr></table> <h1>T</h1>",
     # Edge cases
     "",
     "a",
@@ -135,30 +154,131 @@ def random_cases(n: int, seed: int) -> list:
     return out
 
 
+# Chat prompts as segments ([text, special]) per marker style.
+SEGMENTS = {
+    "gemma": [
+        [["<bos>", True], ["<start_of_turn>", True], ["user\nWhat is 2+2?", False],
+         ["<end_of_turn>", True], ["\n", False], ["<start_of_turn>", True], ["model\n", False]],
+        [["<start_of_turn>", True], ["user\n  Hello,   world \n\n", False], ["<end_of_turn>", True],
+         ["\n", False], ["<start_of_turn>", True], ["model\nHi there, typed", False]],
+        [["<bos>", True], [" leading space after BOS", False], ["<eos>", True], ["tail", False]],
+    ],
+    # Phi-3: llama.cpp marks its special tokens RSTRIP (general.name contains "phi3"), so the
+    # whitespace after them is dropped; "</s>" too, not "<s>" / "<|endoftext|>".
+    "phi3": [
+        [["<s>", True], ["<|system|>", True], ["\nBe brief.", False], ["<|end|>", True],
+         ["\n", False], ["<|user|>", True], ["\n  Hi  ", False], ["<|end|>", True],
+         ["\n", False], ["<|assistant|>", True], ["\n", False]],
+        [["<|user|>", True], ["\n\tq", False], ["</s>", True], ["  \n after eos", False],
+         ["<s>", True], ["  after bos ", False], ["<|endoftext|>", True], [" x", False]],
+    ],
+    # Llama 2 / Mistral v0.x: "[INST]" is text; the space prefix after every special token.
+    "llama2": [
+        [["<s>", True], ["[INST] <<SYS>>\nS\n<</SYS>>\n\nQ [/INST] A ", False], ["</s>", True],
+         ["<s>", True], ["[INST] again [/INST]", False]],
+        [["<s>", True], ["Hello", False], ["</s>", True], ["  two spaces", False]],
+    ],
+    "llama3": [
+        [["<|begin_of_text|>", True], ["<|start_header_id|>", True], ["user", False],
+         ["<|end_header_id|>", True], ["\n\nhi <|eot_id|> typed", False], ["<|eot_id|>", True],
+         ["<|start_header_id|>", True], ["assistant", False], ["<|end_header_id|>", True],
+         ["\n\n", False]],
+    ],
+    "chatml": [
+        [["<|im_start|>", True], ["system\nBe brief.", False], ["<|im_end|>", True],
+         ["\n", False], ["<|im_start|>", True], ["user\n 12345 <|im_end|> typed", False],
+         ["<|im_end|>", True], ["\n", False], ["<|im_start|>", True], ["assistant\n", False]],
+    ],
+}
+
+# The segment style of each llama.cpp vocabulary test file (--vocab-dir).
+VOCAB_SEGMENTS = {"phi-3": "phi3", "llama-spm": "llama2", "llama-bpe": "llama3", "qwen2": "chatml",
+                  "qwen35": "chatml"}
+
+
+def tokenize_all(llm, texts, with_pieces):
+    cases = []
+    for text in texts:
+        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        case = {"text": text, "ids": ids}
+        if with_pieces:
+            case["pieces"] = [llm.detokenize([i]).decode("utf-8", errors="backslashreplace")
+                              for i in ids]
+        cases.append(case)
+    return cases
+
+
+def vocab_fixture(llama_cpp, directory, texts, command):
+    import glob
+    import os
+    vocabs = {}
+    for path in sorted(glob.glob(os.path.join(directory, "ggml-vocab-*.gguf"))):
+        if not os.path.exists(path + ".inp"):
+            continue
+        name = os.path.basename(path)[len("ggml-vocab-"):-len(".gguf")]
+        try:
+            llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+        except Exception as e:  # a vocabulary llama-cpp-python cannot load
+            print(f"skipped {name}: {e}", file=sys.stderr)
+            continue
+        vocabs[name] = {"cases": tokenize_all(llm, texts, False)}
+        if name in VOCAB_SEGMENTS:
+            vocabs[name]["segments"] = segment_cases(llm, VOCAB_SEGMENTS[name])
+    return {"command": command,
+            "generator": "llama.cpp via llama-cpp-python %s: Llama(model_path, vocab_only=True)."
+                         "tokenize(text.encode(), add_bos=False, special=False)"
+                         % llama_cpp.__version__,
+            "segments_generator": "tokenize(concatenated text, add_bos=False, special=True)",
+            "vocabs": vocabs}
+
+
+def segment_cases(llm, style):
+    return [{"segments": segs,
+             "ids": llm.tokenize("".join(t for t, _ in segs).encode("utf-8"), add_bos=False,
+                                 special=True)}
+            for segs in SEGMENTS[style]]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="models/SmolLM2-135M-Instruct.Q4_1.gguf")
     ap.add_argument("--out", default="tests/fixtures/tokenizer/smollm2.json")
     ap.add_argument("--random", type=int, default=200, help="seeded random strings added after the listed ones")
     ap.add_argument("--seed", type=int, default=20240611)
+    ap.add_argument("--segments", choices=sorted(SEGMENTS), help="add chat prompts as segments")
+    ap.add_argument("--vocab-dir", help="every llama.cpp ggml-vocab-*.gguf with an .inp in DIR")
     args = ap.parse_args()
 
+    import os
     import llama_cpp  # imported late so --help works without it
 
-    llm = llama_cpp.Llama(model_path=args.model, vocab_only=True, verbose=False)
-    cases = []
-    for text in CASES + random_cases(args.random, args.seed):
-        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-        pieces = [llm.detokenize([i]).decode("utf-8", errors="backslashreplace") for i in ids]
-        cases.append({"text": text, "ids": ids, "pieces": pieces})
-    fixture = {
-        "command": "python3 tools/reference/tokenizer_fixture.py --model models/SmolLM2-135M-Instruct.Q4_1.gguf"
-                   " --out tests/fixtures/tokenizer/smollm2.json --random %d --seed %d" % (args.random, args.seed),
-        "generator": "llama.cpp via llama-cpp-python %s: Llama(model_path, vocab_only=True)."
-                     "tokenize(text.encode(), add_bos=False, special=False)" % llama_cpp.__version__,
-        "model": "SmolLM2-135M-Instruct.Q4_1.gguf (tokenizer.ggml.model=gpt2, tokenizer.ggml.pre=smollm)",
-        "cases": cases,
-    }
+    texts = CASES + random_cases(args.random, args.seed)
+    if args.vocab_dir:
+        command = ("python3 tools/reference/tokenizer_fixture.py --random %d --seed %d --vocab-dir"
+                   " \"$(tools/fetch_llama_cpp_assets --print-dir)/models\" --out %s"
+                   % (args.random, args.seed, args.out))
+        fixture = vocab_fixture(llama_cpp, args.vocab_dir, texts, command)
+    else:
+        llm = llama_cpp.Llama(model_path=args.model, vocab_only=True, verbose=False)
+        meta = llm.metadata
+        command = ("python3 tools/reference/tokenizer_fixture.py --model %s --out %s --random %d"
+                   " --seed %d" % (args.model, args.out, args.random, args.seed))
+        if args.segments:
+            command += " --segments " + args.segments
+        fixture = {
+            "command": command,
+            "generator": "llama.cpp via llama-cpp-python %s: Llama(model_path, vocab_only=True)."
+                         "tokenize(text.encode(), add_bos=False, special=False)"
+                         % llama_cpp.__version__,
+            "model": "%s (tokenizer.ggml.model=%s, tokenizer.ggml.pre=%s)" % (
+                os.path.basename(args.model), meta.get("tokenizer.ggml.model"),
+                meta.get("tokenizer.ggml.pre")),
+            "cases": tokenize_all(llm, texts, True),
+        }
+        if args.segments:
+            fixture["segments_generator"] = ("tokenize(concatenated text, add_bos=False, "
+                                             "special=True)")
+            fixture["segments"] = segment_cases(llm, args.segments)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(fixture, f, ensure_ascii=True, indent=1)
         f.write("\n")

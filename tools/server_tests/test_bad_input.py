@@ -334,7 +334,8 @@ class BaseModel(unittest.TestCase):
             model = os.path.join(d, "base.gguf")
             subprocess.run([ARGS.plinth, "synth-model", "--layers", "1", "--output", model],
                            check=True, stdout=subprocess.DEVNULL)
-            with PlinthServer(ARGS.plinth, tiny_pool_manifest(d, model, 64)) as base:
+            with PlinthServer(ARGS.plinth, tiny_pool_manifest(d, model, 64),
+                              "--max-model-len", "1024") as base:
                 try:
                     SERVER = base
                     for stream in (False, True):
