@@ -135,8 +135,8 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
     conv = {with_default, 1};
   }
   chat::Prompt prompt;
-  family_->render(conv, add_generation_prompt,
-                  {bos_, eos_, date_string_, options.enable_thinking}, prompt);
+  family_->render(conv, add_generation_prompt, {bos_, eos_, date_string_, options.enable_thinking},
+                  prompt);
 
   std::vector<Segment> out;
   for (const chat::Prompt::Piece& p : prompt.pieces()) {

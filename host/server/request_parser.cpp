@@ -225,8 +225,10 @@ ChatTemplate::RenderOptions parse_template_kwargs(const json& body) {
   auto it = body.find("chat_template_kwargs");
   if (it == body.end() || it->is_null()) return o;
   if (!it->is_object()) {
-    throw ApiError::unprocessable("chat_template_kwargs", "chat_template_kwargs: expected an "
-                                                          "object, got " + type_name(*it));
+    throw ApiError::unprocessable("chat_template_kwargs",
+                                  "chat_template_kwargs: expected an "
+                                  "object, got " +
+                                      type_name(*it));
   }
   for (const auto& [key, value] : it->items()) {
     const std::string at = "chat_template_kwargs." + key;

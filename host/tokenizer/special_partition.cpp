@@ -23,10 +23,9 @@ SpecialPartition::SpecialPartition(const std::vector<std::string>& tokens,
                            (a & (token_attr::kControl | token_attr::kUnknown)) != 0,
                            (a & token_attr::kLstrip) != 0, (a & token_attr::kRstrip) != 0});
   }
-  std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     return a.text.size() > b.text.size();
-                   });
+  std::stable_sort(
+      candidates_.begin(), candidates_.end(),
+      [](const Candidate& a, const Candidate& b) { return a.text.size() > b.text.size(); });
 }
 
 void SpecialPartition::split(std::string_view text, bool parse_special,

@@ -10,13 +10,20 @@ namespace {
 
 uint32_t attr_of_type(int32_t type) {
   switch (type) {
-    case 1: return token_attr::kNormal;
-    case 2: return token_attr::kUnknown;
-    case 3: return token_attr::kControl;
-    case 4: return token_attr::kUserDefined;
-    case 5: return token_attr::kUnused;
-    case 6: return token_attr::kByte;
-    default: return token_attr::kUndefined;
+    case 1:
+      return token_attr::kNormal;
+    case 2:
+      return token_attr::kUnknown;
+    case 3:
+      return token_attr::kControl;
+    case 4:
+      return token_attr::kUserDefined;
+    case 5:
+      return token_attr::kUnused;
+    case 6:
+      return token_attr::kByte;
+    default:
+      return token_attr::kUndefined;
   }
 }
 
@@ -26,11 +33,30 @@ bool is_one_of(std::string_view text, std::initializer_list<std::string_view> li
 
 // llama.cpp's special_eog_ids texts (each also made control); they include every EOT/EOM text.
 bool is_eog_text(std::string_view t) {
-  return is_one_of(t, {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
-                       "<|flush|>", "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>",
-                       "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
-                       "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-                       "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+  return is_one_of(t, {"<|eot_id|>",
+                       "<|im_end|>",
+                       "<|end|>",
+                       "<|return|>",
+                       "<|call|>",
+                       "<|flush|>",
+                       "<|calls|>",
+                       "<end_of_turn>",
+                       "<|endoftext|>",
+                       "</s>",
+                       "<|eom_id|>",
+                       "<EOT>",
+                       "_<EOT>",
+                       "[EOT]",
+                       "[EOS]",
+                       "<|end_of_text|>",
+                       "<end_of_utterance>",
+                       "<eos>",
+                       "<turn|>",
+                       "<|tool_response>",
+                       "<\xEF\xBD\x9C"
+                       "end\xE2\x96\x81"
+                       "of\xE2\x96\x81"
+                       "sentence\xEF\xBD\x9C>",
                        "[e~["});
 }
 
@@ -39,14 +65,20 @@ bool is_eog_text(std::string_view t) {
 bool is_fim_text(std::string_view t, const bool has_id[6]) {
   static const std::array<std::initializer_list<std::string_view>, 6> lists = {{
       {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-       "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<PRE>", "\xE2\x96\x81<PRE>",
-       "<|code_prefix|>", "<|prefix|>"},
+       "<\xEF\xBD\x9C"
+       "fim\xE2\x96\x81"
+       "begin\xEF\xBD\x9C>",
+       "<PRE>", "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"},
       {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-       "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>", "<SUF>", "\xE2\x96\x81<SUF>",
-       "<|code_suffix|>", "<|suffix|>"},
+       "<\xEF\xBD\x9C"
+       "fim\xE2\x96\x81"
+       "hole\xEF\xBD\x9C>",
+       "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"},
       {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-       "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>", "\xE2\x96\x81<MID>",
-       "<|code_middle|>", "<|middle|>"},
+       "<\xEF\xBD\x9C"
+       "fim\xE2\x96\x81"
+       "end\xEF\xBD\x9C>",
+       "<MID>", "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"},
       {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
       {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
       {"<|file_sep|>"},

@@ -120,7 +120,8 @@ Tokenizer::Tokenizer(TokenizerSpec spec)
     add_bos_ = spec.add_bos.value_or(pre_->default_add_bos());
   }
   bytes_.reserve(tokens_.size());
-  for (size_t i = 0; i < tokens_.size(); ++i) bytes_.push_back(piece_of(tokens_[i], attrs_[i], spm_));
+  for (size_t i = 0; i < tokens_.size(); ++i)
+    bytes_.push_back(piece_of(tokens_[i], attrs_[i], spm_));
 }
 
 namespace {

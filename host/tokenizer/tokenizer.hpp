@@ -160,8 +160,8 @@ class Tokenizer {
   std::vector<std::string> bytes_;  // per id: what decode() outputs
   TokenIdMap ids_;
   SpecialPartition partition_;
-  std::optional<PreTokenizer> pre_;  // "gpt2"
-  std::optional<BpeModel> bpe_;      // "gpt2"
+  std::optional<PreTokenizer> pre_;    // "gpt2"
+  std::optional<BpeModel> bpe_;        // "gpt2"
   std::optional<SpmModel> spm_model_;  // "llama"
   int32_t bos_id_, eos_id_;
   bool add_bos_;

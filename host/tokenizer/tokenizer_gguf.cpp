@@ -113,14 +113,15 @@ Tokenizer Tokenizer::from_gguf(const GgufFile& file) {
   spec.eos_id = optional_id(file, kEos, default_eos);
   for (const auto& [key, id] : {std::pair{kBos, spec.bos_id}, std::pair{kEos, spec.eos_id}}) {
     if (id >= static_cast<int64_t>(n)) {
-      fail(file, key, "id " + std::to_string(id) + " outside the vocabulary of " +
-                          std::to_string(n));
+      fail(file, key,
+           "id " + std::to_string(id) + " outside the vocabulary of " + std::to_string(n));
     }
   }
   spec.add_bos = file.find_bool(kAddBos);
   spec.attribute_inputs.model_name = file.find_string(kName).value_or("");
   for (size_t k = 0; k < 6; ++k) {
-    spec.attribute_inputs.has_fim_id[k] = file.has(kFimIds[k]) || (k < 3 && file.has(kOldFimIds[k]));
+    spec.attribute_inputs.has_fim_id[k] =
+        file.has(kFimIds[k]) || (k < 3 && file.has(kOldFimIds[k]));
   }
   try {
     return Tokenizer(std::move(spec));

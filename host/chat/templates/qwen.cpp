@@ -22,7 +22,9 @@ constexpr std::string_view kEnd = "<|im_end|>";
 constexpr std::string_view kThink = "<think>";
 constexpr std::string_view kEndThink = "</think>";
 
-bool has_chatml(std::string_view t) { return has(t, kStart) && has(t, kEnd); }
+bool has_chatml(std::string_view t) {
+  return has(t, kStart) && has(t, kEnd);
+}
 
 // The pieces concatenated (appending, which GCC 12's -Wrestrict does not misread as `"x" + s`).
 std::string cat(std::initializer_list<std::string_view> pieces) {
@@ -91,12 +93,15 @@ std::string rstrip_nl(const std::string& s) {
   const size_t e = s.find_last_not_of('\n');
   return e == std::string::npos ? std::string() : s.substr(0, e + 1);
 }
-std::string strip_nl(const std::string& s) { return lstrip_nl(rstrip_nl(s)); }
+std::string strip_nl(const std::string& s) {
+  return lstrip_nl(rstrip_nl(s));
+}
 
 bool looks_like_tool_response(const std::string& s) {
   constexpr std::string_view kOpen = "<tool_response>", kClose = "</tool_response>";
   return s.size() >= kOpen.size() && s.compare(0, kOpen.size(), kOpen) == 0 &&
-         s.size() >= kClose.size() && s.compare(s.size() - kClose.size(), kClose.size(), kClose) == 0;
+         s.size() >= kClose.size() &&
+         s.compare(s.size() - kClose.size(), kClose.size(), kClose) == 0;
 }
 
 class Qwen3 final : public Family {
@@ -151,8 +156,7 @@ class Qwen3 final : public Family {
     out.marker(kEndThink);
     out.text("\n\n");
   }
-  static void assistant_turn(Prompt& out, const std::string& message, bool after_query,
-                             bool last) {
+  static void assistant_turn(Prompt& out, const std::string& message, bool after_query, bool last) {
     std::string content = message;
     std::string reasoning;
     if (has(message, kEndThink)) {

@@ -47,7 +47,8 @@ TEST(ChatLlamaCppTemplates, RecognisedAndRenderedLikeJinja2) {
     const std::string name = entry.at("family");
     const std::string file = entry.at("file");
     SCOPED_TRACE(file);
-    const std::string text = read_file((test::llama_cpp_assets_dir() / "templates" / file).string());
+    const std::string text =
+        read_file((test::llama_cpp_assets_dir() / "templates" / file).string());
     ChatTemplate::Options o;
     o.bos_token = entry.at("bos_token").get<std::string>();
     o.eos_token = entry.at("eos_token").get<std::string>();
@@ -68,7 +69,8 @@ TEST(ChatLlamaCppTemplates, RecognisedAndRenderedLikeJinja2) {
       } else {
         try {
           (void)t.render(msgs, gen, ro);
-          ADD_FAILURE() << c.at("name") << ": jinja2 raised " << c.at("error") << ", plinth did not";
+          ADD_FAILURE() << c.at("name") << ": jinja2 raised " << c.at("error")
+                        << ", plinth did not";
         } catch (const std::invalid_argument& e) {
           EXPECT_NE(std::string(e.what()).find("the " + name + " chat template"), std::string::npos)
               << c.at("name") << ": " << e.what();
@@ -87,7 +89,8 @@ TEST(ChatLlamaCppTemplates, QwenHasItsOwnFamiliesNotChatml) {
   const auto q3 = ChatTemplate::from_family("qwen3", {});
   EXPECT_EQ(q3.render_text({{"user", "hi"}}, true, {false}),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  EXPECT_EQ(q3.render_text({{"user", "hi"}}, true), "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(q3.render_text({{"user", "hi"}}, true),
+            "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   // The think markers are special segments (Qwen3's vocabulary has them as tokens).
   const auto segs = q3.render({{"user", "hi"}}, true, {false});
   EXPECT_TRUE(segs.at(segs.size() - 4).special);

@@ -131,8 +131,7 @@ TEST(TokenizerFromGguf, ReadsTheTokenizerKeys) {
 }
 
 TEST(TokenizerFromGguf, ErrorsNameTheKey) {
-  EXPECT_NE(load_error(tiny_gguf("bert"), "model").find("tokenizer.ggml.model"),
-            std::string::npos);
+  EXPECT_NE(load_error(tiny_gguf("bert"), "model").find("tokenizer.ggml.model"), std::string::npos);
   // An unknown pre-tokenizer is named, with the known ones.
   const std::string pre_error = load_error(tiny_gguf("gpt2", "qwen9"), "pre");
   EXPECT_NE(pre_error.find("tokenizer.ggml.pre"), std::string::npos);

@@ -105,8 +105,8 @@ TEST_P(VocabFile, ExactIdsAndRoundTrips) {
 // pre-tokenizer, "llama" SentencePiece-style).
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, VocabFile,
                          testing::Values("command-r", "deepseek-coder", "deepseek-llm", "falcon",
-                                         "gpt-2", "llama-bpe", "llama-spm", "mpt", "phi-3",
-                                         "qwen2", "qwen35", "refact", "starcoder"),
+                                         "gpt-2", "llama-bpe", "llama-spm", "mpt", "phi-3", "qwen2",
+                                         "qwen35", "refact", "starcoder"),
                          [](const testing::TestParamInfo<std::string>& p) {
                            std::string n = p.param;
                            for (char& c : n) {
