@@ -53,10 +53,7 @@ bool is_eog_text(std::string_view t) {
                        "<eos>",
                        "<turn|>",
                        "<|tool_response>",
-                       "<\xEF\xBD\x9C"
-                       "end\xE2\x96\x81"
-                       "of\xE2\x96\x81"
-                       "sentence\xEF\xBD\x9C>",
+                       "<\uFF5Cend\u2581of\u2581sentence\uFF5C>",
                        "[e~["});
 }
 
@@ -64,21 +61,12 @@ bool is_eog_text(std::string_view t) {
 // rep, sep).
 bool is_fim_text(std::string_view t, const bool has_id[6]) {
   static const std::array<std::initializer_list<std::string_view>, 6> lists = {{
-      {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-       "<\xEF\xBD\x9C"
-       "fim\xE2\x96\x81"
-       "begin\xEF\xBD\x9C>",
-       "<PRE>", "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"},
-      {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-       "<\xEF\xBD\x9C"
-       "fim\xE2\x96\x81"
-       "hole\xEF\xBD\x9C>",
-       "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"},
-      {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-       "<\xEF\xBD\x9C"
-       "fim\xE2\x96\x81"
-       "end\xEF\xBD\x9C>",
-       "<MID>", "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"},
+      {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\uFF5Cfim\u2581begin\uFF5C>", "<PRE>",
+       "\u2581<PRE>", "<|code_prefix|>", "<|prefix|>"},
+      {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\uFF5Cfim\u2581hole\uFF5C>", "<SUF>",
+       "\u2581<SUF>", "<|code_suffix|>", "<|suffix|>"},
+      {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\uFF5Cfim\u2581end\uFF5C>", "<MID>",
+       "\u2581<MID>", "<|code_middle|>", "<|middle|>"},
       {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
       {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
       {"<|file_sep|>"},

@@ -68,18 +68,7 @@ class Mistral final : public Family {
   void render(const Conversation& conv, bool, const SpecialTexts& st, Prompt& out) const override {
     const auto& msgs = conv.messages;
     if (style_ == Style::kClassic) {
-      out.marker(st.bos);
-      for (size_t i = 0; i < msgs.size(); ++i) {
-        check_alternation(conv, i, i);
-        if (msgs[i].role == "user") {
-          user_turn(out, "", msgs[i].content, " ");
-        } else if (msgs[i].role == "assistant") {
-          out.text(msgs[i].content);
-          out.marker(st.eos);
-        } else {
-          throw_message_error(conv, i, name(), "supports only user and assistant roles");
-        }
-      }
+      render_classic(conv, st, out);
       return;
     }
     if (msgs.empty()) throw_empty_error(name());
@@ -100,9 +89,7 @@ class Mistral final : public Family {
           user_turn(out, system, m.content, "", style_ == Style::kNemo ? "" : " ");
         }
       } else if (m.role == "assistant") {
-        std::string reply = style_ == Style::kV3 ? python_strip(m.content) : m.content;
-        if (style_ != Style::kNemo) reply.insert(0, 1, ' ');
-        out.text(reply);
+        out.text(assistant_text(m.content));
         out.marker(st.eos);
       } else {
         throw_message_error(conv, i, name(), kOnlyUserAssistant);
@@ -112,6 +99,28 @@ class Mistral final : public Family {
   std::vector<std::string> stop_texts(const SpecialTexts& st) const override { return {st.eos}; }
 
  private:
+  /// "mistral": "[INST] user [/INST]assistant</s>" per pair, no system role.
+  void render_classic(const Conversation& conv, const SpecialTexts& st, Prompt& out) const {
+    const auto& msgs = conv.messages;
+    out.marker(st.bos);
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      check_alternation(conv, i, i);
+      if (msgs[i].role == "user") {
+        user_turn(out, "", msgs[i].content, " ");
+      } else if (msgs[i].role == "assistant") {
+        out.text(msgs[i].content);
+        out.marker(st.eos);
+      } else {
+        throw_message_error(conv, i, name(), "supports only user and assistant roles");
+      }
+    }
+  }
+  /// What an assistant turn writes before eos: " " + content (v3: trimmed; Nemo: no space).
+  std::string assistant_text(const std::string& content) const {
+    std::string reply = style_ == Style::kV3 ? python_strip(content) : content;
+    if (style_ != Style::kNemo) reply.insert(0, 1, ' ');
+    return reply;
+  }
   /// "[INST]" + after_open + system + content + before_close + "[/INST]".
   static void user_turn(Prompt& out, const std::string& system, const std::string& content,
                         std::string_view before_close, std::string_view after_open = " ") {
