@@ -399,7 +399,10 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
     return;
   }
   o.finished = seq.finished();
-  if (o.finished) o.finish_reason = *seq.finish_reason();
+  if (o.finished) {
+    o.finish_reason = *seq.finish_reason();
+    if (seq.stop_string()) o.stop_string = static_cast<int32_t>(*seq.stop_string());
+  }
   outputs.push_back(std::move(o));
 }
 

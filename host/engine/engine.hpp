@@ -61,6 +61,9 @@ struct RequestOutput {
   std::vector<int32_t> new_token_ids;  ///< tokens sampled this step
   bool finished = false;
   std::string finish_reason;  ///< "stop", "length", "abort" or "error" when finished
+  /// With finish_reason "stop" by a stop string: its index in the request's params.stop; -1
+  /// otherwise (EOS, a stop token id, or not finished).
+  int32_t stop_string = -1;
   std::string error;  ///< with "error": the plugin that broke its contract and the rule, or the
                       ///< non-finite logits row (NonFiniteLogits) and whose it is
   /// With "error": the request's own sampling parameter that drove its logits non-finite

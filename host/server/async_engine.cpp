@@ -166,6 +166,7 @@ void AsyncEngine::deliver(const std::vector<RequestOutput>& outputs) {
     ev.token_ids = o.new_token_ids;
     ev.finished = o.finished;
     ev.finish_reason = o.finish_reason;
+    ev.stop_string = o.stop_string;
     if (o.finish_reason == "error") {  // a plugin broke its contract on this request alone,
       ev.error = o.error;              // or its logits row turned non-finite
       if (!o.error_param.empty()) {    // its own sampling parameter did that: its fault
