@@ -215,6 +215,15 @@ ChatMessage parse_message(const json& m, size_t i) {
                                                           "array of text parts, got " +
                                                           type_name(*content));
   }
+  // An assistant turn's reasoning given apart (vLLM's / llama-server's reasoning_content).
+  if (auto r = m.find("reasoning_content"); r != m.end() && !r->is_null()) {
+    if (!r->is_string()) {
+      throw ApiError::unprocessable(
+          where + ".reasoning_content",
+          where + ".reasoning_content: expected a string or null, got " + type_name(*r));
+    }
+    msg.reasoning_content = r->get<std::string>();
+  }
   return msg;
 }
 

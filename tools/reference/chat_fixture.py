@@ -157,6 +157,13 @@ THINKING_CONVERSATIONS = {
         {"role": "assistant", "content": "<think>\nnow\n</think>it is 42"},
         {"role": "user", "content": "<tool_response>43</tool_response>"},
     ],
+    "reasoning_content_field": [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "answer 1", "reasoning_content": "\nthought 1\n"},
+        {"role": "user", "content": "q2"},
+        {"role": "assistant", "content": "<think>ignored?</think>a2", "reasoning_content": ""},
+        {"role": "assistant", "content": "a3</think>", "reasoning_content": None},
+    ],
     "nested_think_markers": [
         {"role": "user", "content": "say </think> please"},
         {"role": "assistant", "content": "a<think>b</think>c</think>\nd"},

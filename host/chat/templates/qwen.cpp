@@ -2,10 +2,10 @@
 //  - "qwen2.5": ChatML with a default system prompt ("You are Qwen, created by Alibaba Cloud. You
 //    are a helpful assistant." unless the template writes another, e.g. Qwen2.5-Math's), tool
 //    calling not supported; raises on an empty conversation (Qwen/Qwen2.5-7B-Instruct);
-//  - "qwen3": ChatML where assistant turns carry reasoning: "<think>...</think>" is split off an
-//    assistant message's content, and written back (as "<think>\n{reasoning}\n</think>\n\n") only
-//    for assistant turns after the last user query; the generation prompt takes enable_thinking
-//    (false: an empty think block) (Qwen/Qwen3-0.6B).
+//  - "qwen3": ChatML where assistant turns carry reasoning (their reasoning_content, else a
+//    "<think>...</think>" split off the content), written back (as
+//    "<think>\n{reasoning}\n</think>\n\n") only for assistant turns after the last user query; the
+//    generation prompt takes enable_thinking (false: an empty think block) (Qwen/Qwen3-0.6B).
 // Templates: llama.cpp's models/templates/Qwen-Qwen2.5-7B-Instruct.jinja, Qwen-Qwen3-0.6B.jinja.
 #include <initializer_list>
 #include <string>
@@ -136,7 +136,7 @@ class Qwen3 final : public Family {
       if (m.role == "user" || (m.role == "system" && i != 0)) {
         turn(out, m.role, m.content);
       } else if (m.role == "assistant") {
-        assistant_turn(out, m.content, i > last_query, i + 1 == msgs.size());
+        assistant_turn(out, m, i > last_query, i + 1 == msgs.size());
       }
     }
     if (gen) {
@@ -156,11 +156,13 @@ class Qwen3 final : public Family {
     out.marker(kEndThink);
     out.text("\n\n");
   }
-  static void assistant_turn(Prompt& out, const std::string& message, bool after_query, bool last) {
-    std::string content = message;
+  static void assistant_turn(Prompt& out, const ChatMessage& m, bool after_query, bool last) {
+    std::string content = m.content;
     std::string reasoning;
-    if (has(message, kEndThink)) {
-      const std::vector<std::string> parts = split(message, kEndThink);
+    if (m.reasoning_content) {
+      reasoning = *m.reasoning_content;
+    } else if (has(m.content, kEndThink)) {
+      const std::vector<std::string> parts = split(m.content, kEndThink);
       content = lstrip_nl(parts.back());
       reasoning = lstrip_nl(split(rstrip_nl(parts.front()), kThink).back());
     }

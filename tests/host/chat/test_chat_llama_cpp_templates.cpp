@@ -37,7 +37,13 @@ const json& fixture() {
 
 std::vector<ChatMessage> messages_from(const json& j) {
   std::vector<ChatMessage> out;
-  for (const auto& m : j) out.push_back({m.at("role"), m.at("content")});
+  for (const auto& m : j) {
+    ChatMessage msg{m.at("role"), m.at("content")};
+    if (m.contains("reasoning_content") && !m.at("reasoning_content").is_null()) {
+      msg.reasoning_content = m.at("reasoning_content").get<std::string>();
+    }
+    out.push_back(msg);
+  }
   return out;
 }
 
