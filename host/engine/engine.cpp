@@ -88,6 +88,9 @@ uint64_t Engine::add_request(GenerationRequest request) {
   seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
   seq->set_speculative(request.speculative);
   seq->set_needs_logprobs(request.logprobs);
+  if (request.grammar) {
+    seq->set_grammar(std::make_unique<SequenceGrammar>(request.grammar, options_.vocab_size));
+  }
   plinth_sched_request req{};
   req.struct_size = sizeof(req);
   req.seq = id;
@@ -396,6 +399,11 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
     // before the bad row are still delivered.
     if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
     fail_non_finite(seq, bad);
+    return;
+  } catch (const GrammarContractError& bad) {
+    // The grammar plugin broke its contract on this sequence: it alone fails.
+    if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
+    fail_sequence(seq.id(), bad.what());
     return;
   }
   o.finished = seq.finished();

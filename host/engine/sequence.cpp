@@ -18,7 +18,20 @@ Sequence::Sequence(uint64_t id, std::vector<int32_t> prompt, const SamplingParam
 }
 
 std::string Sequence::sample_and_append(std::span<const float> logits, double now) {
-  return append(sampler_.sample(logits, prompt(), output()), now);
+  if (!grammar_) return append(sampler_.sample(logits, prompt(), output()), now);
+  // Structured outputs: the mask after penalties / logit_bias, before greedy, top-k / top-p and
+  // logprobs (Sampler::set_allowed); the plugin must accept the token its mask allowed.
+  sampler_.set_allowed(grammar_->fill().data());
+  Sampler::Result r;
+  try {
+    r = sampler_.sample(logits, prompt(), output());
+  } catch (...) {
+    sampler_.set_allowed(nullptr);
+    throw;
+  }
+  sampler_.set_allowed(nullptr);
+  grammar_->accept(r.token);
+  return append(std::move(r), now);
 }
 
 std::vector<float> Sequence::distribution(std::span<const float> logits,
@@ -35,7 +48,7 @@ std::string Sequence::append_scored(std::span<const float> logits, int32_t token
 
 bool Sequence::argmax_suffices() const {
   const SamplingParams& p = sampler_.params();
-  return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
+  return !grammar_ && sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
          p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
          p.min_tokens == 0;
 }

@@ -3,10 +3,12 @@
 // sampler, detokenizer and stop conditions, and its timings.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/grammar.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/stop_checker.hpp"
 #include "tokenizer/streaming_detokenizer.hpp"
@@ -72,9 +74,16 @@ class Sequence {
   std::string append_argmax(int32_t token, double now);
   /// Tokens the request may still generate (max_tokens minus those generated).
   uint32_t tokens_left() const;
+  /// Constrains the output with a grammar (structured outputs): every later sample is masked by
+  /// the matcher and the sampled token advances it; speculation is off for the sequence.
+  void set_grammar(std::unique_ptr<SequenceGrammar> grammar) {
+    grammar_ = std::move(grammar);
+    if (grammar_) speculative_ = false;
+  }
+  bool constrained() const { return grammar_ != nullptr; }
   /// Whether the request allows speculative decoding (the API's per-request opt-out).
   bool speculative() const { return speculative_; }
-  void set_speculative(bool on) { speculative_ = on; }
+  void set_speculative(bool on) { speculative_ = on && grammar_ == nullptr; }
 
   bool finished() const { return finish_reason_.has_value(); }
   /// "stop", "length", "abort" or "error" once finished.
@@ -122,6 +131,7 @@ class Sequence {
   bool bypass_prefix_cache_ = false;
   bool speculative_ = true;
   bool needs_logprobs_ = false;
+  std::unique_ptr<SequenceGrammar> grammar_;  // structured outputs, or none
 
   std::string append(Sampler::Result r, double now);
 };

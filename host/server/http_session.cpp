@@ -222,6 +222,22 @@ void HttpSession::handle(const Request& req) {
 void HttpSession::start_generation(const Request& req, ApiKind kind) {
   ApiRequest api = parse_request(kind, req.body(), state_->engine.host(), state_->limits);
   std::vector<GenerationRequest> requests = engine_requests(api);
+  if (api.grammar) {
+    // Structured outputs: compiled (or found in the plugin's cache) before the request enters
+    // the engine; a refused constraint is the request's fault (400 naming the field and the
+    // plugin's JSON pointer). The plugin caps the compile time (its compile_timeout_ms).
+    std::shared_ptr<CompiledGrammar> grammar;
+    try {
+      grammar = state_->engine.host().grammar().compile(*api.grammar);
+    } catch (const GrammarSpecError& e) {
+      throw ApiError::invalid(api.grammar->kind == PLINTH_GRAMMAR_JSON_SCHEMA ||
+                                      api.grammar->kind == PLINTH_GRAMMAR_JSON_OBJECT
+                                  ? "response_format"
+                                  : "structured_outputs",
+                              std::string("the output constraint was refused: ") + e.what());
+    }
+    for (GenerationRequest& g : requests) g.grammar = grammar;
+  }
   std::vector<std::string> echo_texts;
   if (api.echo) {
     for (const auto& prompt : api.prompts) {
