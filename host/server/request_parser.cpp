@@ -567,7 +567,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   read_string(body, "cache_salt", r.cache_salt);
   read_bool(body, "speculative", r.speculative);
   read_logprobs(body, kind, r);
-  r.grammar = parse_structured_output(body);
+  r.grammar = parse_structured_output(body, text);
 
   if (kind == ApiKind::kCompletion) {
     r.prompts = parse_prompt(body, host, limits);

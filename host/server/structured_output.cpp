@@ -146,7 +146,7 @@ GrammarSpec structured_outputs(const json& so) {
 
 }  // namespace
 
-std::optional<GrammarSpec> parse_structured_output(const json& body) {
+std::optional<GrammarSpec> parse_structured_output(const json& body, std::string_view raw) {
   const auto rf = body.find("response_format");
   const auto so = body.find("structured_outputs");
   const bool has_rf = rf != body.end() && !rf->is_null();
@@ -155,9 +155,21 @@ std::optional<GrammarSpec> parse_structured_output(const json& body) {
     throw ApiError::invalid("structured_outputs",
                             "give either response_format or structured_outputs, not both");
   }
-  if (has_so) return structured_outputs(*so);
-  if (has_rf) return response_format(*rf);
-  return std::nullopt;
+  std::optional<GrammarSpec> g;
+  if (has_so) g = structured_outputs(*so);
+  if (has_rf) g = response_format(*rf);
+  if (g && g->kind == PLINTH_GRAMMAR_JSON_SCHEMA) {
+    // The same schema with its members in the request's order.
+    const auto ordered = nlohmann::ordered_json::parse(raw, nullptr, false);
+    const nlohmann::ordered_json* s = nullptr;
+    if (has_so && ordered.contains("structured_outputs")) {
+      s = &ordered["structured_outputs"]["json"];
+    } else if (has_rf && ordered.contains("response_format")) {
+      s = &ordered["response_format"]["json_schema"]["schema"];
+    }
+    if (s != nullptr && (s->is_object() || s->is_boolean())) g->spec = s->dump();
+  }
+  return g;
 }
 
 }  // namespace plinth::server

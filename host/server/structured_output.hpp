@@ -10,6 +10,7 @@
 // Wrong types → 422, bad values and both fields at once → 400, each naming the field.
 
 #include <optional>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,9 @@
 namespace plinth::server {
 
 /// The constraint `body` asks for, or nullopt for none (absent, or response_format text).
-/// Throws ApiError.
-std::optional<GrammarSpec> parse_structured_output(const nlohmann::json& body);
+/// `raw` is the body's text: a JSON Schema is taken from it with its members in their order (the
+/// order the output follows), which `body` (sorted keys) has lost. Throws ApiError.
+std::optional<GrammarSpec> parse_structured_output(const nlohmann::json& body,
+                                                   std::string_view raw);
 
 }  // namespace plinth::server
