@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   app.add_option("--data", data_dir, "folder of JSONSchemaBench *.json files")->required();
   app.add_option("--model", model, "GGUF whose vocabulary and tokenizer to use");
   app.add_option("--limit", limit, "at most this many files (0 = all), in name order");
-  app.add_flag("--list-failures", list_failures, "print each file with a wrong verdict");
+  app.add_flag("--list-failures", list_failures, "print each file with a wrong verdict or refused");
   app.add_flag("--compact", compact, "compact whitespace policy instead of bounded");
   uint32_t timeout_ms = 10000;
   app.add_option("--compile-timeout-ms", timeout_ms, "refuse a schema whose compilation takes longer");
@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
     } catch (const CompileError& e) {
       ++refused;
       ++refused_by[refusal_key(e)];
+      if (list_failures) std::printf("REFUSED %s: %s\n", path.filename().c_str(), e.what());
       // A compilation past its limit goes on in the background: let it finish (up to a minute)
       // so that it does not slow down the next ones.
       engine.wait_idle(60000);
