@@ -8,7 +8,10 @@ against the real model, checked by independent parsers:
   - at temperature 0 the same output alone and in a batch of requests sent at once, and
     streamed deltas concatenate to the non-streamed text;
   - bad constraints are 400s naming the field and the JSON pointer, and the server serves the
-    next request.
+    next request;
+  - a second server on the same pipeline plus n-gram speculative decoding and the prefix cache
+    (a manifest written next to the given one) gives the same temperature-0 outputs, twice (the
+    second time from the prefix cache), and its constrained requests drafted tokens.
 
   python3 tools/server_tests/test_structured_outputs.py --plinth build/plinth \
       --manifest manifests/cpu_structured.json
@@ -28,6 +31,8 @@ import test_openai_api  # noqa: E402
 
 SERVER = None
 openai = None
+PLINTH = None
+MANIFEST = None
 
 PERSON = {
     "type": "object",
@@ -170,12 +175,67 @@ class StructuredOutputs(unittest.TestCase):
         self.assertEqual(status, 200, body)
 
 
+def spec_prefix_manifest(manifest):
+    """The given manifest plus spec_decode (n-gram) and prefix_radix, as a temporary file in the
+    same folder (its relative `model` path stays valid)."""
+    import os
+    import tempfile
+    with open(manifest) as f:
+        m = json.load(f)
+    plugins = [p for p in m["plugins"] if p["kind"] != "scheduler"]
+    plugins.append({"kind": "prefix_cache", "library": "prefix_radix"})
+    plugins.append({"kind": "scheduler", "library": "scheduler_continuous",
+                    "config": {"max_num_seqs": 64, "policy": "longest_prefix_first"}})
+    plugins.append({"kind": "speculator", "library": "spec_decode",
+                    "config": {"method": "ngram", "num_speculative_tokens": 4, "min_n": 1,
+                               "max_n": 3}})
+    m["plugins"] = plugins
+    fd, path = tempfile.mkstemp(suffix=".json", dir=os.path.dirname(os.path.abspath(manifest)))
+    with os.fdopen(fd, "w") as f:
+        json.dump(m, f)
+    return path
+
+
+class SpeculationAndPrefixCache(unittest.TestCase):
+    def test_same_outputs_with_speculation_and_prefix_cache(self):
+        import os
+        reqs = [{"messages": ASK, "max_tokens": 100, "temperature": 0,
+                 "response_format": schema_format(PERSON)},
+                {"messages": [{"role": "user", "content": "List three colors as JSON."}],
+                 "max_tokens": 60, "temperature": 0, "response_format": {"type": "json_object"}},
+                {"prompt": "Phone: ", "max_tokens": 20, "temperature": 0,
+                 "structured_outputs": {"regex": r"\(\d{3}\) \d{3}-\d{4}"}}]
+        paths = ["/v1/chat/completions", "/v1/chat/completions", "/v1/completions"]
+
+        def text(body):
+            c = body["choices"][0]
+            return c["message"]["content"] if "message" in c else c["text"]
+
+        plain = [text(post(r, p)[1]) for r, p in zip(reqs, paths)]
+        manifest = spec_prefix_manifest(MANIFEST)
+        try:
+            with PlinthServer(PLINTH, manifest) as other:
+                for _ in range(2):  # the second round hits the prefix cache
+                    got = []
+                    for r, p in zip(reqs, paths):
+                        status, _, data = raw("POST", p, r, server=other)
+                        self.assertEqual(status, 200, data)
+                        got.append(text(json.loads(data)))
+                    self.assertEqual(got, plain)
+                drafted = other.metrics().get("plinth_spec_decode_num_draft_tokens_total", 0)
+                self.assertGreater(drafted, 0, "constrained requests never speculated")
+                other.stop()
+        finally:
+            os.unlink(manifest)
+
+
 def main():
-    global SERVER, openai
+    global SERVER, openai, PLINTH, MANIFEST
     p = argparse.ArgumentParser()
     p.add_argument("--plinth", required=True)
     p.add_argument("--manifest", required=True)
     args, rest = p.parse_known_args()
+    PLINTH, MANIFEST = args.plinth, args.manifest
     openai = ensure_openai()
     if openai is None:
         print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
