@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
   app.add_option("--data", data_dir, "folder of JSONSchemaBench *.json files")->required();
   app.add_option("--model", model, "GGUF whose vocabulary and tokenizer to use");
   app.add_option("--limit", limit, "at most this many files (0 = all), in name order");
+  size_t stride = 1;
+  app.add_option("--stride", stride, "take every stride-th file in name order (a sample)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--list-failures", list_failures, "print each file with a wrong verdict or refused");
   app.add_flag("--compact", compact, "compact whitespace policy instead of bounded");
   uint32_t timeout_ms = 10000;
@@ -117,6 +120,11 @@ int main(int argc, char** argv) {
     if (e.path().extension() == ".json") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
+  if (stride > 1) {
+    std::vector<fs::path> every;
+    for (size_t i = 0; i < files.size(); i += stride) every.push_back(files[i]);
+    files.swap(every);
+  }
   if (limit != 0 && files.size() > limit) files.resize(limit);
 
   std::vector<double> compile_ms, mask_us;

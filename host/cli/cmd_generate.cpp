@@ -137,6 +137,7 @@ Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
   s.unfinished.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     for (GenerationRequest& r : server::engine_requests(items[i].api)) {
+      r.grammar = items[i].grammar;
       const uint64_t id = engine.add_request(std::move(r));
       s.ids.push_back(id);
       s.item_ids[i].push_back(id);
