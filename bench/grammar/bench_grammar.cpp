@@ -9,7 +9,8 @@
 // then the matcher accepts it; at the end the matcher must be able to end. A valid instance must
 // pass all of that; an invalid one must fail somewhere. Prints compile and mask percentiles, the
 // counts, and the refusals by keyword; --list-failures names each file with a wrong verdict.
-// Exit status 3 when any invalid instance is accepted or a mask refuses a token the matcher accepts.
+// Exit status 3 when any invalid instance is accepted or a mask refuses a token the matcher
+// accepts.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -83,8 +84,9 @@ Verdict run_instance(Engine& engine, const std::shared_ptr<const plinth::grammar
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_grammar: grammar engine compile / mask times and correctness over "
-               "JSONSchemaBench files"};
+  CLI::App app{
+      "bench_grammar: grammar engine compile / mask times and correctness over "
+      "JSONSchemaBench files"};
   std::string data_dir, model = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
   size_t limit = 0;
   bool list_failures = false, compact = false, strict = false;
@@ -97,7 +99,8 @@ int main(int argc, char** argv) {
   app.add_flag("--list-failures", list_failures, "print each file with a wrong verdict or refused");
   app.add_flag("--compact", compact, "compact whitespace policy instead of bounded");
   uint32_t timeout_ms = 10000;
-  app.add_option("--compile-timeout-ms", timeout_ms, "refuse a schema whose compilation takes longer");
+  app.add_option("--compile-timeout-ms", timeout_ms,
+                 "refuse a schema whose compilation takes longer");
   app.add_flag("--strict", strict, "absent additionalProperties = false (OpenAI strict)");
   CLI11_PARSE(app, argc, argv);
 

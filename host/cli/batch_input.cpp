@@ -163,10 +163,10 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
     try {
       item.grammar = host.grammar().compile(*item.api.grammar);
     } catch (const GrammarSpecError& e) {
-      throw std::invalid_argument(where + "key \"" +
-                                  (body.contains("structured_outputs") ? "structured_outputs"
-                                                                       : "response_format") +
-                                  "\": the output constraint was refused: " + e.what());
+      throw std::invalid_argument(
+          where + "key \"" +
+          (body.contains("structured_outputs") ? "structured_outputs" : "response_format") +
+          "\": the output constraint was refused: " + e.what());
     }
   }
   return item;

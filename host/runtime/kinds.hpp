@@ -15,8 +15,8 @@ namespace plinth {
 /// A draft backend (`"role": "draft"`) is created right after the target backend, before the
 /// kv_cache, and destroyed right before the target backend (Pipeline::instantiate).
 inline constexpr std::array<plinth_plugin_kind, 7> kCreationOrder = {
-    PLINTH_KIND_BACKEND,    PLINTH_KIND_KV_CACHE,     PLINTH_KIND_PREFIX_CACHE,
-    PLINTH_KIND_SCHEDULER,  PLINTH_KIND_SPECULATOR,   PLINTH_KIND_GRAPH_RUNNER,
+    PLINTH_KIND_BACKEND,   PLINTH_KIND_KV_CACHE,   PLINTH_KIND_PREFIX_CACHE,
+    PLINTH_KIND_SCHEDULER, PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER,
     PLINTH_KIND_GRAMMAR};
 
 /// "backend", "kv_cache", ...; "unknown" for a value outside plinth_plugin_kind.

@@ -124,12 +124,12 @@ class Pipeline {
 
   Manifest manifest_;
   HostContext& host_;
-  std::unique_ptr<PluginHostApi> plugin_api_;  // outlives every instance (destroyed after them)
-  std::vector<PipelinePlugin> plugins_;        // manifest order
-  std::vector<PipelinePlugin*> created_;       // creation order
-  const GgufFile* target_file_ = nullptr;      // the LoadedModel overloads' file, not owned
+  std::unique_ptr<PluginHostApi> plugin_api_;    // outlives every instance (destroyed after them)
+  std::vector<PipelinePlugin> plugins_;          // manifest order
+  std::vector<PipelinePlugin*> created_;         // creation order
+  const GgufFile* target_file_ = nullptr;        // the LoadedModel overloads' file, not owned
   const plinth_grammar_vocab* vocab_ = nullptr;  // during instantiate_grammar only
-  std::unique_ptr<LoadedModel> draft_model_;   // outlives the instances (destroyed after them)
+  std::unique_ptr<LoadedModel> draft_model_;     // outlives the instances (destroyed after them)
 };
 
 }  // namespace plinth

@@ -137,13 +137,13 @@ class Sampler {
 
   SamplingParams params_;
   std::mt19937_64 rng_;
-  std::vector<Candidate> cand_;      // [vocab] scratch
-  std::vector<uint8_t> seen_;        // [vocab] repetition-penalty mask; allocated on first use
-  std::vector<int32_t> counts_;      // [vocab] output-token counts; allocated on first use
-  std::vector<int32_t> suppressed_;  // masked while output < min_tokens (stop ids + EOS)
-  size_t num_kept_ = 0;              // survivors of filter(): cand_[0, num_kept_)
-  double max_logit_ = 0.0;           // max penalized logit, set by apply_penalties
-  double full_sum_ = -1.0;           // filter()'s sum over the whole vocab when T = 1, else -1
+  std::vector<Candidate> cand_;        // [vocab] scratch
+  std::vector<uint8_t> seen_;          // [vocab] repetition-penalty mask; allocated on first use
+  std::vector<int32_t> counts_;        // [vocab] output-token counts; allocated on first use
+  std::vector<int32_t> suppressed_;    // masked while output < min_tokens (stop ids + EOS)
+  size_t num_kept_ = 0;                // survivors of filter(): cand_[0, num_kept_)
+  double max_logit_ = 0.0;             // max penalized logit, set by apply_penalties
+  double full_sum_ = -1.0;             // filter()'s sum over the whole vocab when T = 1, else -1
   const uint32_t* allowed_ = nullptr;  // the grammar's mask (set_allowed), or none
 };
 

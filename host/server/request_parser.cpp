@@ -331,10 +331,9 @@ void refuse_unsupported(const json& body, ApiKind kind) {
     const json& v = *it;
     const std::string k = key;
     if (kind == ApiKind::kCompletion && (k == "echo" || k == "best_of")) continue;
-    const bool asks_nothing =
-        (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
-        ((k == "tools" || k == "functions") && v.empty()) ||
-        ((k == "tool_choice" || k == "function_call") && v == "none");
+    const bool asks_nothing = (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
+                              ((k == "tools" || k == "functions") && v.empty()) ||
+                              ((k == "tool_choice" || k == "function_call") && v == "none");
     if (asks_nothing) continue;
     throw ApiError(400, "invalid_request_error",
                    "`" + k + "` is not supported by this server yet; remove it from the request", k,

@@ -21,8 +21,8 @@ GrammarSpec json_schema_spec(const json& schema, const std::string& field, bool 
   } else if (schema.is_object() || schema.is_boolean()) {
     g.spec = schema.dump();
   } else {
-    throw ApiError::unprocessable(field, field + ": expected a JSON Schema object, got " +
-                                             std::string(schema.type_name()));
+    throw ApiError::unprocessable(
+        field, field + ": expected a JSON Schema object, got " + std::string(schema.type_name()));
   }
   return g;
 }
@@ -82,9 +82,9 @@ std::optional<GrammarSpec> response_format(const json& rf) {
 
 GrammarSpec structured_outputs(const json& so) {
   if (!so.is_object()) {
-    throw ApiError::unprocessable("structured_outputs",
-                                  "structured_outputs: expected an object, got " +
-                                      std::string(so.type_name()));
+    throw ApiError::unprocessable(
+        "structured_outputs",
+        "structured_outputs: expected an object, got " + std::string(so.type_name()));
   }
   std::optional<GrammarSpec> out;
   auto one = [&](const char* key) {
@@ -117,8 +117,7 @@ GrammarSpec structured_outputs(const json& so) {
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_string()) {
           throw ApiError::unprocessable(field + "[" + std::to_string(i) + "]",
-                                        field + "[" + std::to_string(i) +
-                                            "]: expected a string");
+                                        field + "[" + std::to_string(i) + "]: expected a string");
         }
       }
       GrammarSpec g;
@@ -133,8 +132,9 @@ GrammarSpec structured_outputs(const json& so) {
         out = std::move(g);
       }
     } else {
-      throw ApiError::invalid(field, field + ": unknown; structured_outputs takes one of json, "
-                                             "regex, choice, grammar, json_object");
+      throw ApiError::invalid(field, field +
+                                         ": unknown; structured_outputs takes one of json, "
+                                         "regex, choice, grammar, json_object");
     }
   }
   if (!out) {

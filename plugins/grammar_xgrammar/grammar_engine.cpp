@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "schema_subset.hpp"
 
@@ -166,15 +166,14 @@ std::shared_ptr<const Compiled> Engine::compile_and_cache(const std::string& key
   return compiled;
 }
 
-std::shared_ptr<const Compiled> Engine::compile_with_timeout(const std::string& key,
-                                                             SpecKind kind, std::string spec,
+std::shared_ptr<const Compiled> Engine::compile_with_timeout(const std::string& key, SpecKind kind,
+                                                             std::string spec,
                                                              const CompileOptions& options) {
   {
     std::lock_guard lock(mu_);
     if (abandoned_ >= kMaxBackgroundCompiles) {
       ++stats_.refused;
-      throw CompileError("", "the grammar engine is still busy with " +
-                                 std::to_string(abandoned_) +
+      throw CompileError("", "the grammar engine is still busy with " + std::to_string(abandoned_) +
                                  " compilations that ran past their time limit; retry later");
     }
     ++running_;
@@ -218,8 +217,7 @@ std::shared_ptr<const Compiled> Engine::compile_with_timeout(const std::string& 
     ++abandoned_;
     ++stats_.refused;
     throw CompileError("", "compiling it took longer than the limit of " +
-                               std::to_string(options.timeout_ms) +
-                               " ms; simplify the constraint");
+                               std::to_string(options.timeout_ms) + " ms; simplify the constraint");
   }
   if (shared->error) std::rethrow_exception(shared->error);
   return shared->result;
@@ -251,8 +249,8 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
             R"({"type": "object"})", any_ws, std::nullopt, seps, false, max_ws));
         break;
       case SpecKind::kRegex:
-        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
-            compiler_->CompileRegex(std::string(spec)));
+        out->grammar =
+            std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileRegex(std::string(spec)));
         break;
       case SpecKind::kChoice:
         out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
@@ -346,8 +344,7 @@ std::string Matcher::forced_bytes() {
 void fill_many(Matcher* const* matchers, uint32_t num, uint32_t* bitmask, uint32_t words_per_row,
                int32_t vocab_size) {
   for (uint32_t i = 0; i < num; ++i) {
-    matchers[i]->fill(bitmask + static_cast<size_t>(i) * words_per_row, words_per_row,
-                      vocab_size);
+    matchers[i]->fill(bitmask + static_cast<size_t>(i) * words_per_row, words_per_row, vocab_size);
   }
 }
 

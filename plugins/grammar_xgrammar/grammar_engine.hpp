@@ -6,8 +6,8 @@
 // Threads: Engine::compile and stats may be called from any number of threads at once; a Matcher
 // from one thread at a time.
 
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -34,7 +34,13 @@ struct Vocabulary {
 };
 
 /// Mirrors plinth_grammar_spec_kind.
-enum class SpecKind : int32_t { kJsonSchema = 1, kJsonObject = 2, kRegex = 3, kChoice = 4, kEbnf = 5 };
+enum class SpecKind : int32_t {
+  kJsonSchema = 1,
+  kJsonObject = 2,
+  kRegex = 3,
+  kChoice = 4,
+  kEbnf = 5
+};
 
 struct CompileOptions {
   bool compact = false;         ///< no whitespace at all (else bounded runs)

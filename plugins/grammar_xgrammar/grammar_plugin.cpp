@@ -74,8 +74,8 @@ int32_t create(const plinth_create_args* args, plinth_instance** out, plinth_err
       throw std::invalid_argument("grammar_xgrammar needs a host of ABI 1.4 (create_args.vocab)");
     }
     auto p = std::make_unique<Plugin>();
-    const auto config = nlohmann::json::parse(args->config_json != nullptr ? args->config_json
-                                                                           : "{}");
+    const auto config =
+        nlohmann::json::parse(args->config_json != nullptr ? args->config_json : "{}");
     p->timeout_ms = config.value("compile_timeout_ms", 10000u);
     p->max_spec_bytes = config.value("max_spec_bytes", 1u << 20);
     p->host = plinth::sdk::Host(args->host, "grammar_xgrammar");
@@ -144,10 +144,10 @@ int32_t fill_bitmask(plinth_instance* inst, plinth_grammar_matcher* const* match
     return set_error(err, PLINTH_ERR_INVALID_ARGUMENT, "fill_bitmask: NULL arrays");
   }
   if (words_per_row < p.engine->words_per_row()) {
-    return set_error(err, PLINTH_ERR_INVALID_ARGUMENT,
-                     "fill_bitmask: words_per_row " + std::to_string(words_per_row) +
-                         " is below ceil(vocab_size / 32) = " +
-                         std::to_string(p.engine->words_per_row()));
+    return set_error(
+        err, PLINTH_ERR_INVALID_ARGUMENT,
+        "fill_bitmask: words_per_row " + std::to_string(words_per_row) +
+            " is below ceil(vocab_size / 32) = " + std::to_string(p.engine->words_per_row()));
   }
   return guard(err, [&] {
     for (uint32_t i = 0; i < num; ++i) {

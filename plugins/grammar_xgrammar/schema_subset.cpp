@@ -2,8 +2,8 @@
 
 #include <array>
 #include <set>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace plinth::grammar {
@@ -12,32 +12,66 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 13> kAnnotations = {
-    "title",    "description", "default",  "examples", "$schema",     "$id",        "$comment",
-    "deprecated", "readOnly",  "writeOnly", "$defs",   "definitions", "contentMediaType"};
+    "title", "description", "default",         "examples", "$schema",
+    "$id",   "$comment",    "deprecated",      "readOnly", "writeOnly",
+    "$defs", "definitions", "contentMediaType"};
 
 /// Assertion and applicator keywords of JSON Schema (drafts 4 to 2020-12) outside the subset.
-constexpr std::array<std::string_view, 26> kUnenforced = {
-    "multipleOf",       "uniqueItems",      "not",
-    "if",               "then",             "else",
-    "dependentRequired", "dependentSchemas", "dependencies",
-    "contains",         "minContains",      "maxContains",
-    "patternProperties", "propertyNames",   "minProperties",
-    "maxProperties",    "unevaluatedProperties", "unevaluatedItems",
-    "additionalItems",  "$dynamicRef",      "$recursiveRef",
-    "$dynamicAnchor",   "$recursiveAnchor", "$anchor",
-    "contentEncoding",  "contentSchema"};
+constexpr std::array<std::string_view, 26> kUnenforced = {"multipleOf",
+                                                          "uniqueItems",
+                                                          "not",
+                                                          "if",
+                                                          "then",
+                                                          "else",
+                                                          "dependentRequired",
+                                                          "dependentSchemas",
+                                                          "dependencies",
+                                                          "contains",
+                                                          "minContains",
+                                                          "maxContains",
+                                                          "patternProperties",
+                                                          "propertyNames",
+                                                          "minProperties",
+                                                          "maxProperties",
+                                                          "unevaluatedProperties",
+                                                          "unevaluatedItems",
+                                                          "additionalItems",
+                                                          "$dynamicRef",
+                                                          "$recursiveRef",
+                                                          "$dynamicAnchor",
+                                                          "$recursiveAnchor",
+                                                          "$anchor",
+                                                          "contentEncoding",
+                                                          "contentSchema"};
 
 /// The keywords enforced (besides annotations): the subset of the header.
-constexpr std::array<std::string_view, 22> kKnown = {
-    "type",     "properties", "required",   "additionalProperties", "items", "prefixItems",
-    "minItems", "maxItems",   "enum",       "const",                "anyOf", "oneOf",
-    "allOf",    "$ref",       "minLength",  "maxLength",            "pattern", "format",
-    "minimum",  "maximum",    "exclusiveMinimum", "exclusiveMaximum"};
+constexpr std::array<std::string_view, 22> kKnown = {"type",
+                                                     "properties",
+                                                     "required",
+                                                     "additionalProperties",
+                                                     "items",
+                                                     "prefixItems",
+                                                     "minItems",
+                                                     "maxItems",
+                                                     "enum",
+                                                     "const",
+                                                     "anyOf",
+                                                     "oneOf",
+                                                     "allOf",
+                                                     "$ref",
+                                                     "minLength",
+                                                     "maxLength",
+                                                     "pattern",
+                                                     "format",
+                                                     "minimum",
+                                                     "maximum",
+                                                     "exclusiveMinimum",
+                                                     "exclusiveMaximum"};
 
 /// Formats the engine enforces exactly. Not date and date-time: the engine's grammar does not
 /// check the day against the month ("2022-02-31" would pass).
-constexpr std::array<std::string_view, 8> kFormats = {
-    "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uuid"};
+constexpr std::array<std::string_view, 8> kFormats = {"time", "duration", "email", "hostname",
+                                                      "ipv4", "ipv6",     "uri",   "uuid"};
 
 template <size_t N>
 bool contains(const std::array<std::string_view, N>& a, std::string_view s) {
@@ -125,8 +159,9 @@ class Checker {
     if (key == "pattern") return pattern(v, ptr);
     if (key == "format") {
       if (v.is_string() && contains(kFormats, v.get<std::string>())) return true;
-      return refuse(ptr, "format " + v.dump() + " is not enforced; supported: time, duration, "
-                         "email, hostname, ipv4, ipv6, uri, uuid");
+      return refuse(ptr, "format " + v.dump() +
+                             " is not enforced; supported: time, duration, "
+                             "email, hostname, ipv4, ipv6, uri, uuid");
     }
     if (key == "type") return type(v, ptr);
     if (key == "required" || key == "enum" || key == "const") return true;
@@ -151,8 +186,8 @@ class Checker {
   }
 
   bool type(const json& v, const std::string& ptr) {
-    static const std::set<std::string> names = {"string", "number",  "integer", "boolean",
-                                                "object", "array",   "null"};
+    static const std::set<std::string> names = {"string", "number", "integer", "boolean",
+                                                "object", "array",  "null"};
     if (v.is_string() && names.count(v.get<std::string>()) != 0) return true;
     if (v.is_array() && !v.empty()) {
       for (const auto& t : v) {
@@ -233,10 +268,9 @@ class Checker {
         break;
       }
       auto t = alt.find("type");
-      if (t == alt.end() || !t->is_string() || !types.insert(t->get<std::string>() == "integer"
-                                                                  ? "number"
-                                                                  : t->get<std::string>())
-                                                       .second) {
+      if (t == alt.end() || !t->is_string() ||
+          !types.insert(t->get<std::string>() == "integer" ? "number" : t->get<std::string>())
+               .second) {
         by_type = false;
       }
       auto c = alt.find("const");
@@ -252,8 +286,9 @@ class Checker {
       }
     }
     if (by_type || by_value) return true;
-    return refuse(ptr, "oneOf is enforced only when its alternatives are disjoint (distinct types "
-                       "or distinct const / enum values); use anyOf if overlap is acceptable");
+    return refuse(ptr,
+                  "oneOf is enforced only when its alternatives are disjoint (distinct types "
+                  "or distinct const / enum values); use anyOf if overlap is acceptable");
   }
 
   /// Known keywords of `s` other than annotations.
@@ -268,10 +303,11 @@ class Checker {
 
   static bool has_type(const json& value, const std::string& t) {
     if (t == "string") return value.is_string();
-    if (t == "integer") return value.is_number_integer() ||
-                               (value.is_number_float() &&
-                                value.get<double>() == static_cast<double>(
-                                                           static_cast<int64_t>(value.get<double>())));
+    if (t == "integer")
+      return value.is_number_integer() ||
+             (value.is_number_float() &&
+              value.get<double>() ==
+                  static_cast<double>(static_cast<int64_t>(value.get<double>())));
     if (t == "number") return value.is_number();
     if (t == "boolean") return value.is_boolean();
     if (t == "object") return value.is_object();

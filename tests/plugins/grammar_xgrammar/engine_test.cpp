@@ -20,8 +20,8 @@ using plinth::grammar::Vocabulary;
 // ids: 0 "<eos>" (control, stop), 1 "<|im_start|>" (control), then text tokens.
 Vocabulary tiny_vocab() {
   Vocabulary v;
-  const std::vector<std::string> text = {"{",  "}", "\"", "a",  "b",   ":",  " ",   "1",
-                                         "2",  ",", "yes", "no", "{\"", "\":", "ab", "<|im_start|>"};
+  const std::vector<std::string> text = {"{", "}", "\"",  "a",  "b",   ":",   " ",  "1",
+                                         "2", ",", "yes", "no", "{\"", "\":", "ab", "<|im_start|>"};
   v.bytes = {"<eos>", "<|im_start|>"};
   v.types = {3, 3};
   for (const auto& t : text) {

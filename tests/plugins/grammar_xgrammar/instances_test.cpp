@@ -118,9 +118,10 @@ TEST(GrammarInstances, JsonSchemaTestSuiteDraft7) {
                f.filename().string() + ": " + group.value("description", ""), tally);
     }
   }
-  std::printf("JSON Schema Test Suite draft 7: %d schemas compiled, %d refused; %d valid instances, "
-              "%d rejected; %d invalid instances, none accepted\n",
-              tally.compiled, tally.refused, tally.valid, tally.valid_rejected, tally.invalid);
+  std::printf(
+      "JSON Schema Test Suite draft 7: %d schemas compiled, %d refused; %d valid instances, "
+      "%d rejected; %d invalid instances, none accepted\n",
+      tally.compiled, tally.refused, tally.valid, tally.valid_rejected, tally.invalid);
   // Measured: 36 of the 124 draft-7 schemas compile (the suite tests each keyword alone, often
   // without the "type" the engine needs), with 76 invalid instances; a drop means the subset
   // check started refusing what it enforces.
@@ -142,9 +143,10 @@ TEST(GrammarInstances, JsonSchemaBenchSample) {
     const ordered_json doc = ordered_json::parse(in);
     run_case(doc.at("schema"), doc.at("tests"), f.filename().string(), tally);
   }
-  std::printf("JSONSchemaBench sample: %d schemas compiled, %d refused; %d valid instances, %d "
-              "rejected; %d invalid instances, none accepted\n",
-              tally.compiled, tally.refused, tally.valid, tally.valid_rejected, tally.invalid);
+  std::printf(
+      "JSONSchemaBench sample: %d schemas compiled, %d refused; %d valid instances, %d "
+      "rejected; %d invalid instances, none accepted\n",
+      tally.compiled, tally.refused, tally.valid, tally.valid_rejected, tally.invalid);
   // The sample holds schemas the engine compiles; at most 1% of valid instances may be rejected.
   EXPECT_EQ(tally.refused, 0);
   EXPECT_LE(tally.valid_rejected * 100, tally.valid);

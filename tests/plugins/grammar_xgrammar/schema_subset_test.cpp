@@ -50,7 +50,8 @@ TEST(SchemaSubset, RefusesWhatTheEngineWouldSilentlyDrop) {
   EXPECT_EQ(refused_at(R"({"$ref": "#/$defs/a", "maxLength": 2, "$defs": {"a": {}}})"),
             "/maxLength");
   EXPECT_EQ(refused_at(R"({"allOf": [{}, {}]})"), "/allOf");
-  EXPECT_EQ(refused_at(R"({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})"), "/oneOf");
+  EXPECT_EQ(refused_at(R"({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})"),
+            "/oneOf");
   EXPECT_EQ(refused_at(R"({"$ref": "https://example.com/s.json"})"), "/$ref");
   // a type's keywords without that single type
   EXPECT_EQ(refused_at(R"({"maxLength": 2})"), "/maxLength");
