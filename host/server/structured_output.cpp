@@ -80,6 +80,50 @@ std::optional<GrammarSpec> response_format(const json& rf) {
   return json_schema_spec(*schema, "response_format.json_schema.schema", strict);
 }
 
+GrammarSpec string_spec(int32_t kind, const json& v, const std::string& field) {
+  if (!v.is_string() || v.get<std::string>().empty()) {
+    throw ApiError::unprocessable(field, field + ": expected a non-empty string");
+  }
+  GrammarSpec g;
+  g.kind = kind;
+  g.spec = v.get<std::string>();
+  return g;
+}
+
+GrammarSpec choice_spec(const json& v, const std::string& field) {
+  if (!v.is_array() || v.empty()) {
+    throw ApiError::unprocessable(field, field + ": expected a non-empty array of strings");
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      const std::string at = field + "[" + std::to_string(i) + "]";
+      throw ApiError::unprocessable(at, at + ": expected a string");
+    }
+  }
+  GrammarSpec g;
+  g.kind = PLINTH_GRAMMAR_CHOICE;
+  g.spec = v.dump();
+  return g;
+}
+
+/// One member of structured_outputs; nullopt for one that asks for nothing (json_object: false).
+std::optional<GrammarSpec> structured_output_member(const std::string& key, const json& v) {
+  const std::string field = "structured_outputs." + key;
+  if (key == "json") return json_schema_spec(v, field, false);
+  if (key == "regex") return string_spec(PLINTH_GRAMMAR_REGEX, v, field);
+  if (key == "grammar") return string_spec(PLINTH_GRAMMAR_EBNF, v, field);
+  if (key == "choice") return choice_spec(v, field);
+  if (key == "json_object") {
+    if (v != true) return std::nullopt;
+    GrammarSpec g;
+    g.kind = PLINTH_GRAMMAR_JSON_OBJECT;
+    return g;
+  }
+  throw ApiError::invalid(field, field +
+                                     ": unknown; structured_outputs takes one of json, regex, "
+                                     "choice, grammar, json_object");
+}
+
 GrammarSpec structured_outputs(const json& so) {
   if (!so.is_object()) {
     throw ApiError::unprocessable(
@@ -87,55 +131,16 @@ GrammarSpec structured_outputs(const json& so) {
         "structured_outputs: expected an object, got " + std::string(so.type_name()));
   }
   std::optional<GrammarSpec> out;
-  auto one = [&](const char* key) {
+  for (const auto& [key, v] : so.items()) {
+    if (v.is_null()) continue;
+    std::optional<GrammarSpec> g = structured_output_member(key, v);
+    if (!g) continue;
     if (out) {
-      throw ApiError::invalid(std::string("structured_outputs.") + key,
+      throw ApiError::invalid("structured_outputs." + key,
                               "structured_outputs: give exactly one of json, regex, choice, "
                               "grammar");
     }
-  };
-  for (const auto& [key, v] : so.items()) {
-    if (v.is_null()) continue;
-    const std::string field = "structured_outputs." + key;
-    if (key == "json") {
-      one("json");
-      out = json_schema_spec(v, field, false);
-    } else if (key == "regex" || key == "grammar") {
-      one(key.c_str());
-      if (!v.is_string() || v.get<std::string>().empty()) {
-        throw ApiError::unprocessable(field, field + ": expected a non-empty string");
-      }
-      GrammarSpec g;
-      g.kind = key == "regex" ? PLINTH_GRAMMAR_REGEX : PLINTH_GRAMMAR_EBNF;
-      g.spec = v.get<std::string>();
-      out = std::move(g);
-    } else if (key == "choice") {
-      one("choice");
-      if (!v.is_array() || v.empty()) {
-        throw ApiError::unprocessable(field, field + ": expected a non-empty array of strings");
-      }
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) {
-          throw ApiError::unprocessable(field + "[" + std::to_string(i) + "]",
-                                        field + "[" + std::to_string(i) + "]: expected a string");
-        }
-      }
-      GrammarSpec g;
-      g.kind = PLINTH_GRAMMAR_CHOICE;
-      g.spec = v.dump();
-      out = std::move(g);
-    } else if (key == "json_object") {
-      if (v == true) {
-        one("json_object");
-        GrammarSpec g;
-        g.kind = PLINTH_GRAMMAR_JSON_OBJECT;
-        out = std::move(g);
-      }
-    } else {
-      throw ApiError::invalid(field, field +
-                                         ": unknown; structured_outputs takes one of json, "
-                                         "regex, choice, grammar, json_object");
-    }
+    out = std::move(g);
   }
   if (!out) {
     throw ApiError::invalid("structured_outputs",

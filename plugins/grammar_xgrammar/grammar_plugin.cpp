@@ -3,8 +3,7 @@
 #include <plinth/grammar.h>
 #include <plinth/plugin.hpp>
 
-#include <atomic>
-#include <cstring>
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -70,6 +69,7 @@ int32_t create(const plinth_create_args* args, plinth_instance** out, plinth_err
     return set_error(err, PLINTH_ERR_INVALID_ARGUMENT, "create: args and out must not be NULL");
   }
   return guard(err, [&] {
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): the field is a pointer, its size is meant
     if (!PLINTH_HAS_FIELD(args, plinth_create_args, vocab)) {
       throw std::invalid_argument("grammar_xgrammar needs a host of ABI 1.4 (create_args.vocab)");
     }
@@ -191,7 +191,7 @@ int32_t forced_bytes(plinth_instance*, plinth_grammar_matcher* m, char* buf, siz
   return guard(err, [&] {
     const std::string s = matcher(m).forced_bytes();
     const size_t n = s.size() < capacity ? s.size() : capacity;
-    if (n != 0) std::memcpy(buf, s.data(), n);
+    std::copy_n(s.data(), n, buf);
     *out_len = n;
   });
 }

@@ -1,6 +1,7 @@
 #include "schema_subset.hpp"
 
 #include <array>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -108,7 +109,7 @@ class Checker {
     if (s.is_boolean()) return true;
     if (!s.is_object()) return refuse(ptr, "a schema must be an object or a boolean");
     for (const auto& [key, value] : s.items()) {
-      if (!keyword(s, key, value, ptr + "/" + escape(key), depth)) return false;
+      if (!keyword(key, value, ptr + "/" + escape(key), depth)) return false;
     }
     return combination_rules(s, ptr);
   }
@@ -136,11 +137,12 @@ class Checker {
     return true;
   }
 
-  bool keyword(const json& s, const std::string& key, const json& v, const std::string& ptr,
-               int depth) {
-    if (key == "$defs" || key == "definitions") return each_schema_in_object(v, ptr, depth);
-    if (contains(kAnnotations, key)) return true;
-    if (key == "properties") return each_schema_in_object(v, ptr, depth);
+  /// The applicators: keywords holding schemas. nullopt when `key` is none of them.
+  std::optional<bool> applicator(const std::string& key, const json& v, const std::string& ptr,
+                                 int depth) {
+    if (key == "$defs" || key == "definitions" || key == "properties") {
+      return each_schema_in_object(v, ptr, depth);
+    }
     if (key == "additionalProperties" || key == "items") {
       if (key == "items" && v.is_array()) {
         return refuse(ptr, "items as an array (draft 4 tuples) is not supported; use prefixItems");
@@ -155,16 +157,11 @@ class Checker {
       }
       return each_schema_in_array(v, ptr, depth);
     }
-    if (key == "$ref") return ref(v, ptr);
-    if (key == "pattern") return pattern(v, ptr);
-    if (key == "format") {
-      if (v.is_string() && contains(kFormats, v.get<std::string>())) return true;
-      return refuse(ptr, "format " + v.dump() +
-                             " is not enforced; supported: time, duration, "
-                             "email, hostname, ipv4, ipv6, uri, uuid");
-    }
-    if (key == "type") return type(v, ptr);
-    if (key == "required" || key == "enum" || key == "const") return true;
+    return std::nullopt;
+  }
+
+  /// The bounds: non-negative integer lengths and counts, numeric limits. nullopt for others.
+  std::optional<bool> bound(const std::string& key, const json& v, const std::string& ptr) {
     if (key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems") {
       if (!v.is_number_integer() || v.get<int64_t>() < 0) {
         return refuse(ptr, "must be a non-negative integer");
@@ -176,7 +173,23 @@ class Checker {
       if (!v.is_number()) return refuse(ptr, "must be a number");
       return true;
     }
-    (void)s;
+    return std::nullopt;
+  }
+
+  bool keyword(const std::string& key, const json& v, const std::string& ptr, int depth) {
+    if (contains(kAnnotations, key) && key != "$defs" && key != "definitions") return true;
+    if (auto r = applicator(key, v, ptr, depth)) return *r;
+    if (auto r = bound(key, v, ptr)) return *r;
+    if (key == "$ref") return ref(v, ptr);
+    if (key == "pattern") return pattern(v, ptr);
+    if (key == "format") {
+      if (v.is_string() && contains(kFormats, v.get<std::string>())) return true;
+      return refuse(ptr, "format " + v.dump() +
+                             " is not enforced; supported: time, duration, "
+                             "email, hostname, ipv4, ipv6, uri, uuid");
+    }
+    if (key == "type") return type(v, ptr);
+    if (key == "required" || key == "enum" || key == "const") return true;
     if (contains(kUnenforced, key)) {
       return refuse(ptr, "keyword \"" + key +
                              "\" cannot be enforced by the grammar engine; remove it or "
@@ -323,10 +336,10 @@ class Checker {
     return false;
   }
 
-  /// The engine enforces a combinator ($ref, anyOf, oneOf, allOf) or a literal (enum, const)
-  /// alone: it drops the keywords beside it. Only those that change nothing are allowed there.
-  bool exclusive_keywords(const json& s, const std::string& ptr) {
-    const std::vector<std::string> keys = assertions(s);
+  /// The engine enforces a combinator ($ref, anyOf, oneOf, allOf) alone: it drops the keywords
+  /// beside it.
+  bool combinator_alone(const json& s, const std::vector<std::string>& keys,
+                        const std::string& ptr) {
     for (const char* head : {"$ref", "anyOf", "oneOf", "allOf"}) {
       if (!s.contains(head)) continue;
       for (const std::string& k : keys) {
@@ -336,36 +349,49 @@ class Checker {
                                                  "referenced or alternative schemas");
       }
     }
-    for (const char* lit : {"enum", "const"}) {
-      if (!s.contains(lit)) continue;
-      for (const std::string& k : keys) {
-        if (k == lit) continue;
-        if (k != "type") {
-          return refuse(ptr + "/" + escape(k), "\"" + k + "\" beside \"" + lit +
-                                                   "\" is not enforced; list only the values "
-                                                   "that satisfy it");
-        }
-      }
-      const json& values = s.at(lit);
-      if (s.contains("type")) {
-        const json& type = s.at("type");
-        if (lit == std::string("const") && !value_has_types(values, type)) {
-          return refuse(ptr + "/const", "the const value does not have the schema's type");
-        }
-        if (lit == std::string("enum") && values.is_array()) {
-          for (size_t i = 0; i < values.size(); ++i) {
-            if (!value_has_types(values[i], type)) {
-              return refuse(ptr + "/enum/" + std::to_string(i),
-                            "the enum value does not have the schema's type");
-            }
-          }
-        }
-      }
-      if (lit == std::string("enum") && (!values.is_array() || values.empty())) {
-        return refuse(ptr + "/enum", "enum must be a non-empty array");
+    return true;
+  }
+
+  /// enum / const values all of the schema's type.
+  bool literal_types(const json& s, const char* lit, const std::string& ptr) {
+    const json& values = s.at(lit);
+    const bool is_enum = std::string_view(lit) == "enum";
+    if (is_enum && (!values.is_array() || values.empty())) {
+      return refuse(ptr + "/enum", "enum must be a non-empty array");
+    }
+    if (!s.contains("type")) return true;
+    const json& type = s.at("type");
+    if (!is_enum) {
+      if (value_has_types(values, type)) return true;
+      return refuse(ptr + "/const", "the const value does not have the schema's type");
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!value_has_types(values[i], type)) {
+        return refuse(ptr + "/enum/" + std::to_string(i),
+                      "the enum value does not have the schema's type");
       }
     }
     return true;
+  }
+
+  /// A literal (enum, const) is enforced alone too: only "type" may stand beside it.
+  bool literal_alone(const json& s, const std::vector<std::string>& keys, const std::string& ptr) {
+    for (const char* lit : {"enum", "const"}) {
+      if (!s.contains(lit)) continue;
+      for (const std::string& k : keys) {
+        if (k == lit || k == "type") continue;
+        return refuse(ptr + "/" + escape(k), "\"" + k + "\" beside \"" + lit +
+                                                 "\" is not enforced; list only the values "
+                                                 "that satisfy it");
+      }
+      if (!literal_types(s, lit, ptr)) return false;
+    }
+    return true;
+  }
+
+  bool exclusive_keywords(const json& s, const std::string& ptr) {
+    const std::vector<std::string> keys = assertions(s);
+    return combinator_alone(s, keys, ptr) && literal_alone(s, keys, ptr);
   }
 
   /// The engine applies a type's keywords only under that one "type" (it ignores maxLength in
