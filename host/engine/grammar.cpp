@@ -19,8 +19,8 @@ CompiledGrammar::~CompiledGrammar() {
 std::shared_ptr<CompiledGrammar> GrammarCompiler::compile(const GrammarSpec& spec) const {
   if (!ref_) {
     throw GrammarSpecError(
-        "this server's pipeline has no grammar plugin, so it cannot constrain outputs; use a "
-        "manifest with one (manifests/cpu_structured.json)");
+        "response_format and structured_outputs are not supported by this pipeline: it has no "
+        "grammar plugin; use a manifest with one (manifests/cpu_structured.json)");
   }
   plinth_grammar_options o{};
   o.struct_size = sizeof o;
