@@ -151,7 +151,6 @@
 #define PLINTH_ABI_1_3_SIZEOF_SPEC_VERIFY 64u
 #define PLINTH_ABI_1_3_SIZEOF_SPEC_PROPOSE_ARGS 32u
 
-
 /* ABI 1.4: the grammar kind (grammar.h) — create_args.vocab; new structs grammar_vocab,
  * grammar_options, grammar_stats, grammar_vtable and the array struct grammar_token. */
 #define PLINTH_ABI_1_4_SIZEOF_ERROR 1032u
