@@ -109,6 +109,37 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
          [&](plinth_error* e) { return graph.vtable->capture(graph.instance, e); });
   }
 
+  // The grammar plugin (structured outputs) over the tokenizer's vocabulary: each token's bytes
+  // and type, and the stop ids (allowed only where a grammar can end).
+  if (h->pipeline_->plugin(PLINTH_KIND_GRAMMAR) != nullptr) {
+    const Tokenizer& t = *h->tokenizer_;
+    std::vector<plinth_grammar_token> tokens(static_cast<size_t>(h->model_.config.vocab_size));
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const auto id = static_cast<int32_t>(i);
+      if (id >= t.vocab_size()) {  // rows past the tokenizer: never text
+        tokens[i] = {nullptr, 0, static_cast<int32_t>(TokenType::kUnused)};
+        continue;
+      }
+      const std::string& bytes = t.token_to_bytes(id);
+      tokens[i] = {bytes.data(), static_cast<uint32_t>(bytes.size()),
+                   static_cast<int32_t>(t.token_type(id))};
+    }
+    plinth_grammar_vocab vocab{};
+    vocab.struct_size = sizeof vocab;
+    vocab.vocab_size = static_cast<uint32_t>(tokens.size());
+    vocab.tokens = tokens.data();
+    vocab.stop_ids = h->stop_ids_.data();
+    vocab.num_stop_ids = static_cast<uint32_t>(h->stop_ids_.size());
+    h->pipeline_->instantiate_grammar(vocab);
+    host.logger().info("grammar plugin \"{}\" ready over {} tokens",
+                       h->pipeline_->plugin(PLINTH_KIND_GRAMMAR)->entry.name, vocab.vocab_size);
+  }
+  {
+    const PipelinePlugin* g = h->pipeline_->plugin(PLINTH_KIND_GRAMMAR);
+    h->grammar_ = std::make_unique<GrammarCompiler>(h->pipeline_->grammar(),
+                                                    g != nullptr ? g->entry.name : "grammar");
+  }
+
   EnginePlugins plugins;
   plugins.backend = backend;
   plugins.kv_cache = kv;

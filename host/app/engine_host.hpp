@@ -61,6 +61,9 @@ class EngineHost {
   /// context length when that was 0. The engine's context_length and the server's limits.
   uint32_t max_model_len() const { return max_model_len_; }
   Pipeline& pipeline() { return *pipeline_; }
+  /// Compiles structured-output constraints through the manifest's grammar plugin (its
+  /// available() is false when the manifest has none). Thread-safe.
+  const GrammarCompiler& grammar() const { return *grammar_; }
   /// A short model name for APIs: general.name, else the file stem.
   const std::string& model_name() const { return model_name_; }
   /// The file the model was loaded from.
@@ -90,6 +93,7 @@ class EngineHost {
   std::string chat_error_;
   std::vector<int32_t> stop_ids_;
   std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<GrammarCompiler> grammar_;
   std::unique_ptr<Engine> engine_;
 };
 

@@ -16,7 +16,7 @@ using nlohmann::json;
 
 // The request keys of POST /v1/completions and /v1/chat/completions that server/request_parser
 // reads, plus the line's own "prompt", "messages" and "custom_id".
-constexpr std::array<std::string_view, 30> kPlainKeys = {"prompt",
+constexpr std::array<std::string_view, 32> kPlainKeys = {"prompt",
                                                          "messages",
                                                          "custom_id",
                                                          "max_tokens",
@@ -45,7 +45,9 @@ constexpr std::array<std::string_view, 30> kPlainKeys = {"prompt",
                                                          "user",
                                                          "speculative",
                                                          "model",
-                                                         "stream"};
+                                                         "stream",
+                                                         "response_format",
+                                                         "structured_outputs"};
 
 std::string allowed_keys() {
   std::string s;
@@ -170,6 +172,16 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
     throw std::invalid_argument(where + key + e.what());
   }
   item.api.stream = false;  // a batch writes whole answers
+  if (item.api.grammar) {
+    try {
+      item.grammar = host.grammar().compile(*item.api.grammar);
+    } catch (const GrammarSpecError& e) {
+      throw std::invalid_argument(
+          where + "key \"" +
+          (body.contains("structured_outputs") ? "structured_outputs" : "response_format") +
+          "\": the output constraint was refused: " + e.what());
+    }
+  }
   return item;
 }
 

@@ -6,6 +6,7 @@
 // validation.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +27,9 @@ struct BatchItem {
   std::string custom_id;  ///< the line's "custom_id", "" when it has none
   bool openai = false;    ///< an OpenAI batch line: the output line takes OpenAI's shape too
   server::ApiRequest api;
+  /// The line's structured-output constraint (response_format / structured_outputs), compiled
+  /// by the grammar plugin as the file is read; null when it asks for none.
+  std::shared_ptr<CompiledGrammar> grammar;
 };
 
 /// What a plinth prompt line inherits from the command line.

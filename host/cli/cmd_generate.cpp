@@ -142,6 +142,7 @@ Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
   s.unfinished.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     for (GenerationRequest& r : server::engine_requests(items[i].api)) {
+      r.grammar = items[i].grammar;
       uint64_t id = 0;
       try {  // a request the engine refuses (e.g. one that can never fit the KV pool)
         id = engine.add_request(std::move(r));

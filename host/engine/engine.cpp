@@ -91,6 +91,9 @@ uint64_t Engine::add_request(GenerationRequest request) {
   seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
   seq->set_speculative(request.speculative);
   seq->set_needs_logprobs(request.logprobs);
+  if (request.grammar) {
+    seq->set_grammar(std::make_unique<SequenceGrammar>(request.grammar, options_.vocab_size));
+  }
   plinth_sched_request req{};
   req.struct_size = sizeof(req);
   req.seq = id;
@@ -289,7 +292,23 @@ std::optional<BatchBuilder::Entry> Engine::entry(const plinth_sched_output& sche
 }
 
 void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
-  if (speculation_) speculation_->propose(entries);
+  if (!speculation_) return;
+  speculation_->propose(entries);
+  // Structured outputs: a constrained sequence's drafts are cut at the first token its grammar
+  // refuses (no forward is spent on a draft that can never be accepted).
+  for (BatchBuilder::Entry& e : entries) {
+    if (e.drafts.empty() || !e.seq->constrained()) continue;
+    Sequence& seq = *const_cast<Sequence*>(e.seq);
+    size_t keep = 0;  // a failing plugin call: no drafts; the sampling step fails the sequence
+    try {
+      keep = seq.grammar_valid_prefix(e.drafts);
+    } catch (const GrammarContractError&) {
+    }
+    if (keep == e.drafts.size()) continue;
+    e.num_new -= static_cast<uint32_t>(e.drafts.size() - keep);
+    if (!e.draft_probs.empty()) e.draft_probs.resize(keep * options_.vocab_size);
+    e.drafts.resize(keep);
+  }
 }
 
 std::optional<plinth_forward_output> Engine::forward(
@@ -384,6 +403,9 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
   o.request_id = seq.id();
   try {
     if (verdict != nullptr && verdict->failure) throw *verdict->failure;
+    if (verdict != nullptr && verdict->grammar_failure) {
+      throw GrammarContractError(*verdict->grammar_failure);
+    }
     // Without drafts: one sampled token. With drafts: the accepted ones, then the correction
     // or bonus token, each through the stop rules (a stop inside the run ends it there).
     const size_t num_tokens = verdict == nullptr ? 1 : verdict->accepted + 1;
@@ -399,6 +421,11 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
     // before the bad row are still delivered.
     if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
     fail_non_finite(seq, bad);
+    return;
+  } catch (const GrammarContractError& bad) {
+    // The grammar plugin broke its contract on this sequence: it alone fails.
+    if (!o.new_token_ids.empty()) outputs.push_back(std::move(o));
+    fail_sequence(seq.id(), bad.what());
     return;
   }
   o.finished = seq.finished();

@@ -14,6 +14,7 @@
 
 #include "engine/batch_builder.hpp"
 #include "engine/engine_plugins.hpp"
+#include "engine/grammar.hpp"
 #include "engine/sequence.hpp"
 #include "engine/speculation.hpp"
 #include "sampling/sampling_params.hpp"
@@ -53,6 +54,9 @@ struct GenerationRequest {
   /// request without penalties take the backend's argmax id (plinth_forward_output.argmax_ids)
   /// without scoring the logits; its samples then carry a NaN logprob.
   bool logprobs = false;
+  /// Structured outputs: the compiled constraint the output must follow (GrammarCompiler), or
+  /// null. A constrained sequence is not speculated on.
+  std::shared_ptr<CompiledGrammar> grammar;
 };
 
 /// What one step produced for one request.

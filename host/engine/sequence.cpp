@@ -17,27 +17,71 @@ Sequence::Sequence(uint64_t id, std::vector<int32_t> prompt, const SamplingParam
   timings_.num_prompt_tokens = num_prompt_;
 }
 
+template <class F>
+auto Sequence::masked(std::span<const int32_t> pending, F&& f) {
+  if (!grammar_) return f();
+  // Structured outputs: the mask after penalties / logit_bias, before greedy, top-k / top-p and
+  // logprobs (Sampler::set_allowed), at the state after `pending` (speculation's earlier drafts).
+  size_t advanced = 0;
+  struct Restore {
+    Sequence& s;
+    size_t& n;
+    ~Restore() {
+      s.sampler_.set_allowed(nullptr);
+      if (n > 0) s.grammar_->rollback(static_cast<uint32_t>(n));
+    }
+  } restore{*this, advanced};
+  for (int32_t t : pending) {
+    if (!grammar_->try_accept(t)) {
+      throw GrammarContractError("a draft token the grammar refused reached verification");
+    }
+    ++advanced;
+  }
+  sampler_.set_allowed(grammar_->fill().data());
+  return f();
+}
+
+size_t Sequence::grammar_valid_prefix(std::span<const int32_t> drafts) {
+  if (!grammar_) return drafts.size();
+  size_t n = 0;
+  while (n < drafts.size() && grammar_->try_accept(drafts[n])) ++n;
+  if (n > 0) grammar_->rollback(static_cast<uint32_t>(n));
+  return n;
+}
+
 std::string Sequence::sample_and_append(std::span<const float> logits, double now) {
-  return append(sampler_.sample(logits, prompt(), output()), now);
+  if (!grammar_) return append(sampler_.sample(logits, prompt(), output()), now);
+  Sampler::Result r = masked({}, [&] { return sampler_.sample(logits, prompt(), output()); });
+  grammar_->accept(r.token);  // the plugin must accept the token its mask allowed
+  return append(std::move(r), now);
 }
 
 std::vector<float> Sequence::distribution(std::span<const float> logits,
                                           std::span<const int32_t> pending) {
-  if (pending.empty()) return sampler_.probabilities(logits, prompt(), output());
-  std::vector<int32_t> out(output().begin(), output().end());
-  out.insert(out.end(), pending.begin(), pending.end());
-  return sampler_.probabilities(logits, prompt(), out);
+  return masked(pending, [&] {
+    if (pending.empty()) return sampler_.probabilities(logits, prompt(), output());
+    std::vector<int32_t> out(output().begin(), output().end());
+    out.insert(out.end(), pending.begin(), pending.end());
+    return sampler_.probabilities(logits, prompt(), out);
+  });
 }
 
 std::string Sequence::append_scored(std::span<const float> logits, int32_t token, double now) {
-  return append(sampler_.score(logits, prompt(), output(), token), now);
+  if (!grammar_) return append(sampler_.score(logits, prompt(), output(), token), now);
+  Sampler::Result r = masked({}, [&] { return sampler_.score(logits, prompt(), output(), token); });
+  if (!grammar_->allowed(token)) {
+    throw GrammarContractError("speculative verification chose token " + std::to_string(token) +
+                               ", which the grammar's mask does not allow");
+  }
+  grammar_->accept(token);
+  return append(std::move(r), now);
 }
 
 bool Sequence::argmax_suffices() const {
   const SamplingParams& p = sampler_.params();
-  return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
-         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
-         p.min_tokens == 0;
+  return !grammar_ && sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 &&
+         p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
+         p.frequency_penalty == 0.0f && p.logit_bias.empty() && p.min_tokens == 0;
 }
 
 std::string Sequence::append_argmax(int32_t token, double now) {

@@ -3,10 +3,12 @@
 // sampler, detokenizer and stop conditions, and its timings.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/grammar.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/stop_checker.hpp"
 #include "tokenizer/streaming_detokenizer.hpp"
@@ -72,6 +74,14 @@ class Sequence {
   std::string append_argmax(int32_t token, double now);
   /// Tokens the request may still generate (max_tokens minus those generated).
   uint32_t tokens_left() const;
+  /// Constrains the output with a grammar (structured outputs): every later sample, distribution
+  /// and scored token is masked by the matcher (distribution() at the state after `pending`), and
+  /// every appended token advances it.
+  void set_grammar(std::unique_ptr<SequenceGrammar> grammar) { grammar_ = std::move(grammar); }
+  bool constrained() const { return grammar_ != nullptr; }
+  /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
+  /// refuses (the matcher advances over them, then rolls back). All of them without a grammar.
+  size_t grammar_valid_prefix(std::span<const int32_t> drafts);
   /// Whether the request allows speculative decoding (the API's per-request opt-out).
   bool speculative() const { return speculative_; }
   void set_speculative(bool on) { speculative_ = on; }
@@ -126,8 +136,13 @@ class Sequence {
   bool bypass_prefix_cache_ = false;
   bool speculative_ = true;
   bool needs_logprobs_ = false;
+  std::unique_ptr<SequenceGrammar> grammar_;  // structured outputs, or none
 
   std::string append(Sampler::Result r, double now);
+  /// Runs `f` with the sampler masked by the grammar's mask after `pending` (accepted, then rolled
+  /// back); `f` alone without a grammar.
+  template <class F>
+  auto masked(std::span<const int32_t> pending, F&& f);
 };
 
 }  // namespace plinth

@@ -1,5 +1,7 @@
 #include "engine/speculation.hpp"
 
+#include "engine/grammar.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -238,6 +240,9 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
       targets.push_back(target_of(entries[i], logits + rows[i] * vocab_));
     } catch (const NonFiniteLogits& bad) {
       verdicts[i].failure = bad;  // this sequence alone fails; the others are verified
+      continue;
+    } catch (const GrammarContractError& bad) {
+      verdicts[i].grammar_failure = bad.what();
       continue;
     }
     which.push_back(i);

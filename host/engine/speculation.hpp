@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/batch_builder.hpp"
@@ -45,6 +46,9 @@ class Speculation {
     /// Set when a row of the sequence could not be turned into a distribution (NaN / +inf, or
     /// every logit -inf, after its sampling transforms): the sequence was not verified and fails.
     std::optional<NonFiniteLogits> failure;
+    /// Set when the sequence's grammar plugin failed while its target was built (a
+    /// GrammarContractError's message): the sequence was not verified and fails.
+    std::optional<std::string> grammar_failure;
   };
 
   /// `vtable`/`instance`: the speculator; `abi_minor`: what its library declares (older ones

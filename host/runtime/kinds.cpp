@@ -9,7 +9,7 @@ struct KindInfo {
   bool required;
   std::string_view step;
 };
-constexpr std::array<KindInfo, 6> kKinds = {{
+constexpr std::array<KindInfo, 7> kKinds = {{
     {PLINTH_KIND_BACKEND, "backend", true, "5. backend.forward (runs the model over the batch)"},
     {PLINTH_KIND_KV_CACHE, "kv_cache", true,
      "3. kv_cache.allocate (KV slots for the scheduled tokens)"},
@@ -21,6 +21,8 @@ constexpr std::array<KindInfo, 6> kKinds = {{
      "4. speculator.propose (draft tokens), 6. verify"},
     {PLINTH_KIND_GRAPH_RUNNER, "graph_runner", false,
      "5. graph_runner.run (replays captured decode steps)"},
+    {PLINTH_KIND_GRAMMAR, "grammar", false,
+     "5b. grammar.fill_bitmask (masks constrained sequences' logits), accept / rollback"},
 }};
 
 const KindInfo* find(int32_t kind) {

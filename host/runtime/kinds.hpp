@@ -14,9 +14,10 @@ namespace plinth {
 /// Creation order of the ABI (sdk/include/plinth/plugin.h): each kind may use those before it.
 /// A draft backend (`"role": "draft"`) is created right after the target backend, before the
 /// kv_cache, and destroyed right before the target backend (Pipeline::instantiate).
-inline constexpr std::array<plinth_plugin_kind, 6> kCreationOrder = {
+inline constexpr std::array<plinth_plugin_kind, 7> kCreationOrder = {
     PLINTH_KIND_BACKEND,   PLINTH_KIND_KV_CACHE,   PLINTH_KIND_PREFIX_CACHE,
-    PLINTH_KIND_SCHEDULER, PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER};
+    PLINTH_KIND_SCHEDULER, PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER,
+    PLINTH_KIND_GRAMMAR};
 
 /// "backend", "kv_cache", ...; "unknown" for a value outside plinth_plugin_kind.
 std::string_view kind_name(int32_t kind);
@@ -35,8 +36,9 @@ inline constexpr bool kind_is_single_instance(plinth_plugin_kind kind) {
 /// docs/manifest.md, 'Kinds'), for `manifest check` ("3. kv_cache.allocate").
 std::string_view kind_step(plinth_plugin_kind kind);
 /// The kinds in the order of one engine step (docs/architecture.md, 'One engine step').
-inline constexpr std::array<plinth_plugin_kind, 6> kStepOrder = {
+inline constexpr std::array<plinth_plugin_kind, 7> kStepOrder = {
     PLINTH_KIND_SCHEDULER,  PLINTH_KIND_PREFIX_CACHE, PLINTH_KIND_KV_CACHE,
-    PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER, PLINTH_KIND_BACKEND};
+    PLINTH_KIND_SPECULATOR, PLINTH_KIND_GRAPH_RUNNER, PLINTH_KIND_BACKEND,
+    PLINTH_KIND_GRAMMAR};
 
 }  // namespace plinth

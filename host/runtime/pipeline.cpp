@@ -169,6 +169,22 @@ SpeculatorRef Pipeline::speculator() const {
 GraphRunnerRef Pipeline::graph_runner() const {
   return ref<plinth_graph_runner_vtable>(PLINTH_KIND_GRAPH_RUNNER);
 }
+GrammarRef Pipeline::grammar() const {
+  return ref<plinth_grammar_vtable>(PLINTH_KIND_GRAMMAR);
+}
+
+void Pipeline::instantiate_grammar(const plinth_grammar_vocab& vocab) {
+  PipelinePlugin* p = find(PLINTH_KIND_GRAMMAR);
+  if (p == nullptr || p->instance != nullptr) return;
+  vocab_ = &vocab;
+  try {
+    create_instance(*p, nullptr);
+  } catch (...) {
+    vocab_ = nullptr;
+    throw;
+  }
+  vocab_ = nullptr;
+}
 
 std::string Pipeline::function_name(plinth_plugin_kind kind, std::string_view function) const {
   const PipelinePlugin* p = plugin(kind);
@@ -178,6 +194,7 @@ std::string Pipeline::function_name(plinth_plugin_kind kind, std::string_view fu
 
 void Pipeline::instantiate(const plinth_model_desc* model, plinth_plugin_kind last) {
   for (plinth_plugin_kind kind : kCreationOrder) {
+    if (kind == PLINTH_KIND_GRAMMAR) break;  // instantiate_grammar: it needs the vocabulary
     PipelinePlugin* p = find(kind);
     if (p != nullptr && p->instance == nullptr) create_instance(*p, model);
     if (kind == PLINTH_KIND_BACKEND) {
@@ -280,6 +297,9 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
       args.model = model;  // context_length sizes the captured block tables
       args.backend = to_c(backend());
       args.kv_cache = to_c(kv_cache());  // the block size, for capture
+      break;
+    case PLINTH_KIND_GRAMMAR:
+      args.vocab = vocab_;  // ABI 1.4
       break;
   }
   plinth_error err = make_error();

@@ -78,6 +78,12 @@ class Pipeline {
   SchedulerRef scheduler() const;
   SpeculatorRef speculator() const;     // null when absent
   GraphRunnerRef graph_runner() const;  // null when absent
+  /// The grammar plugin (null when absent, or before instantiate_grammar).
+  GrammarRef grammar() const;
+  /// Creates the grammar plugin, when the manifest has one and it is not created yet, over
+  /// `vocab` (valid during the call; the host builds it from the tokenizer). instantiate() leaves
+  /// the grammar out: its vocabulary comes from the tokenizer, not the model descriptor.
+  void instantiate_grammar(const plinth_grammar_vocab& vocab);
 
   /// The plugin of `kind`, or nullptr when the manifest has none. For PLINTH_KIND_BACKEND the
   /// target backend.
@@ -118,11 +124,12 @@ class Pipeline {
 
   Manifest manifest_;
   HostContext& host_;
-  std::unique_ptr<PluginHostApi> plugin_api_;  // outlives every instance (destroyed after them)
-  std::vector<PipelinePlugin> plugins_;        // manifest order
-  std::vector<PipelinePlugin*> created_;       // creation order
-  const GgufFile* target_file_ = nullptr;      // the LoadedModel overloads' file, not owned
-  std::unique_ptr<LoadedModel> draft_model_;   // outlives the instances (destroyed after them)
+  std::unique_ptr<PluginHostApi> plugin_api_;    // outlives every instance (destroyed after them)
+  std::vector<PipelinePlugin> plugins_;          // manifest order
+  std::vector<PipelinePlugin*> created_;         // creation order
+  const GgufFile* target_file_ = nullptr;        // the LoadedModel overloads' file, not owned
+  const plinth_grammar_vocab* vocab_ = nullptr;  // during instantiate_grammar only
+  std::unique_ptr<LoadedModel> draft_model_;     // outlives the instances (destroyed after them)
 };
 
 }  // namespace plinth

@@ -21,7 +21,8 @@ size_t table_size(plinth_plugin_kind kind, uint32_t minor) {
   (minor == 0   ? PLINTH_ABI_1_0_SIZEOF_##NAME##_VTABLE \
    : minor == 1 ? PLINTH_ABI_1_1_SIZEOF_##NAME##_VTABLE \
    : minor == 2 ? PLINTH_ABI_1_2_SIZEOF_##NAME##_VTABLE \
-                : PLINTH_ABI_1_3_SIZEOF_##NAME##_VTABLE)
+   : minor == 3 ? PLINTH_ABI_1_3_SIZEOF_##NAME##_VTABLE \
+                : PLINTH_ABI_1_4_SIZEOF_##NAME##_VTABLE)
   // NOLINTBEGIN(bugprone-branch-clone): a table that did not grow in a minor has equal sizes
   switch (kind) {
     case PLINTH_KIND_BACKEND:
@@ -36,6 +37,8 @@ size_t table_size(plinth_plugin_kind kind, uint32_t minor) {
       return PLINTH_TABLE_SIZE(SPECULATOR);
     case PLINTH_KIND_GRAPH_RUNNER:
       return PLINTH_TABLE_SIZE(GRAPH_RUNNER);
+    case PLINTH_KIND_GRAMMAR:
+      return PLINTH_ABI_1_4_SIZEOF_GRAMMAR_VTABLE;  // new in 1.4
   }
     // NOLINTEND(bugprone-branch-clone)
 #undef PLINTH_TABLE_SIZE
@@ -78,6 +81,18 @@ const char* missing_function(plinth_plugin_kind kind, const void* table) {
       PLINTH_REQUIRE(plinth_graph_runner_vtable, capture);
       PLINTH_REQUIRE(plinth_graph_runner_vtable, can_run);
       PLINTH_REQUIRE(plinth_graph_runner_vtable, run);
+      break;
+    case PLINTH_KIND_GRAMMAR:
+      PLINTH_REQUIRE(plinth_grammar_vtable, compile);
+      PLINTH_REQUIRE(plinth_grammar_vtable, release_grammar);
+      PLINTH_REQUIRE(plinth_grammar_vtable, matcher_create);
+      PLINTH_REQUIRE(plinth_grammar_vtable, matcher_destroy);
+      PLINTH_REQUIRE(plinth_grammar_vtable, fill_bitmask);
+      PLINTH_REQUIRE(plinth_grammar_vtable, accept);
+      PLINTH_REQUIRE(plinth_grammar_vtable, rollback);
+      PLINTH_REQUIRE(plinth_grammar_vtable, can_end);
+      PLINTH_REQUIRE(plinth_grammar_vtable, is_terminated);
+      PLINTH_REQUIRE(plinth_grammar_vtable, get_stats);
       break;
     case PLINTH_KIND_PREFIX_CACHE:
     case PLINTH_KIND_SPECULATOR:

@@ -26,6 +26,7 @@ using PrefixCacheRef = PluginRef<plinth_prefix_cache_vtable>;
 using SchedulerRef = PluginRef<plinth_scheduler_vtable>;
 using SpeculatorRef = PluginRef<plinth_speculator_vtable>;
 using GraphRunnerRef = PluginRef<plinth_graph_runner_vtable>;
+using GrammarRef = PluginRef<plinth_grammar_vtable>;
 
 /// The ABI's C struct of the same pair, for plinth_create_args (plugin.h); borrowed like `r`.
 inline plinth_backend_ref to_c(const BackendRef& r) {

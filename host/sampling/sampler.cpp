@@ -83,10 +83,18 @@ void Sampler::apply_penalties(std::span<const float> logits, std::span<const int
   apply_logit_bias();
   const bool masking = output.size() < static_cast<size_t>(params_.min_tokens);
   if (masking) mask_suppressed();
+  if (allowed_ != nullptr) apply_allowed();
 
   float mx = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, cand_[i].logit);
-  if (mx == -std::numeric_limits<float>::infinity()) throw_all_masked(logits, masking);
+  if (mx == -std::numeric_limits<float>::infinity()) {
+    if (allowed_ != nullptr) {
+      throw NonFiniteLogits("response_format",
+                            "every token the output's grammar allows next has a -inf logit (after "
+                            "the min_tokens mask and the penalties); no token can be sampled");
+    }
+    throw_all_masked(logits, masking);
+  }
   max_logit_ = static_cast<double>(mx);
 }
 
@@ -154,6 +162,13 @@ void Sampler::apply_logit_bias() {
                               " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
     }
     cand_[static_cast<size_t>(id)].logit += bias;
+  }
+}
+
+void Sampler::apply_allowed() {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < cand_.size(); ++i) {
+    if (((allowed_[i / 32] >> (i % 32)) & 1u) == 0) cand_[i].logit = ninf;
   }
 }
 

@@ -79,6 +79,13 @@ class Sampler {
   Result score(std::span<const float> logits, std::span<const int32_t> prompt,
                std::span<const int32_t> output, int32_t token);
 
+  /// Structured outputs: the next sample(), probabilities() or score() masks every token whose
+  /// bit is clear in `mask` ([ceil(vocab / 32)] words, bit t % 32 of word t / 32) to -inf after
+  /// the penalties, logit_bias and the min_tokens mask, so greedy, top-k / top-p / min-p and the
+  /// logprobs all see the masked logits. Borrowed until the next call; nullptr = no mask. When the
+  /// mask leaves no finite logit, NonFiniteLogits names "response_format".
+  void set_allowed(const uint32_t* mask) { allowed_ = mask; }
+
   /// One draw in [0, 1) with 53 random bits from this sequence's RNG (the generator sample() uses),
   /// identical on every platform.
   double uniform();
@@ -108,6 +115,8 @@ class Sampler {
   void apply_count_penalties(std::span<const int32_t> output);
   /// Adds logit_bias; throws std::out_of_range for an id outside the vocabulary.
   void apply_logit_bias();
+  /// Sets the logits of the tokens allowed_ excludes to -inf.
+  void apply_allowed();
   /// Sets the logits of suppressed_ (EOS, stop_token_ids: the min_tokens mask) to -inf.
   void mask_suppressed();
   /// Every penalized logit is -inf: throws NonFiniteLogits naming the step that took the last
@@ -128,13 +137,14 @@ class Sampler {
 
   SamplingParams params_;
   std::mt19937_64 rng_;
-  std::vector<Candidate> cand_;      // [vocab] scratch
-  std::vector<uint8_t> seen_;        // [vocab] repetition-penalty mask; allocated on first use
-  std::vector<int32_t> counts_;      // [vocab] output-token counts; allocated on first use
-  std::vector<int32_t> suppressed_;  // masked while output < min_tokens (stop ids + EOS)
-  size_t num_kept_ = 0;              // survivors of filter(): cand_[0, num_kept_)
-  double max_logit_ = 0.0;           // max penalized logit, set by apply_penalties
-  double full_sum_ = -1.0;           // filter()'s sum over the whole vocab when T = 1, else -1
+  std::vector<Candidate> cand_;        // [vocab] scratch
+  std::vector<uint8_t> seen_;          // [vocab] repetition-penalty mask; allocated on first use
+  std::vector<int32_t> counts_;        // [vocab] output-token counts; allocated on first use
+  std::vector<int32_t> suppressed_;    // masked while output < min_tokens (stop ids + EOS)
+  size_t num_kept_ = 0;                // survivors of filter(): cand_[0, num_kept_)
+  double max_logit_ = 0.0;             // max penalized logit, set by apply_penalties
+  double full_sum_ = -1.0;             // filter()'s sum over the whole vocab when T = 1, else -1
+  const uint32_t* allowed_ = nullptr;  // the grammar's mask (set_allowed), or none
 };
 
 }  // namespace plinth

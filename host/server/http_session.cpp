@@ -246,6 +246,22 @@ void HttpSession::run_generation(const ApiRequest& api,
                                  std::unique_ptr<GenerationResponse> response,
                                  const std::string& max_tokens_field) {
   std::vector<GenerationRequest> requests = engine_requests(api);
+  if (api.grammar) {
+    // Structured outputs: compiled (or found in the plugin's cache) before the request enters
+    // the engine; a refused constraint is the request's fault (400 naming the field and the
+    // plugin's JSON pointer). The plugin caps the compile time (its compile_timeout_ms).
+    std::shared_ptr<CompiledGrammar> grammar;
+    try {
+      grammar = state_->engine.host().grammar().compile(*api.grammar);
+    } catch (const GrammarSpecError& e) {
+      throw ApiError::invalid(api.grammar->kind == PLINTH_GRAMMAR_JSON_SCHEMA ||
+                                      api.grammar->kind == PLINTH_GRAMMAR_JSON_OBJECT
+                                  ? "response_format"
+                                  : "structured_outputs",
+                              std::string("the output constraint was refused: ") + e.what());
+    }
+    for (GenerationRequest& g : requests) g.grammar = grammar;
+  }
   builder_ = std::move(response);
   choice_done_.assign(requests.size(), false);
   refusal_hint_.clear();

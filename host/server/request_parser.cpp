@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "server/api_error.hpp"
+#include "server/structured_output.hpp"
 
 namespace plinth::server {
 
@@ -354,22 +355,20 @@ std::vector<int32_t> parse_stop_token_ids(const json& body, int64_t vocab) {
 
 /// OpenAI fields plinth does not implement: a request that uses one gets a 400 naming it
 /// rather than an answer that silently ignores it. A value that asks for nothing (an empty tools
-/// list, response_format text, tool_choice none) passes. echo and best_of are implemented for
-/// completions only (chat has no such fields in OpenAI's API).
+/// list, tool_choice none) passes. echo and best_of are implemented for completions only (chat has
+/// no such fields in OpenAI's API). response_format is read by parse_structured_output.
 void refuse_unsupported(const json& body, ApiKind kind) {
-  static constexpr const char* kFields[] = {"echo",  "best_of",     "suffix",    "response_format",
-                                            "tools", "tool_choice", "functions", "function_call"};
+  static constexpr const char* kFields[] = {"echo",        "best_of",   "suffix",       "tools",
+                                            "tool_choice", "functions", "function_call"};
   for (const char* key : kFields) {
     auto it = body.find(key);
     if (it == body.end() || it->is_null()) continue;
     const json& v = *it;
     const std::string k = key;
     if (kind == ApiKind::kCompletion && (k == "echo" || k == "best_of")) continue;
-    const bool asks_nothing =
-        (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
-        ((k == "tools" || k == "functions") && v.empty()) ||
-        (k == "response_format" && v.is_object() && v.value("type", "") == "text") ||
-        ((k == "tool_choice" || k == "function_call") && v == "none");
+    const bool asks_nothing = (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
+                              ((k == "tools" || k == "functions") && v.empty()) ||
+                              ((k == "tool_choice" || k == "function_call") && v == "none");
     if (asks_nothing) continue;
     throw ApiError(400, "invalid_request_error",
                    "`" + k + "` is not supported by this server yet; remove it from the request", k,
@@ -602,6 +601,7 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   read_string(body, "cache_salt", r.cache_salt);
   read_bool(body, "speculative", r.speculative);
   read_logprobs(body, kind, r);
+  r.grammar = parse_structured_output(body, text);
 
   if (kind == ApiKind::kCompletion) {
     r.prompts = parse_prompt(body, host, limits);

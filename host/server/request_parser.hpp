@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.hpp"
+#include "engine/grammar.hpp"
 #include "sampling/sampling_params.hpp"
 
 namespace plinth {
@@ -54,6 +56,9 @@ struct ApiRequest {
   /// max_tokens (or max_completion_tokens) was in the body; else params.max_tokens is the default
   /// (16 for completions, the rest of the context for chat).
   bool max_tokens_given = false;
+  /// Structured outputs (response_format / structured_outputs): the constraint every choice
+  /// follows, compiled by the grammar plugin before the request enters the engine.
+  std::optional<GrammarSpec> grammar;
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }

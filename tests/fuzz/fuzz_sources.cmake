@@ -8,6 +8,7 @@ set(PLINTH_FUZZ_TARGETS gguf manifest json_schema request_body http_request toke
 # here, so that no target links the engine).
 set(PLINTH_FUZZ_SUPPORT_SOURCES ${PLINTH_FUZZ_DIR}/fuzz_support.cpp
                                 ${PLINTH_FUZZ_DIR}/request_body.cpp
-                                ${PROJECT_SOURCE_DIR}/host/server/request_parser.cpp)
+                                ${PROJECT_SOURCE_DIR}/host/server/request_parser.cpp
+                                ${PROJECT_SOURCE_DIR}/host/server/structured_output.cpp)
 set(PLINTH_FUZZ_LIBS plinth_runtime plinth_tokenizer plinth_chat plinth_sampling plinth_model
                      nlohmann_json::nlohmann_json Boost::headers)

@@ -19,7 +19,8 @@
  *    adds speculative decoding's needs: plinth_spec_verify.uniforms,
  *    plinth_spec_proposal.draft_probs, plinth_spec_stats.num_drafts,
  *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
- *    the draft backend and model in plinth_create_args.
+ *    the draft backend and model in plinth_create_args; 1.3 device-side greedy sampling; 1.4 the
+ *    grammar kind (plinth/grammar.h) and plinth_create_args.vocab.
  *  - Array structs (items of an array, no struct_size: plinth_spec_verify, plinth_sched_result)
  *    also grow only at the end; the host passes such an array at the stride of the minor the
  *    plugin declares (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.
@@ -43,7 +44,7 @@ extern "C" {
 /* ABI version of these headers. Major: incompatible change. Minor: additions at the end of structs
  * and tables, new kinds of extension. */
 #define PLINTH_ABI_MAJOR 1
-#define PLINTH_ABI_MINOR 3
+#define PLINTH_ABI_MINOR 4
 
 #if defined(_WIN32)
 #define PLINTH_EXPORT __declspec(dllexport)
@@ -95,7 +96,8 @@ typedef enum plinth_plugin_kind {
   PLINTH_KIND_SCHEDULER = 3,    /* per-step batching decisions: plinth_scheduler_vtable */
   PLINTH_KIND_PREFIX_CACHE = 4, /* prefix reuse over KV blocks: plinth_prefix_cache_vtable */
   PLINTH_KIND_SPECULATOR = 5,   /* draft proposal + verification: plinth_speculator_vtable */
-  PLINTH_KIND_GRAPH_RUNNER = 6  /* captured decode steps: plinth_graph_runner_vtable */
+  PLINTH_KIND_GRAPH_RUNNER = 6, /* captured decode steps: plinth_graph_runner_vtable */
+  PLINTH_KIND_GRAMMAR = 7       /* (1.4) constrained decoding: plinth_grammar_vtable */
 } plinth_plugin_kind;
 
 /* What plinth_plugin_entry returns. Static storage inside the plugin: valid while the library is

@@ -6,6 +6,7 @@
 #include "plinth/ext_cuda.h"
 #include "plinth/ext_early_exit.h"
 #include "plinth/ext_kv_watermark.h"
+#include "plinth/grammar.h"
 #include "plinth/graph_runner.h"
 #include "plinth/host_api.h"
 #include "plinth/kv_cache.h"

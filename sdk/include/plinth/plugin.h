@@ -14,6 +14,7 @@ extern "C" {
 struct plinth_backend_vtable;
 struct plinth_kv_cache_vtable;
 struct plinth_prefix_cache_vtable;
+struct plinth_grammar_vocab;
 
 /* A wired dependency: another plugin's table and instance. Both NULL when not wired. The host
  * creates dependencies first and destroys them last, so a ref stays valid until destroy. */
@@ -42,7 +43,8 @@ typedef struct plinth_prefix_cache_ref {
  *               allocation, allocate_kv, and its block tables)
  *   graph_runner: backend (must offer the "plinth.cuda_stream/1" extension), and since 1.3 the
  *                 model (context length: the width of the captured block tables) and the
- *                 kv_cache (its block size, read in capture) */
+ *                 kv_cache (its block size, read in capture)
+ *   grammar (1.4): the vocabulary (args->vocab); no other plugin. It is created last. */
 typedef struct plinth_create_args {
   uint32_t struct_size;
   const plinth_host_api* host;    /* valid until destroy returns */
@@ -57,6 +59,9 @@ typedef struct plinth_create_args {
   /* ---- ABI 1.2 ---- */
   plinth_backend_ref draft_backend;     /* speculator: the manifest's draft backend, else NULL */
   const plinth_model_desc* draft_model; /* speculator: the draft backend's model, else NULL */
+  /* ---- ABI 1.4 ---- */
+  const struct plinth_grammar_vocab* vocab; /* grammar: the vocabulary (plinth/grammar.h), valid
+                                               during create; NULL for other kinds */
 } plinth_create_args;
 
 /* Instance lifecycle, the second member of every kind's table. */

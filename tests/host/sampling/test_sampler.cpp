@@ -457,5 +457,49 @@ TEST(Sampler, MinTokensMasksEosAndStopTokenIds) {
   EXPECT_EQ(ignoring.sample(logits, {}, none).token, 0);  // EOS not a stop: not masked
 }
 
+TEST(Sampler, GrammarMaskAppliesAfterLogitBiasAndBeforeGreedyAndLogprobs) {
+  // Token 0 would win after logit_bias; the mask allows only 2 and 3, so greedy picks 2 (the best
+  // allowed), its logprob is the log-softmax over the allowed tokens only, and top_logprobs
+  // list only allowed tokens.
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 0.5f};
+  SamplingParams p;
+  p.temperature = 0.0f;
+  p.logprobs = 3;
+  p.logit_bias = {{0, 5.0f}};
+  Sampler s(p);
+  const uint32_t mask[1] = {0b1100u};
+  s.set_allowed(mask);
+  const std::vector<int32_t> none;
+  const Sampler::Result r = s.sample(logits, none, none);
+  EXPECT_EQ(r.token, 2);
+  const double z = std::log(std::exp(2.0) + std::exp(0.5));
+  EXPECT_NEAR(r.logprob, 2.0 - z, 1e-5);
+  ASSERT_EQ(r.top_logprobs.size(), 3u);
+  EXPECT_EQ(r.top_logprobs[0].first, 2);
+  EXPECT_EQ(r.top_logprobs[1].first, 3);
+  EXPECT_EQ(r.top_logprobs[2].second, -std::numeric_limits<float>::infinity());
+  // Sampling draws only allowed tokens.
+  SamplingParams q;
+  q.temperature = 1.0f;
+  q.seed = 3;
+  Sampler t(q);
+  t.set_allowed(mask);
+  for (int i = 0; i < 200; ++i) {
+    const int32_t tok = t.sample(logits, none, none).token;
+    EXPECT_TRUE(tok == 2 || tok == 3) << tok;
+  }
+  // A mask that leaves nothing finite names response_format.
+  std::vector<float> partly = logits;
+  partly[2] = partly[3] = -std::numeric_limits<float>::infinity();
+  try {
+    t.sample(partly, none, none);
+    FAIL() << "no NonFiniteLogits";
+  } catch (const NonFiniteLogits& e) {
+    EXPECT_EQ(e.param(), "response_format");
+  }
+  t.set_allowed(nullptr);
+  EXPECT_NE(t.sample(partly, none, none).token, 2);
+}
+
 }  // namespace
 }  // namespace plinth

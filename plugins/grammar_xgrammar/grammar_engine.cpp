@@ -1,0 +1,351 @@
+#include "grammar_engine.hpp"
+
+#include <xgrammar/xgrammar.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "schema_subset.hpp"
+
+namespace plinth::grammar {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+/// GGUF token types that are never text: control, unknown, unused.
+bool never_text(int32_t type) {
+  return type == 2 || type == 3 || type == 5;
+}
+
+/// An EBNF string literal holding `s` exactly.
+std::string ebnf_literal(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+ordered_json parse_json(std::string_view spec, const char* what) {
+  try {
+    return ordered_json::parse(spec);
+  } catch (const nlohmann::json::exception& e) {
+    throw CompileError("", std::string(what) + " is not valid JSON: " + e.what());
+  }
+}
+
+std::string choice_grammar(std::string_view spec) {
+  const ordered_json choices = parse_json(spec, "the choice list");
+  if (!choices.is_array() || choices.empty()) {
+    throw CompileError("", "choice must be a non-empty array of strings");
+  }
+  std::string ebnf = "root ::= ";
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (!choices[i].is_string() || choices[i].get<std::string>().empty()) {
+      throw CompileError("/" + std::to_string(i), "each choice must be a non-empty string");
+    }
+    if (i > 0) ebnf += " | ";
+    ebnf += ebnf_literal(choices[i].get<std::string>());
+  }
+  return ebnf + "\n";
+}
+
+xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
+  if (v.bytes.empty()) throw std::invalid_argument("grammar: the vocabulary is empty");
+  if (!v.types.empty() && v.types.size() != v.bytes.size()) {
+    throw std::invalid_argument("grammar: token types and tokens differ in count");
+  }
+  const auto n = static_cast<int32_t>(v.bytes.size());
+  for (int32_t id : v.stop_ids) {
+    if (id < 0 || id >= n) {
+      throw std::invalid_argument("grammar: stop id " + std::to_string(id) +
+                                  " is outside the vocabulary");
+    }
+  }
+  std::vector<std::string> encoded(v.bytes.size());
+  for (size_t i = 0; i < v.bytes.size(); ++i) {
+    const bool stop = std::find(v.stop_ids.begin(), v.stop_ids.end(), static_cast<int32_t>(i)) !=
+                      v.stop_ids.end();
+    // An empty entry is XGrammar's "special token": never allowed by a grammar.
+    if (!stop && !v.types.empty() && never_text(v.types[i])) continue;
+    encoded[i] = v.bytes[i];
+  }
+  return xgrammar::TokenizerInfo(encoded, xgrammar::VocabType::RAW, n, v.stop_ids, false);
+}
+
+}  // namespace
+
+Compiled::~Compiled() = default;
+
+Engine::Engine(const Vocabulary& vocab)
+    : vocab_size_(static_cast<int32_t>(vocab.bytes.size())),
+      info_(std::make_unique<xgrammar::TokenizerInfo>(make_info(vocab))),
+      compiler_(std::make_unique<xgrammar::GrammarCompiler>(*info_, 1, false)) {}
+
+Engine::~Engine() {
+  // Compilations abandoned by their callers still use the compiler: wait for them.
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [&] { return running_ == 0; });
+}
+
+std::shared_ptr<const Compiled> Engine::compile(SpecKind kind, std::string_view spec,
+                                                const CompileOptions& options) {
+  const size_t limit = options.max_spec_bytes != 0 ? options.max_spec_bytes : kDefaultMaxSpecBytes;
+  std::string key;
+  try {
+    if (spec.size() > limit) {
+      throw CompileError("", "the spec is " + std::to_string(spec.size()) +
+                                 " bytes, more than the limit of " + std::to_string(limit));
+    }
+    // Key: kind, options, and the spec with JSON whitespace normalized (member order kept: it
+    // is the order the output follows).
+    key = std::to_string(static_cast<int>(kind)) + "|" + (options.compact ? "c" : "b") +
+          std::to_string(options.max_whitespace) + "|" + (options.strict ? "s" : "n") + "|";
+    if (kind == SpecKind::kJsonSchema || kind == SpecKind::kChoice) {
+      key += parse_json(spec, kind == SpecKind::kChoice ? "the choice list" : "the schema").dump();
+    } else if (kind != SpecKind::kJsonObject) {
+      key += spec;
+    }
+  } catch (const CompileError&) {
+    std::lock_guard lock(mu_);
+    ++stats_.refused;
+    throw;
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      ++stats_.cache_hits;
+      return it->second->second;
+    }
+  }
+  return options.timeout_ms == 0 ? compile_and_cache(key, kind, std::string(spec), options)
+                                 : compile_with_timeout(key, kind, std::string(spec), options);
+}
+
+std::shared_ptr<const Compiled> Engine::compile_and_cache(const std::string& key, SpecKind kind,
+                                                          const std::string& spec,
+                                                          const CompileOptions& options) {
+  std::shared_ptr<const Compiled> compiled;
+  try {
+    compiled = compile_uncached(kind, spec, options);
+  } catch (const CompileError&) {
+    std::lock_guard lock(mu_);
+    ++stats_.refused;
+    throw;
+  }
+  std::lock_guard lock(mu_);
+  ++stats_.compiles;
+  if (index_.count(key) == 0) {
+    lru_.emplace_front(key, compiled);
+    index_[key] = lru_.begin();
+    if (lru_.size() > kCacheEntries) {
+      index_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+  }
+  return compiled;
+}
+
+std::shared_ptr<const Compiled> Engine::compile_with_timeout(const std::string& key, SpecKind kind,
+                                                             std::string spec,
+                                                             const CompileOptions& options) {
+  {
+    std::lock_guard lock(mu_);
+    if (abandoned_ >= kMaxBackgroundCompiles) {
+      ++stats_.refused;
+      throw CompileError("", "the grammar engine is still busy with " + std::to_string(abandoned_) +
+                                 " compilations that ran past their time limit; retry later");
+    }
+    ++running_;
+  }
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable done;
+    bool finished = false, abandoned = false;
+    std::shared_ptr<const Compiled> result;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([this, shared, key, kind, spec = std::move(spec), options] {
+    std::shared_ptr<const Compiled> r;
+    std::exception_ptr e;
+    try {
+      r = compile_and_cache(key, kind, spec, options);
+    } catch (...) {
+      e = std::current_exception();
+    }
+    bool abandoned = false;
+    {
+      std::lock_guard lock(shared->mu);
+      shared->result = std::move(r);
+      shared->error = e;
+      shared->finished = true;
+      abandoned = shared->abandoned;
+      shared->done.notify_all();
+    }
+    std::lock_guard lock(mu_);
+    --running_;
+    if (abandoned) --abandoned_;
+    idle_.notify_all();
+  }).detach();
+  std::unique_lock lock(shared->mu);
+  if (!shared->done.wait_for(lock, std::chrono::milliseconds(options.timeout_ms),
+                             [&] { return shared->finished; })) {
+    shared->abandoned = true;
+    lock.unlock();
+    std::lock_guard engine_lock(mu_);
+    ++abandoned_;
+    ++stats_.refused;
+    throw CompileError("", "compiling it took longer than the limit of " +
+                               std::to_string(options.timeout_ms) + " ms; simplify the constraint");
+  }
+  if (shared->error) std::rethrow_exception(shared->error);
+  return shared->result;
+}
+
+std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::string_view spec,
+                                                         const CompileOptions& options) {
+  const bool any_ws = !options.compact;
+  const std::optional<int> max_ws =
+      any_ws ? std::optional<int>(static_cast<int>(std::max(1u, options.max_whitespace)))
+             : std::nullopt;
+  const std::optional<std::pair<std::string, std::string>> seps =
+      options.compact ? std::optional<std::pair<std::string, std::string>>({",", ":"})
+                      : std::nullopt;
+  auto out = std::make_shared<Compiled>();
+  try {
+    switch (kind) {
+      case SpecKind::kJsonSchema: {
+        const nlohmann::json schema = nlohmann::json::parse(spec, nullptr, false);
+        if (schema.is_discarded()) throw CompileError("", "the schema is not valid JSON");
+        SchemaRefusal why;
+        if (!check_schema_subset(schema, why)) throw CompileError(why.pointer, why.message);
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
+            std::string(spec), any_ws, std::nullopt, seps, options.strict, max_ws));
+        break;
+      }
+      case SpecKind::kJsonObject:
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
+            R"({"type": "object"})", any_ws, std::nullopt, seps, false, max_ws));
+        break;
+      case SpecKind::kRegex:
+        out->grammar =
+            std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileRegex(std::string(spec)));
+        break;
+      case SpecKind::kChoice:
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compiler_->CompileGrammar(choice_grammar(spec), "root"));
+        break;
+      case SpecKind::kEbnf:
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compiler_->CompileGrammar(std::string(spec), "root"));
+        break;
+      default:
+        throw CompileError("", "unknown grammar kind " + std::to_string(static_cast<int>(kind)));
+    }
+  } catch (const CompileError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CompileError("", std::string("the grammar engine refused it: ") + e.what());
+  }
+  // An unsatisfiable constraint (enum of values outside its type, contradictory bounds) leaves
+  // nothing to generate: refuse it now rather than fail the sequence at its first token.
+  Matcher probe(out);
+  std::vector<uint32_t> row((static_cast<size_t>(vocab_size_) + 31) / 32);
+  probe.fill(row.data(), static_cast<uint32_t>(row.size()), vocab_size_);
+  if (std::all_of(row.begin(), row.end(), [](uint32_t w) { return w == 0; })) {
+    throw CompileError("", "no output can satisfy it (the constraint is unsatisfiable)");
+  }
+  return out;
+}
+
+bool Engine::wait_idle(uint32_t ms) {
+  std::unique_lock lock(mu_);
+  return idle_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return running_ == 0; });
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+Matcher::Matcher(std::shared_ptr<const Compiled> grammar)
+    : grammar_(std::move(grammar)),
+      m_(std::make_unique<xgrammar::GrammarMatcher>(*grammar_->grammar)) {}
+
+Matcher::~Matcher() = default;
+
+void Matcher::fill(uint32_t* row, uint32_t words, int32_t vocab_size) {
+  const int32_t need = xgrammar::GetBitmaskSize(vocab_size);
+  std::fill(row, row + words, 0u);
+  if (m_->IsTerminated()) return;
+  int64_t shape[1] = {need};
+  DLTensor t{};
+  t.data = row;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = xgrammar::GetBitmaskDLType();
+  t.shape = shape;
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  m_->FillNextTokenBitmask(&t, 0);
+}
+
+bool Matcher::accept(int32_t token) {
+  if (m_->IsTerminated()) return false;
+  const bool ok = m_->AcceptToken(token);
+  if (ok) ++depth_;
+  return ok;
+}
+
+void Matcher::rollback(uint32_t n) {
+  if (n > depth_) {
+    throw std::invalid_argument("rollback of " + std::to_string(n) + " tokens, but only " +
+                                std::to_string(depth_) + " were accepted");
+  }
+  if (n == 0) return;
+  m_->Rollback(static_cast<int>(n));
+  depth_ -= n;
+}
+
+bool Matcher::can_end() const {
+  return m_->IsCompleted() || m_->IsTerminated();
+}
+
+bool Matcher::terminated() const {
+  return m_->IsTerminated();
+}
+
+std::string Matcher::forced_bytes() {
+  if (m_->IsTerminated()) return {};
+  return m_->FindJumpForwardString();
+}
+
+void fill_many(Matcher* const* matchers, uint32_t num, uint32_t* bitmask, uint32_t words_per_row,
+               int32_t vocab_size) {
+  for (uint32_t i = 0; i < num; ++i) {
+    matchers[i]->fill(bitmask + static_cast<size_t>(i) * words_per_row, words_per_row, vocab_size);
+  }
+}
+
+}  // namespace plinth::grammar

@@ -1,0 +1,161 @@
+// The engine over a small hand-made vocabulary: masks, accept, rollback, can_end, stop ids,
+// forced bytes, the compile cache, refusals, and the compile time limit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "grammar_engine.hpp"
+
+namespace {
+
+using plinth::grammar::CompileError;
+using plinth::grammar::CompileOptions;
+using plinth::grammar::Engine;
+using plinth::grammar::Matcher;
+using plinth::grammar::SpecKind;
+using plinth::grammar::Vocabulary;
+
+// ids: 0 "<eos>" (control, stop), 1 "<|im_start|>" (control), then text tokens.
+Vocabulary tiny_vocab() {
+  Vocabulary v;
+  const std::vector<std::string> text = {"{", "}", "\"",  "a",  "b",   ":",   " ",  "1",
+                                         "2", ",", "yes", "no", "{\"", "\":", "ab", "<|im_start|>"};
+  v.bytes = {"<eos>", "<|im_start|>"};
+  v.types = {3, 3};
+  for (const auto& t : text) {
+    v.bytes.push_back(t);
+    v.types.push_back(1);
+  }
+  v.stop_ids = {0};
+  return v;
+}
+
+int32_t id_of(const Vocabulary& v, const std::string& s) {
+  for (size_t i = 2; i < v.bytes.size(); ++i) {
+    if (v.bytes[i] == s) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+std::vector<int32_t> allowed(Engine& e, Matcher& m) {
+  std::vector<uint32_t> row(e.words_per_row());
+  m.fill(row.data(), static_cast<uint32_t>(row.size()), e.vocab_size());
+  std::vector<int32_t> out;
+  for (int32_t t = 0; t < e.vocab_size(); ++t) {
+    if ((row[static_cast<size_t>(t) / 32] >> (t % 32)) & 1u) out.push_back(t);
+  }
+  return out;
+}
+
+TEST(GrammarEngine, ChoiceMasksAcceptsEndsAndRollsBack) {
+  const Vocabulary v = tiny_vocab();
+  Engine e(v);
+  auto g = e.compile(SpecKind::kChoice, R"(["yes", "no"])", {});
+  Matcher m(g);
+  const std::vector<int32_t> first = allowed(e, m);
+  EXPECT_EQ(first, (std::vector<int32_t>{id_of(v, "yes"), id_of(v, "no")}));
+  EXPECT_FALSE(m.can_end());
+  EXPECT_FALSE(m.accept(id_of(v, "a")));  // refused, state unchanged
+  EXPECT_TRUE(m.accept(id_of(v, "no")));
+  EXPECT_TRUE(m.can_end());
+  EXPECT_EQ(allowed(e, m), std::vector<int32_t>{0});  // only the stop id where it can end
+  m.rollback(1);
+  EXPECT_EQ(allowed(e, m), first);
+  EXPECT_THROW(m.rollback(1), std::invalid_argument);
+  EXPECT_TRUE(m.accept(id_of(v, "yes")));
+  EXPECT_TRUE(m.accept(0));
+  EXPECT_TRUE(m.terminated());
+  EXPECT_TRUE(allowed(e, m).empty());
+}
+
+TEST(GrammarEngine, ControlTokensAreNeverAllowedEvenWhenTheirTextFits) {
+  const Vocabulary v = tiny_vocab();
+  Engine e(v);
+  // A regex that would match the control token's text: the control id stays masked, and the
+  // user-defined text token with the same bytes is allowed.
+  auto g = e.compile(SpecKind::kRegex, R"(<\|im_start\|>)", {});
+  Matcher m(g);
+  const std::vector<int32_t> a = allowed(e, m);
+  EXPECT_EQ(std::count(a.begin(), a.end(), 1), 0);
+  EXPECT_EQ(std::count(a.begin(), a.end(), id_of(v, "<|im_start|>")), 1);
+}
+
+TEST(GrammarEngine, JsonSchemaForcedBytesAndCompactWhitespace) {
+  const Vocabulary v = tiny_vocab();
+  Engine e(v);
+  CompileOptions compact;
+  compact.compact = true;
+  auto g = e.compile(SpecKind::kJsonSchema,
+                     R"({"type": "object", "properties": {"ab": {"type": "integer"}},
+                         "required": ["ab"], "additionalProperties": false})",
+                     compact);
+  Matcher m(g);
+  EXPECT_EQ(m.forced_bytes(), "{\"ab\":");
+  for (const char* t : {"{\"", "ab", "\":", "1", "2", "}"}) {
+    ASSERT_TRUE(m.accept(id_of(v, t))) << t;
+  }
+  EXPECT_TRUE(m.can_end());
+  Matcher spaced(g);
+  EXPECT_TRUE(spaced.accept(id_of(v, "{")));
+  EXPECT_FALSE(spaced.accept(id_of(v, " ")));  // compact: no whitespace
+}
+
+TEST(GrammarEngine, BoundedWhitespaceEndsTheRun) {
+  const Vocabulary v = tiny_vocab();
+  Engine e(v);
+  CompileOptions bounded;
+  bounded.max_whitespace = 2;
+  auto g = e.compile(SpecKind::kJsonObject, "", bounded);
+  Matcher m(g);
+  ASSERT_TRUE(m.accept(id_of(v, "{")));
+  EXPECT_TRUE(m.accept(id_of(v, " ")));
+  EXPECT_TRUE(m.accept(id_of(v, " ")));
+  EXPECT_FALSE(m.accept(id_of(v, " ")));  // a third space in a row is refused
+}
+
+TEST(GrammarEngine, CacheHitsAndRefusals) {
+  Engine e(tiny_vocab());
+  auto a = e.compile(SpecKind::kJsonSchema, R"({"type": "integer"})", {});
+  auto b = e.compile(SpecKind::kJsonSchema, "{ \"type\" :\n \"integer\" }", {});
+  EXPECT_EQ(a.get(), b.get());  // the same spec up to whitespace: one compilation
+  EXPECT_EQ(e.stats().compiles, 1u);
+  EXPECT_EQ(e.stats().cache_hits, 1u);
+  try {
+    e.compile(SpecKind::kJsonSchema, R"({"properties": {"x": {"not": {}}}})", {});
+    FAIL() << "not a refusal";
+  } catch (const CompileError& err) {
+    EXPECT_EQ(err.pointer(), "/properties/x/not");
+  }
+  EXPECT_THROW(e.compile(SpecKind::kJsonSchema, "{", {}), CompileError);
+  EXPECT_THROW(e.compile(SpecKind::kRegex, "(", {}), CompileError);
+  EXPECT_THROW(e.compile(SpecKind::kChoice, "[]", {}), CompileError);
+  EXPECT_THROW(e.compile(SpecKind::kEbnf, "root ::= undefined_rule", {}), CompileError);
+  // unsatisfiable: nothing in this vocabulary can spell a string of 3 "z"
+  EXPECT_THROW(e.compile(SpecKind::kRegex, "zzz", {}), CompileError);
+  CompileOptions small;
+  small.max_spec_bytes = 4;
+  EXPECT_THROW(e.compile(SpecKind::kRegex, "aaaaaaaa", small), CompileError);
+  EXPECT_EQ(e.stats().refused, 7u);
+}
+
+TEST(GrammarEngine, CompileTimeLimitRefusesAndTheEngineStaysUsable) {
+  Engine e(tiny_vocab());
+  CompileOptions quick;
+  quick.timeout_ms = 1;
+  // 50,000 choices of 24 bytes: far more than 1 ms to parse and compile.
+  std::string big = "[";
+  for (int i = 0; i < 50000; ++i) {
+    big += (i > 0 ? ",\"" : "\"") + std::string(18, 'a') + std::to_string(100000 + i) + "\"";
+  }
+  big += "]";
+  EXPECT_THROW(e.compile(SpecKind::kChoice, big, quick), CompileError);
+  EXPECT_TRUE(e.wait_idle(120000));
+  quick.timeout_ms = 0;
+  auto g = e.compile(SpecKind::kChoice, R"(["ab"])", quick);
+  Matcher m(g);
+  EXPECT_TRUE(m.accept(16));  // "ab"
+}
+
+}  // namespace

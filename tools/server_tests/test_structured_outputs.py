@@ -1,0 +1,250 @@
+"""`plinth serve` with the grammar plugin (manifests/cpu_structured.json): structured outputs
+against the real model, checked by independent parsers:
+  - response_format json_schema: greedy and seeded outputs parse (json) and validate (Python
+    `jsonschema`), keys in the schema's order; json_object gives an object;
+  - the official `openai` client's beta.chat.completions.parse with a Pydantic model returns the
+    parsed object;
+  - vLLM's structured_outputs: choice, regex (Python `re.fullmatch`), grammar (EBNF), json;
+  - at temperature 0 the same output alone and in a batch of requests sent at once, and
+    streamed deltas concatenate to the non-streamed text;
+  - bad constraints are 400s naming the field and the JSON pointer, and the server serves the
+    next request;
+  - a second server on the same pipeline plus n-gram speculative decoding and the prefix cache
+    (a manifest written next to the given one) gives the same temperature-0 outputs, twice (the
+    second time from the prefix cache), and its constrained requests drafted tokens.
+
+  python3 tools/server_tests/test_structured_outputs.py --plinth build/plinth \
+      --manifest manifests/cpu_structured.json
+
+Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
+import argparse
+import concurrent.futures
+import json
+import re
+import sys
+import unittest
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from test_openai_api import raw  # noqa: E402
+import test_openai_api  # noqa: E402
+
+SERVER = None
+openai = None
+PLINTH = None
+MANIFEST = None
+
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 24},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "city": {"type": "string", "enum": ["Paris", "London", "Tokyo"]},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
+    },
+    "required": ["name", "age", "city", "tags"],
+}
+ASK = [{"role": "user", "content": "Describe a person living in a big city as JSON."}]
+
+
+def client():
+    return openai.OpenAI(base_url=SERVER.url + "/v1", api_key="unused", max_retries=0,
+                         timeout=300)
+
+
+def post(body, path="/v1/chat/completions"):
+    status, _, data = raw("POST", path, body)
+    return status, json.loads(data)
+
+
+def schema_format(schema, strict=True):
+    return {"type": "json_schema", "json_schema": {"name": "person", "schema": schema,
+                                                    "strict": strict}}
+
+
+class StructuredOutputs(unittest.TestCase):
+    def test_json_schema_greedy_and_seeded_outputs_validate(self):
+        import jsonschema
+        strict_schema = dict(PERSON, additionalProperties=False)
+        for extra in ({"temperature": 0}, {"temperature": 1.0, "seed": 7},
+                      {"temperature": 0.8, "top_p": 0.9, "seed": 11}):
+            status, body = post({"messages": ASK, "max_tokens": 120,
+                                 "response_format": schema_format(PERSON), **extra})
+            self.assertEqual(status, 200, body)
+            choice = body["choices"][0]
+            text = choice["message"]["content"]
+            self.assertEqual(choice["finish_reason"], "stop", text)
+            value = json.loads(text)
+            jsonschema.validate(value, strict_schema)  # strict: no other keys
+            self.assertEqual(list(value), ["name", "age", "city", "tags"], "schema order")
+        # seeded requests are reproducible
+        a = post({"messages": ASK, "max_tokens": 120, "temperature": 1.0, "seed": 5,
+                  "response_format": schema_format(PERSON)})[1]
+        b = post({"messages": ASK, "max_tokens": 120, "temperature": 1.0, "seed": 5,
+                  "response_format": schema_format(PERSON)})[1]
+        self.assertEqual(a["choices"][0]["message"]["content"],
+                         b["choices"][0]["message"]["content"])
+
+    def test_json_object(self):
+        status, body = post({"messages": ASK, "max_tokens": 80, "temperature": 0,
+                             "response_format": {"type": "json_object"}})
+        self.assertEqual(status, 200, body)
+        if body["choices"][0]["finish_reason"] == "stop":
+            self.assertIsInstance(json.loads(body["choices"][0]["message"]["content"]), dict)
+
+    def test_openai_parse_with_pydantic(self):
+        import pydantic
+
+        class City(pydantic.BaseModel):
+            name: str
+            country: str
+            population: int
+
+        r = client().beta.chat.completions.parse(
+            model=SERVER.model, temperature=0, max_tokens=100, response_format=City,
+            messages=[{"role": "user", "content": "Tell me about Paris as JSON."}])
+        parsed = r.choices[0].message.parsed
+        self.assertIsInstance(parsed, City)
+        self.assertIsInstance(parsed.population, int)
+
+    def test_vllm_structured_outputs(self):
+        status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
+                             "max_tokens": 8, "temperature": 0,
+                             "structured_outputs": {"choice": ["yes", "no", "maybe"]}})
+        self.assertEqual(status, 200, body)
+        self.assertIn(body["choices"][0]["message"]["content"], ["yes", "no", "maybe"])
+        status, body = post({"prompt": "My phone number is ", "max_tokens": 20, "temperature": 0,
+                             "structured_outputs": {"regex": r"\(\d{3}\) \d{3}-\d{4}"}},
+                            "/v1/completions")
+        self.assertEqual(status, 200, body)
+        self.assertTrue(re.fullmatch(r"\(\d{3}\) \d{3}-\d{4}", body["choices"][0]["text"]),
+                        body["choices"][0]["text"])
+        status, body = post({"prompt": "Answer: ", "max_tokens": 20, "temperature": 0,
+                             "structured_outputs": {
+                                 "grammar": 'root ::= "The answer is " [0-9]+ "."'}},
+                            "/v1/completions")
+        self.assertEqual(status, 200, body)
+        self.assertTrue(re.fullmatch(r"The answer is [0-9]+\.", body["choices"][0]["text"]),
+                        body["choices"][0]["text"])
+        status, body = post({"messages": ASK, "max_tokens": 120, "temperature": 0,
+                             "structured_outputs": {"json": PERSON}})
+        self.assertEqual(status, 200, body)
+        json.loads(body["choices"][0]["message"]["content"])
+
+    def test_same_output_alone_batched_and_streamed(self):
+        req = {"messages": ASK, "max_tokens": 100, "temperature": 0,
+               "response_format": schema_format(PERSON)}
+        alone = post(req)[1]["choices"][0]["message"]["content"]
+        others = [dict(req, messages=[{"role": "user", "content": f"A person number {i}."}])
+                  for i in range(5)]
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            futures = [pool.submit(post, r) for r in [req] + others]
+            batched = [f.result() for f in futures]
+        self.assertEqual(batched[0][1]["choices"][0]["message"]["content"], alone)
+        stream = client().chat.completions.create(
+            model=SERVER.model, messages=ASK, max_tokens=100, temperature=0, stream=True,
+            response_format=schema_format(PERSON))
+        self.assertEqual("".join(c.choices[0].delta.content or "" for c in stream if c.choices),
+                         alone)
+
+    def test_bad_constraints_are_400s_naming_the_field(self):
+        cases = [
+            (schema_format({"type": "object", "properties": {"a": {"type": "number",
+                                                                   "multipleOf": 2}}}),
+             "response_format", "/properties/a/multipleOf"),
+            (schema_format({"type": "string", "pattern": "(?=a)b"}), "response_format", "/pattern"),
+            ({"type": "json_schema", "json_schema": {"schema": {}}},
+             "response_format.json_schema.name", None),
+            ({"type": "xml"}, "response_format.type", None),
+        ]
+        for rf, param, pointer in cases:
+            status, body = post({"messages": ASK, "max_tokens": 8, "response_format": rf})
+            self.assertIn(status, (400, 422), body)
+            self.assertEqual(body["error"]["param"], param, body)
+            if pointer:
+                self.assertIn(pointer, body["error"]["message"])
+        status, body = post({"messages": ASK, "max_tokens": 8,
+                             "structured_outputs": {"regex": "("}})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(body["error"]["param"], "structured_outputs")
+        status, body = post({"messages": ASK, "max_tokens": 8,
+                             "structured_outputs": {"choice": ["a"], "regex": "a"}})
+        self.assertEqual(status, 400, body)
+        # the server still serves
+        status, body = post({"messages": ASK, "max_tokens": 4})
+        self.assertEqual(status, 200, body)
+
+
+def spec_prefix_manifest(manifest):
+    """The given manifest plus spec_decode (n-gram) and prefix_radix, as a temporary file in the
+    same folder (its relative `model` path stays valid)."""
+    import os
+    import tempfile
+    with open(manifest) as f:
+        m = json.load(f)
+    plugins = [p for p in m["plugins"] if p["kind"] != "scheduler"]
+    plugins.append({"kind": "prefix_cache", "library": "prefix_radix"})
+    plugins.append({"kind": "scheduler", "library": "scheduler_continuous",
+                    "config": {"max_num_seqs": 64, "policy": "longest_prefix_first"}})
+    plugins.append({"kind": "speculator", "library": "spec_decode",
+                    "config": {"method": "ngram", "num_speculative_tokens": 4, "min_n": 1,
+                               "max_n": 3}})
+    m["plugins"] = plugins
+    fd, path = tempfile.mkstemp(suffix=".json", dir=os.path.dirname(os.path.abspath(manifest)))
+    with os.fdopen(fd, "w") as f:
+        json.dump(m, f)
+    return path
+
+
+class SpeculationAndPrefixCache(unittest.TestCase):
+    def test_same_outputs_with_speculation_and_prefix_cache(self):
+        import os
+        reqs = [{"messages": ASK, "max_tokens": 100, "temperature": 0,
+                 "response_format": schema_format(PERSON)},
+                {"messages": [{"role": "user", "content": "List three colors as JSON."}],
+                 "max_tokens": 60, "temperature": 0, "response_format": {"type": "json_object"}},
+                {"prompt": "Phone: ", "max_tokens": 20, "temperature": 0,
+                 "structured_outputs": {"regex": r"\(\d{3}\) \d{3}-\d{4}"}}]
+        paths = ["/v1/chat/completions", "/v1/chat/completions", "/v1/completions"]
+
+        def text(body):
+            c = body["choices"][0]
+            return c["message"]["content"] if "message" in c else c["text"]
+
+        plain = [text(post(r, p)[1]) for r, p in zip(reqs, paths)]
+        manifest = spec_prefix_manifest(MANIFEST)
+        try:
+            with PlinthServer(PLINTH, manifest) as other:
+                for _ in range(2):  # the second round hits the prefix cache
+                    got = []
+                    for r, p in zip(reqs, paths):
+                        status, _, data = raw("POST", p, r, server=other)
+                        self.assertEqual(status, 200, data)
+                        got.append(text(json.loads(data)))
+                    self.assertEqual(got, plain)
+                drafted = other.metrics().get("plinth_spec_decode_num_draft_tokens_total", 0)
+                self.assertGreater(drafted, 0, "constrained requests never speculated")
+                other.stop()
+        finally:
+            os.unlink(manifest)
+
+
+def main():
+    global SERVER, openai, PLINTH, MANIFEST
+    p = argparse.ArgumentParser()
+    p.add_argument("--plinth", required=True)
+    p.add_argument("--manifest", required=True)
+    args, rest = p.parse_known_args()
+    PLINTH, MANIFEST = args.plinth, args.manifest
+    openai = ensure_openai()
+    if openai is None:
+        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
+        return 77
+    with PlinthServer(args.plinth, args.manifest) as server:
+        SERVER = server
+        test_openai_api.SERVER = server
+        return run_tests(server, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
