@@ -40,8 +40,10 @@ inline size_t sched_result_stride(uint32_t abi_minor) {
       return PLINTH_ABI_1_1_SIZEOF_SCHED_RESULT;
     case 2:
       return PLINTH_ABI_1_2_SIZEOF_SCHED_RESULT;
-    default:
+    case 3:
       return PLINTH_ABI_1_3_SIZEOF_SCHED_RESULT;
+    default:
+      return PLINTH_ABI_1_4_SIZEOF_SCHED_RESULT;
   }
   // NOLINTEND(bugprone-branch-clone)
 }
@@ -58,14 +60,16 @@ inline size_t spec_verify_stride(uint32_t abi_minor) {
       return PLINTH_ABI_1_1_SIZEOF_SPEC_VERIFY;
     case 2:
       return PLINTH_ABI_1_2_SIZEOF_SPEC_VERIFY;
-    default:
+    case 3:
       return PLINTH_ABI_1_3_SIZEOF_SPEC_VERIFY;
+    default:
+      return PLINTH_ABI_1_4_SIZEOF_SPEC_VERIFY;
   }
   // NOLINTEND(bugprone-branch-clone)
 }
 
 // A new minor adds its case above (and its constants in abi_versions.h).
-static_assert(PLINTH_ABI_MINOR == 3, "array_stride.hpp: add the new minor's strides");
+static_assert(PLINTH_ABI_MINOR == 4, "array_stride.hpp: add the new minor's strides");
 
 /// A copy of `items` laid out at `stride` bytes per item: item i's first min(stride, sizeof(T))
 /// bytes at byte i * stride, zeros past sizeof(T) when the stride is wider. Pointers inside the

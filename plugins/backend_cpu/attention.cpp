@@ -72,7 +72,9 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
   const int64_t hd = shape.head_dim;
   const int64_t group = shape.n_heads / shape.n_kv_heads;
   const int64_t qdim = shape.n_heads * hd;
-  const float scale_factor = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale_factor =
+      shape.scale != 0.0f ? shape.scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t window = shape.window;
 
   std::vector<Item> items = make_items(b, shape.n_kv_heads);
 
@@ -89,7 +91,7 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     thread_local std::vector<float> scores, kbuf, vbuf;
     thread_local std::vector<const float*> kptr, vptr, qh;
     thread_local std::vector<const uint16_t*> kptr16, vptr16;
-    thread_local std::vector<float*> sh, oh;
+    thread_local std::vector<float*> sh, oh, shifted;
     const detail::KernelTable& k = detail::active_kernels();
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
@@ -130,17 +132,28 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     }
     const int nh = static_cast<int>(group);
     for (int64_t t = it.t0; t < it.t1; ++t) {
-      const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
+      const int64_t end = static_cast<int64_t>(b.positions[t]) + 1;  // positions j0..p
+      // Sliding window: positions before j0 are masked out (their scores never read).
+      const int64_t j0 = window > 0 ? std::max<int64_t>(0, end - window) : 0;
+      const int64_t visible = end - j0;
       const auto r0 = static_cast<size_t>((t - it.t0) * group);
       for (int64_t g = 0; g < group; ++g) {
-        float* sc = sh[r0 + static_cast<size_t>(g)];
+        float* sc = sh[r0 + static_cast<size_t>(g)] + j0;
         scale(sc, scale_factor, visible);
         softmax(sc, visible);
       }
+      float* const* probs = sh.data() + r0;
+      if (j0 > 0) {
+        shifted.resize(static_cast<size_t>(group));
+        for (int64_t g = 0; g < group; ++g) {
+          shifted[static_cast<size_t>(g)] = sh[r0 + static_cast<size_t>(g)] + j0;
+        }
+        probs = shifted.data();
+      }
       if (in_place16) {
-        k.weighted_sum_heads_f16(sh.data() + r0, nh, vptr16.data(), visible, hd, oh.data() + r0);
+        k.weighted_sum_heads_f16(probs, nh, vptr16.data() + j0, visible, hd, oh.data() + r0);
       } else {
-        k.weighted_sum_heads(sh.data() + r0, nh, vptr.data(), visible, hd, oh.data() + r0);
+        k.weighted_sum_heads(probs, nh, vptr.data() + j0, visible, hd, oh.data() + r0);
       }
     }
   };

@@ -19,7 +19,10 @@
  *    adds speculative decoding's needs: plinth_spec_verify.uniforms,
  *    plinth_spec_proposal.draft_probs, plinth_spec_stats.num_drafts,
  *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
- *    the draft backend and model in plinth_create_args.
+ *    the draft backend and model in plinth_create_args; 1.3 adds device-side greedy sampling:
+ *    plinth_batch.argmax_only, plinth_forward_output.argmax_ids; 1.4 adds the architecture
+ *    description: plinth_model_desc.arch (plinth_arch_desc, plinth_arch_layer, the
+ *    PLINTH_ARCH_* feature bits of model.h).
  *  - Array structs (items of an array, no struct_size: plinth_spec_verify, plinth_sched_result)
  *    also grow only at the end; the host passes such an array at the stride of the minor the
  *    plugin declares (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.
@@ -43,7 +46,7 @@ extern "C" {
 /* ABI version of these headers. Major: incompatible change. Minor: additions at the end of structs
  * and tables, new kinds of extension. */
 #define PLINTH_ABI_MAJOR 1
-#define PLINTH_ABI_MINOR 3
+#define PLINTH_ABI_MINOR 4
 
 #if defined(_WIN32)
 #define PLINTH_EXPORT __declspec(dllexport)
