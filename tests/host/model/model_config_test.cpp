@@ -201,8 +201,12 @@ TEST_F(ModelConfigTest, AdaptersDescribeEachArchitecture) {
       }
       EXPECT_FLOAT_EQ(c.embed_scale, std::sqrt(128.0f));
     }
-    if (std::string(want.arch) == "phi3") EXPECT_EQ(c.rope_dims, 16u);
-    if (std::string(want.arch) == "qwen3") EXPECT_EQ(c.head_dim, 32u);
+    if (std::string(want.arch) == "phi3") {
+      EXPECT_EQ(c.rope_dims, 16u);
+    }
+    if (std::string(want.arch) == "qwen3") {
+      EXPECT_EQ(c.head_dim, 32u);
+    }
   }
 }
 

@@ -3,7 +3,8 @@
 // by tools/reference/arch_golden.py): the synthetic model of `plinth synth-model --arch A` (the
 // same bytes the fixture was computed from: FNV-1a 64 checked), logits at every position of three
 // prompts, (1) prefilled together in one batch and (2) decoded token by token on small shuffled
-// blocks (so RoPE, the KV cache, paged attention and the sliding window run at every position).
+// blocks (so RoPE, the KV cache, paged attention and the sliding window run at every position);
+// and (3) greedy ids against natively built llama.cpp on the same files where its margin is clear.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,6 +186,49 @@ TEST_P(ArchReference, DecodeTokenByTokenOnShuffledBlocksMatchesFloat64) {
     }
   }
   EXPECT_LE(worst, kTol) << GetParam() << ": decode, max |logit - float64 reference|";
+}
+
+// Natively built llama.cpp on the same files, teacher-forced (tools/reference/arch_llama_cpp.py,
+// fixture arch_llama_cpp.json): plinth's greedy id equals llama.cpp's at every position where
+// llama.cpp's top-1/top-2 margin is clear. llama.cpp's numerics are no tight oracle (its CPU GELU
+// reads an f16 table, its RoPE angles are float powers), hence the margin.
+TEST_P(ArchReference, GreedyIdsEqualLlamaCppWhereItsMarginIsClear) {
+  const std::string file =
+      std::string(PLINTH_SOURCE_DIR) + "/tests/fixtures/golden/arch_llama_cpp.json";
+  std::ifstream in(file);
+  if (!in) GTEST_SKIP() << file << " is absent (tools/reference/arch_llama_cpp.py writes it)";
+  const nlohmann::json lc = nlohmann::json::parse(in);
+  const nlohmann::json* entry = nullptr;
+  for (const auto& m : lc.at("models")) {
+    if (m.at("arch") == GetParam()) entry = &m;
+  }
+  ASSERT_NE(entry, nullptr) << "no llama.cpp entry for " << GetParam();
+  ASSERT_EQ(entry->at("prompts").size(), prompts_.size());
+  constexpr double kClearMargin = 0.05;
+  const plinth::LoadedModel model = plinth::load_model(path_);
+  harness::Library lib;
+  harness::Backend be(lib, *model.desc->get(), kConfig);
+  be.allocate(64, kBlockSize);
+  int compared = 0, positions = 0;
+  int32_t next = 0;
+  for (size_t i = 0; i < prompts_.size(); ++i) {
+    const auto& want = entry->at("prompts")[i];
+    ASSERT_EQ(want.at("ids").get<std::vector<int32_t>>(), prompts_[i].ids);
+    SeqStep s;
+    for (size_t b = 0; b * kBlockSize < prompts_[i].ids.size(); ++b) s.blocks.push_back(next++);
+    s.tokens = prompts_[i].ids;
+    s.all_logits = true;
+    BatchBuilder bb({s}, kBlockSize);
+    const auto rows = be.forward(bb.batch);
+    for (size_t t = 0; t < rows.size(); ++t, ++positions) {
+      if (want.at("margin")[t].get<double>() <= kClearMargin) continue;
+      ++compared;
+      const auto best = std::max_element(rows[t].begin(), rows[t].end()) - rows[t].begin();
+      EXPECT_EQ(best, want.at("top1")[t].get<int64_t>())
+          << GetParam() << ", prompt " << i << ", position " << t;
+    }
+  }
+  EXPECT_GE(compared * 2, positions) << "too few positions with a clear llama.cpp margin";
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, ArchReference,
