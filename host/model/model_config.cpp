@@ -34,14 +34,24 @@ constexpr std::array<const char*, 17> kMathKeys = {"attention.clamp_kqv",
                                                    "attention.layer_norm_epsilon",
                                                    "rope.dimension_sections"};
 
+bool numeric_zero(const GgufFile& f, const std::string& key) {
+  try {
+    if (const auto u = f.find_uint(key)) return *u == 0;
+  } catch (const GgufError&) {  // not an unsigned integer
+  }
+  try {
+    if (const auto v = f.find_float(key)) return *v == 0.0;
+  } catch (const GgufError&) {  // not a float
+  }
+  return false;
+}
+
 void refuse_unconsumed_keys(const arch::ArchReader& r) {
   for (const char* suffix : kMathKeys) {
     const std::string k = r.key(suffix);
     if (!r.file().has(k) || r.consumed(k)) continue;
-    // A zero (or "none") value is the neutral one for every key above.
-    const auto u = r.file().find_uint(k);
-    const auto f = r.file().find_float(k);
-    if ((u && *u == 0) || (f && *f == 0.0)) continue;
+    // A zero value is the neutral one for every numeric key above.
+    if (numeric_zero(r.file(), k)) continue;
     r.fail_key(k, "changes the forward pass in a way the " + r.arch() +
                       " adapter does not implement (plinth never ignores such a key)");
   }
