@@ -1,6 +1,7 @@
 #include "llama_weights.hpp"
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -171,23 +172,23 @@ void pack_for_path(LlamaWeights& w, MatmulPath path, ThreadPool& pool) {
     auto& buf = w.packed.emplace_back(static_cast<size_t>(detail::stacked_bytes(parts)));
     return detail::pack_stacked(parts, buf.data(), pool, order);
   };
+  // `fused` is one matrix in the file already (packed as it is), or the parts' stacked copy
+  // when they can stack, else the parts are packed one by one.
+  const auto pack_group = [&](bool in_file, WeightView& fused,
+                              std::initializer_list<WeightView*> parts) {
+    if (in_file) {
+      pack(fused);
+      return;
+    }
+    std::vector<WeightView> views;
+    for (WeightView* v : parts) views.push_back(*v);
+    fused = pack_fused(views);
+    if (fused.rows != 0) return;
+    for (WeightView* v : parts) pack(*v);
+  };
   for (LayerWeights& l : w.layers) {
-    if (l.file_fused_qkv) {
-      pack(l.wqkv);  // one matrix in the file already
-    } else {
-      l.wqkv = pack_fused({l.wq, l.wk, l.wv});
-      if (l.wqkv.rows == 0) {
-        for (WeightView* v : {&l.wq, &l.wk, &l.wv}) pack(*v);
-      }
-    }
-    if (l.file_fused_gate_up) {
-      pack(l.w_gate_up);
-    } else {
-      l.w_gate_up = pack_fused({l.w_gate, l.w_up});
-      if (l.w_gate_up.rows == 0) {
-        for (WeightView* v : {&l.w_gate, &l.w_up}) pack(*v);
-      }
-    }
+    pack_group(l.file_fused_qkv, l.wqkv, {&l.wq, &l.wk, &l.wv});
+    pack_group(l.file_fused_gate_up, l.w_gate_up, {&l.w_gate, &l.w_up});
     for (WeightView* v : {&l.wo, &l.w_down}) pack(*v);
   }
   pack(w.lm_head);

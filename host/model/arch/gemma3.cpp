@@ -45,8 +45,9 @@ void read_gemma3(const ArchReader& r, ModelConfig& c) {
   c.rope_neox = true;
   c.features |= sdk::kEmbedScale | sdk::kQkNorm | sdk::kPostNorms | sdk::kGeluTanh;
   c.embed_scale = std::sqrt(static_cast<float>(c.hidden_size));
-  if (c.n_layers == 62) {  // llama.cpp's LLM_TYPE_27B
-    c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.n_heads));
+  if (c.n_layers == 62) {  // llama.cpp's LLM_TYPE_27B: float(n_embd / n_head), integer division
+    const uint32_t per_head = c.hidden_size / c.n_heads;
+    c.attn_scale = 1.0f / std::sqrt(static_cast<float>(per_head));
     c.features |= sdk::kAttnScale;
   }
   const double softcap = r.f64("final_logit_softcapping").value_or(0.0);

@@ -118,15 +118,9 @@ namespace detail {
 [[noreturn]] inline void bad_model(const std::string& path, const std::string& what) {
   throw Error(PLINTH_ERR_INVALID_ARGUMENT, path + ": model description: " + what);
 }
-}  // namespace detail
 
-/// Reads and checks `m`: every size positive, n_heads % n_kv_heads == 0, head_dim even,
-/// rope_theta > 0, rms_eps >= 0; with an architecture description (ABI 1.4): struct_size and
-/// layer_stride at least 1.4's, one layer item per layer, no bit this SDK does not know
-/// (UNSUPPORTED), rope_dims even in [2, head_dim] (less only with kPartialRotary), the factor
-/// array present exactly with kRopeFreqFactors, scales finite and positive. Throws Error
-/// (INVALID_ARGUMENT naming the field, or UNSUPPORTED).
-inline ModelSpec read_model_spec(const plinth_model_desc& m) {
+// The sizes of plinth_model_config, checked; the spec of the plain LLaMA block.
+inline ModelSpec read_config(const plinth_model_desc& m) {
   ModelSpec s;
   s.path = m.path != nullptr ? m.path : "<model>";
   const plinth_model_config& c = m.config;
@@ -143,72 +137,56 @@ inline ModelSpec read_model_spec(const plinth_model_desc& m) {
   s.rms_eps = c.rms_norm_eps;
   s.rope_neox = c.rope_neox != 0;
   s.tied_embeddings = c.tied_embeddings != 0;
-  const auto bad = [&](const std::string& what) { detail::bad_model(s.path, what); };
   if (s.n_layers < 1 || s.hidden < 1 || s.n_heads < 1 || s.n_kv_heads < 1 || s.head_dim < 2 ||
       s.ffn < 1 || s.vocab < 1 || s.context < 1) {
-    bad("n_layers, hidden_size, n_heads, n_kv_heads, head_dim, ffn_size, vocab_size and "
-        "context_length must all be positive");
+    bad_model(s.path,
+              "n_layers, hidden_size, n_heads, n_kv_heads, head_dim, ffn_size, vocab_size and "
+              "context_length must all be positive");
   }
   if (s.n_heads % s.n_kv_heads != 0) {
-    bad("n_heads=" + std::to_string(s.n_heads) +
-        " is not a multiple of n_kv_heads=" + std::to_string(s.n_kv_heads));
+    bad_model(s.path, "n_heads=" + std::to_string(s.n_heads) +
+                          " is not a multiple of n_kv_heads=" + std::to_string(s.n_kv_heads));
   }
-  if (s.head_dim % 2 != 0) bad("head_dim=" + std::to_string(s.head_dim) + " must be even (RoPE)");
-  if (!(s.rope_theta > 0.0)) bad("rope_theta must be > 0");
-  if (!(s.rms_eps >= 0.0f)) bad("rms_norm_eps must be >= 0");
+  if (s.head_dim % 2 != 0) {
+    bad_model(s.path, "head_dim=" + std::to_string(s.head_dim) + " must be even (RoPE)");
+  }
+  if (!(s.rope_theta > 0.0)) bad_model(s.path, "rope_theta must be > 0");
+  if (!(s.rms_eps >= 0.0f)) bad_model(s.path, "rms_norm_eps must be >= 0");
   s.rope_dims = s.head_dim;
   s.attn_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   s.layers.assign(static_cast<size_t>(s.n_layers), LayerSpec{s.rope_theta, 1.0, true, 0});
+  return s;
+}
+
 #if PLINTH_ABI_MINOR >= 4
-  if (!PLINTH_HAS_FIELD(&m, plinth_model_desc, arch) || m.arch == nullptr) return s;
-  const plinth_arch_desc& a = *m.arch;
-  if (a.struct_size < PLINTH_ABI_1_4_SIZEOF_ARCH_DESC) {
-    bad("arch.struct_size=" + std::to_string(a.struct_size) + " is below ABI 1.4's " +
-        std::to_string(PLINTH_ABI_1_4_SIZEOF_ARCH_DESC));
-  }
-  if (a.layer_stride < PLINTH_ABI_1_4_SIZEOF_ARCH_LAYER) {
-    bad("arch.layer_stride=" + std::to_string(a.layer_stride) + " is below ABI 1.4's " +
-        std::to_string(PLINTH_ABI_1_4_SIZEOF_ARCH_LAYER));
-  }
-  if ((a.required_features & ~kKnownArchFeatures) != 0) {
-    throw Error(PLINTH_ERR_UNSUPPORTED,
-                s.path + ": the model needs architecture features this build does not know (" +
-                    arch_feature_names(a.required_features & ~kKnownArchFeatures) +
-                    "): rebuild the plugin against a newer plinth SDK");
-  }
-  s.features = a.required_features;
-  if (a.n_layers != c.n_layers || a.layers == nullptr) {
-    bad("arch.n_layers=" + std::to_string(a.n_layers) + " (layers " +
-        (a.layers == nullptr ? "NULL" : "set") + ") must equal config.n_layers=" +
-        std::to_string(c.n_layers) + " with a non-NULL layers array");
-  }
-  s.rope_dims = a.rope_dims;
-  if (s.rope_dims < 2 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0 ||
-      (s.rope_dims < s.head_dim && !s.has(kPartialRotary))) {
-    bad("arch.rope_dims=" + std::to_string(a.rope_dims) + " must be even, in [2, head_dim=" +
-        std::to_string(s.head_dim) + "], and below head_dim only with partial_rotary");
-  }
-  const auto positive = [&](float v, uint64_t bit, const char* field) {
+// The scalar values of `a` whose feature bits are set (each finite and > 0) and the factors.
+inline void read_arch_values(const plinth_arch_desc& a, ModelSpec& s) {
+  const auto value = [&](float v, uint64_t bit, const char* field, float& out) {
     if (!s.has(bit)) return;
-    if (!std::isfinite(v) || !(v > 0.0f)) bad(std::string(field) + " must be finite and > 0");
+    if (!std::isfinite(v) || !(v > 0.0f)) {
+      bad_model(s.path, std::string(field) + " must be finite and > 0");
+    }
+    out = v;
   };
-  positive(a.embed_scale, kEmbedScale, "arch.embed_scale");
-  positive(a.attn_scale, kAttnScale, "arch.attn_scale");
-  positive(a.logit_softcap, kLogitSoftcap, "arch.logit_softcap");
-  positive(a.logit_scale, kLogitScale, "arch.logit_scale");
-  if (s.has(kEmbedScale)) s.embed_scale = a.embed_scale;
-  if (s.has(kAttnScale)) s.attn_scale = a.attn_scale;
-  if (s.has(kLogitSoftcap)) s.logit_softcap = a.logit_softcap;
-  if (s.has(kLogitScale)) s.logit_scale = a.logit_scale;
+  value(a.embed_scale, kEmbedScale, "arch.embed_scale", s.embed_scale);
+  value(a.attn_scale, kAttnScale, "arch.attn_scale", s.attn_scale);
+  value(a.logit_softcap, kLogitSoftcap, "arch.logit_softcap", s.logit_softcap);
+  value(a.logit_scale, kLogitScale, "arch.logit_scale", s.logit_scale);
   if (s.has(kRopeFreqFactors) != (a.rope_freq_factors != nullptr)) {
-    bad("arch.rope_freq_factors must be set exactly when rope_freq_factors is required");
+    bad_model(s.path,
+              "arch.rope_freq_factors must be set exactly when rope_freq_factors is required");
   }
-  if (s.has(kRopeFreqFactors)) {
-    s.rope_freq_factors.assign(a.rope_freq_factors, a.rope_freq_factors + s.rope_dims / 2);
-    for (float f : s.rope_freq_factors) {
-      if (!std::isfinite(f) || !(f > 0.0f)) bad("arch.rope_freq_factors must be finite and > 0");
+  if (!s.has(kRopeFreqFactors)) return;
+  s.rope_freq_factors.assign(a.rope_freq_factors, a.rope_freq_factors + s.rope_dims / 2);
+  for (float f : s.rope_freq_factors) {
+    if (!std::isfinite(f) || !(f > 0.0f)) {
+      bad_model(s.path, "arch.rope_freq_factors must be finite and > 0");
     }
   }
+}
+
+// The per-layer items of `a`, read at its layer_stride.
+inline void read_arch_layers(const plinth_arch_desc& a, ModelSpec& s) {
   const auto* base = reinterpret_cast<const unsigned char*>(a.layers);
   for (int64_t l = 0; l < s.n_layers; ++l) {
     plinth_arch_layer item{};
@@ -217,16 +195,69 @@ inline ModelSpec read_model_spec(const plinth_model_desc& m) {
     L = LayerSpec{item.rope_base, item.rope_scale, item.rope != 0, item.sliding_window};
     const std::string at = "arch.layers[" + std::to_string(l) + "].";
     if (L.sliding_window != 0 && !s.has(kSlidingWindow)) {
-      bad(at + "sliding_window is set without the sliding_window feature");
+      bad_model(s.path, at + "sliding_window is set without the sliding_window feature");
     }
     const bool plain = L.rope && L.rope_base == s.rope_theta && L.rope_scale == 1.0;
     if (!plain && !s.has(kLayerRope)) {
-      bad(at + "rope/rope_base/rope_scale differ from the config without the layer_rope feature");
+      bad_model(s.path, at + "rope/rope_base/rope_scale differ from the config without the "
+                             "layer_rope feature");
     }
     if (!(L.rope_base > 0.0) || !std::isfinite(L.rope_base) || !(L.rope_scale > 0.0) ||
         !std::isfinite(L.rope_scale)) {
-      bad(at + "rope_base and rope_scale must be finite and > 0");
+      bad_model(s.path, at + "rope_base and rope_scale must be finite and > 0");
     }
+  }
+}
+
+// The architecture description (ABI 1.4) over the plain spec `s`.
+inline void read_arch(const plinth_arch_desc& a, ModelSpec& s) {
+  if (a.struct_size < PLINTH_ABI_1_4_SIZEOF_ARCH_DESC) {
+    bad_model(s.path, "arch.struct_size=" + std::to_string(a.struct_size) + " is below ABI 1.4's " +
+                          std::to_string(PLINTH_ABI_1_4_SIZEOF_ARCH_DESC));
+  }
+  if (a.layer_stride < PLINTH_ABI_1_4_SIZEOF_ARCH_LAYER) {
+    bad_model(s.path, "arch.layer_stride=" + std::to_string(a.layer_stride) +
+                          " is below ABI 1.4's " +
+                          std::to_string(PLINTH_ABI_1_4_SIZEOF_ARCH_LAYER));
+  }
+  if ((a.required_features & ~kKnownArchFeatures) != 0) {
+    throw Error(PLINTH_ERR_UNSUPPORTED,
+                s.path + ": the model needs architecture features this build does not know (" +
+                    arch_feature_names(a.required_features & ~kKnownArchFeatures) +
+                    "): rebuild the plugin against a newer plinth SDK");
+  }
+  s.features = a.required_features;
+  if (static_cast<int64_t>(a.n_layers) != s.n_layers || a.layers == nullptr) {
+    bad_model(s.path, "arch.n_layers=" + std::to_string(a.n_layers) + " (layers " +
+                          (a.layers == nullptr ? "NULL" : "set") + ") must equal config.n_layers=" +
+                          std::to_string(s.n_layers) + " with a non-NULL layers array");
+  }
+  s.rope_dims = a.rope_dims;
+  if (s.rope_dims < 2 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0 ||
+      (s.rope_dims < s.head_dim && !s.has(kPartialRotary))) {
+    bad_model(s.path, "arch.rope_dims=" + std::to_string(a.rope_dims) +
+                          " must be even, in [2, head_dim=" + std::to_string(s.head_dim) +
+                          "], and below head_dim only with partial_rotary");
+  }
+  read_arch_values(a, s);
+  read_arch_layers(a, s);
+}
+#endif
+}  // namespace detail
+
+/// Reads and checks `m`: every size positive, n_heads % n_kv_heads == 0, head_dim even,
+/// rope_theta > 0, rms_eps >= 0; with an architecture description (ABI 1.4): struct_size and
+/// layer_stride at least 1.4's, one layer item per layer, no bit this SDK does not know
+/// (UNSUPPORTED), rope_dims even in [2, head_dim] (less only with kPartialRotary), the factor
+/// array present exactly with kRopeFreqFactors, scales finite and positive, per-layer values
+/// other than the plain ones only with their bits. Throws Error (INVALID_ARGUMENT naming the
+/// field, or UNSUPPORTED).
+inline ModelSpec read_model_spec(const plinth_model_desc& m) {
+  ModelSpec s = detail::read_config(m);
+#if PLINTH_ABI_MINOR >= 4
+  // NOLINTNEXTLINE(bugprone-sizeof-expression): PLINTH_HAS_FIELD sizes the pointer member itself
+  if (PLINTH_HAS_FIELD(&m, plinth_model_desc, arch) && m.arch != nullptr) {
+    detail::read_arch(*m.arch, s);
   }
 #endif
   return s;
