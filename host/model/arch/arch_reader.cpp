@@ -121,6 +121,12 @@ void read_common(const ArchReader& r, ModelConfig& c) {
   read_head_dims(r, c);
   read_vocab(r, c);
   c.tied_embeddings = r.file().find_tensor("output.weight") == nullptr;
+  // Every layer has several tensors: a larger count is a broken file (and must not size the
+  // per-layer arrays below).
+  if (c.n_layers > r.file().tensors().size()) {
+    r.fail_key(r.key("block_count"), std::to_string(c.n_layers) + " layers, but the file has " +
+                                         std::to_string(r.file().tensors().size()) + " tensors");
+  }
   const double scale = read_rope_scale(r);
   c.layers.assign(c.n_layers, sdk::LayerSpec{c.rope_theta, scale, true, 0});
   c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
