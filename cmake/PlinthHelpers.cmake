@@ -104,12 +104,14 @@ static_assert(PLINTH_ABI_MAJOR == @major@ && PLINTH_ABI_MINOR == @minor@,
   add_library(${target} MODULE ${A_SOURCES} ${guard})
   target_include_directories(${target} BEFORE PRIVATE ${headers})
   target_include_directories(${target} PRIVATE ${A_INCLUDES})
-  # The SDK's helper that is no part of the ABI, plinth/config.hpp (reading a config; it includes
-  # no plinth header), serves a plugin of any version: copied alone, so that no newer ABI header
-  # comes with it.
+  # The SDK's helpers that are no part of the ABI serve a plugin of any version, copied alone so
+  # that no newer ABI header comes with them: plinth/config.hpp (reading a config; it includes no
+  # plinth header) and plinth/model_spec.hpp (the model description and tensor binder; it reads
+  # only the fields of the plugin's own minor, through the frozen headers found first).
   set(helpers ${CMAKE_BINARY_DIR}/sdk_abi_free_helpers)
-  configure_file(${PROJECT_SOURCE_DIR}/sdk/include/plinth/config.hpp ${helpers}/plinth/config.hpp
-                 COPYONLY)
+  foreach(h config.hpp model_spec.hpp)
+    configure_file(${PROJECT_SOURCE_DIR}/sdk/include/plinth/${h} ${helpers}/plinth/${h} COPYONLY)
+  endforeach()
   target_include_directories(${target} PRIVATE ${helpers})
   target_compile_definitions(${target} PRIVATE ${A_DEFINES})
   target_compile_features(${target} PRIVATE cxx_std_20)

@@ -153,10 +153,12 @@ void check_manifest(const CheckOptions& o) {
                             ": fetch it (tools/fetch_model) or fix the path");
   }
   LoadedModel model = load_model(*manifest.model);
-  std::printf("model %s: %s, %u layers, hidden %u, %u heads (%u KV), vocab %u\n",
+  std::printf("model %s: %s, %u layers, hidden %u, %u heads (%u KV), vocab %u, features: %s\n",
               manifest.model->c_str(), model.config.architecture.c_str(), model.config.n_layers,
               model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
-              model.config.vocab_size);
+              model.config.vocab_size,
+              model.config.features == 0 ? "none (the plain LLaMA block)"
+                                         : sdk::arch_feature_names(model.config.features).c_str());
   print_tokenizer_and_chat(*model.file);
   // Every plugin: the prefix cache checks the kv_cache it is wired to at create, the speculator
   // its cross-option rules (min_n <= max_n, exit_layer below the layer count, the backend

@@ -2,6 +2,8 @@
 //                    [--from REAL.gguf [--real-layers K]] [--vocab-from GGUF] [--vocab-only]:
 // writes a GGUF with SmolLM2-135M's architecture and seeded random weights
 // (host/model/synthetic_model.hpp), for tests and for GPU machines the real model cannot reach.
+// plinth synth-model --arch A --output F [--seed N] [--dtype ...]: a tiny random model of
+// architecture A (host/model/synthetic_arch.hpp; dtype default f32).
 // The output appears only complete and validated (written next to it, re-opened, renamed).
 #include <cstdint>
 #include <cstdio>
@@ -11,11 +13,13 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "model/gguf.hpp"
 #include "model/model_config.hpp"
 #include "model/output_path.hpp"
+#include "model/synthetic_arch.hpp"
 #include "model/synthetic_model.hpp"
 
 namespace plinth::cli {
@@ -33,6 +37,8 @@ struct SynthOptions {
   int64_t real_layers = 0;
   std::string vocab_from;
   bool vocab_only = false;
+  std::string arch;
+  bool dtype_given = false;
 };
 
 [[noreturn]] void bad(const std::string& message) {
@@ -77,8 +83,51 @@ void check_output(const std::string& output) {
   }
 }
 
+// The output appears only complete and validated (written next to it, re-opened, checked).
+void write_checked(const GgufWriter& w, const std::string& output, bool vocab_only) {
+  auto check = [&](const std::string& tmp) {
+    try {
+      const auto f = GgufFile::open(tmp);
+      if (f->tensors().size() != w.num_tensors()) {
+        throw std::logic_error("the file does not read back as written");
+      }
+      if (!vocab_only) read_model_config(*f);
+    } catch (const std::exception& e) {
+      throw std::logic_error(std::string("internal error: the model written to ") + tmp +
+                             " fails its check (" + e.what() + "); nothing was written");
+    }
+  };
+  try {
+    w.write_file(output, check);
+  } catch (const std::runtime_error& e) {
+    bad(std::string("--output: ") + e.what() +
+        "; choose another path, in a writable directory with space for the model");
+  }
+}
+
+void run_arch(const SynthOptions& o) {
+  if (!o.from.empty() || !o.vocab_from.empty() || o.vocab_only || o.real_layers != 0 ||
+      o.layers != SmolLm2Shape::kLayers) {
+    bad("--arch: not with --from, --vocab-from, --vocab-only, --real-layers or --layers (those "
+        "shape the SmolLM2 model; an --arch model has fixed small sizes)");
+  }
+  ArchModelOptions ao;
+  ao.arch = o.arch;
+  ao.seed = o.seed;
+  ao.dtype = o.dtype_given ? dtypes().at(o.dtype) : GgmlType::kF32;
+  const GgufWriter w = make_arch_model(ao);
+  write_checked(w, o.output, false);
+  std::printf("wrote %s: synthetic %s, %s, seed %llu, %zu tensors, %.2f MiB\n", o.output.c_str(),
+              o.arch.c_str(), ggml_type_name(ao.dtype), static_cast<unsigned long long>(o.seed),
+              w.num_tensors(), static_cast<double>(w.layout().file_size) / (1024.0 * 1024.0));
+}
+
 void run(const SynthOptions& o) {
   check_output(o.output);
+  if (!o.arch.empty()) {
+    run_arch(o);
+    return;
+  }
   SyntheticModelOptions so;
   so.seed = o.seed;
   so.dtype = dtypes().at(o.dtype);  // CLI11 checked membership
@@ -103,24 +152,7 @@ void run(const SynthOptions& o) {
     so.vocab_from = vocab.get();
   }
   const GgufWriter w = make_synthetic_model(so);
-  auto check = [&](const std::string& tmp) {
-    try {
-      const auto f = GgufFile::open(tmp);
-      if (f->tensors().size() != w.num_tensors()) {
-        throw std::logic_error("the file does not read back as written");
-      }
-      if (!o.vocab_only) read_model_config(*f);
-    } catch (const std::exception& e) {
-      throw std::logic_error(std::string("internal error: the model written to ") + tmp +
-                             " fails its check (" + e.what() + "); nothing was written");
-    }
-  };
-  try {
-    w.write_file(o.output, check);
-  } catch (const std::runtime_error& e) {
-    bad(std::string("--output: ") + e.what() +
-        "; choose another path, in a writable directory with space for the model");
-  }
+  write_checked(w, o.output, o.vocab_only);
   std::printf(
       "wrote %s: SmolLM2-135M synthetic, %s, %u layers (%u real), seed %llu, %zu tensors, "
       "%.1f MiB\n",
@@ -138,6 +170,14 @@ void register_synth_model(CLI::App& app) {
       "Write a GGUF with SmolLM2-135M's architecture and fixed-seed random weights (tests)");
   cmd->add_option("--output", opts->output, "GGUF file to write (replaced atomically)")->required();
   cmd->add_option("--seed", opts->seed, "Seed of the random weights")->capture_default_str();
+  std::string archs;
+  for (const char* a : synthetic_architectures())
+    archs += (archs.empty() ? "" : ", ") + std::string(a);
+  cmd->add_option("--arch", opts->arch,
+                  "Write a tiny random model of this architecture instead (" + archs +
+                      "; llama3 = llama with rope_freqs.weight); matrices f32 unless --dtype")
+      ->check(CLI::IsMember(std::vector<std::string>(synthetic_architectures().begin(),
+                                                     synthetic_architectures().end())));
   cmd->add_option("--dtype", opts->dtype,
                   "Type of the matrices: q4_1, q4_0, q8_0, f16, bf16, f32 (norms stay f32; "
                   "q4_* store the embedding as q8_0)")
@@ -155,7 +195,8 @@ void register_synth_model(CLI::App& app) {
                   "BPE tokenizer of 49152 tokens)");
   cmd->add_flag("--vocab-only", opts->vocab_only,
                 "Write the metadata only, no tensors: a small file to give as --vocab-from");
-  cmd->callback([opts] {
+  cmd->callback([opts, cmd] {
+    opts->dtype_given = cmd->count("--dtype") > 0;
     try {
       run(*opts);
     } catch (const std::invalid_argument& e) {

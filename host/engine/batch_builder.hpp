@@ -22,7 +22,7 @@ class BatchBuilder {
   /// decoding sequence may carry draft tokens: then its new tokens are its last token followed by
   /// the drafts (num_new = 1 + drafts.size()), placed in the slots after it.
   struct Entry {
-    const Sequence* seq;
+    Sequence* seq;  // the engine's; the builder only reads it, the engine appends through it
     uint32_t num_computed;
     uint32_t num_new;
     std::span<const int32_t> block_table;

@@ -262,7 +262,7 @@ std::vector<BatchBuilder::Entry> Engine::prepare_batch(const plinth_sched_output
 
 std::optional<BatchBuilder::Entry> Engine::entry(const plinth_sched_output& sched, uint32_t i) {
   const plinth_seq_id id = sched.seqs[i];
-  const Sequence* seq = live_.at(id);
+  Sequence* seq = live_.at(id);
   const uint32_t computed = sched.num_computed[i], num_new = sched.num_new_tokens[i];
   const auto num_tokens = static_cast<uint32_t>(seq->tokens().size());
   if (auto why = contract::scheduled_counts(contract::plugin("scheduler", plugins_.names.scheduler),
@@ -398,7 +398,7 @@ void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
 void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Verdict* verdict,
                              const plinth_forward_output& fwd, size_t first, double t,
                              std::vector<RequestOutput>& outputs) {
-  Sequence& seq = *const_cast<Sequence*>(e.seq);
+  Sequence& seq = *e.seq;
   RequestOutput o;
   o.request_id = seq.id();
   try {

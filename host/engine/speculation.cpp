@@ -161,7 +161,7 @@ void Speculation::propose(std::vector<BatchBuilder::Entry>& entries) {
 
 Speculation::Target Speculation::target_of(const BatchBuilder::Entry& e,
                                            const float* first_row) const {
-  Sequence& seq = *const_cast<Sequence*>(e.seq);
+  Sequence& seq = *e.seq;
   const size_t k = e.drafts.size();
   Target target;
   target.tokens.resize(k + 1);

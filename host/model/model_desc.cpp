@@ -35,7 +35,26 @@ ModelDesc::ModelDesc(const GgufFile& file, const ModelConfig& c)
   mc.rms_norm_eps = c.rms_norm_eps;
   mc.rope_neox = c.rope_neox ? 1 : 0;
   mc.tied_embeddings = c.tied_embeddings ? 1 : 0;
+  layers_.reserve(c.layers.size());
+  for (const sdk::LayerSpec& l : c.layers) {
+    layers_.push_back(plinth_arch_layer{static_cast<float>(l.rope_base),
+                                        static_cast<float>(l.rope_scale), l.rope ? 1u : 0u,
+                                        static_cast<uint32_t>(l.sliding_window)});
+  }
+  rope_freq_factors_ = c.rope_freq_factors;
+  arch_.struct_size = sizeof(plinth_arch_desc);
+  arch_.layer_stride = sizeof(plinth_arch_layer);
+  arch_.required_features = c.features;
+  arch_.rope_dims = c.rope_dims != 0 ? c.rope_dims : c.head_dim;
+  arch_.embed_scale = c.embed_scale;
+  arch_.attn_scale = c.attn_scale;
+  arch_.logit_softcap = c.logit_softcap;
+  arch_.logit_scale = c.logit_scale;
+  arch_.n_layers = static_cast<uint32_t>(layers_.size());
+  arch_.layers = layers_.data();
+  arch_.rope_freq_factors = rope_freq_factors_.empty() ? nullptr : rope_freq_factors_.data();
   desc_.struct_size = sizeof(plinth_model_desc);
+  desc_.arch = &arch_;
   desc_.num_tensors = views_.size();
   desc_.tensors = views_.data();
   desc_.path = path_.c_str();

@@ -19,9 +19,10 @@ namespace plinth {
 /// four (at most the first four of `t.dims`; GGUF tensors have at most four). No allocation.
 plinth_tensor_view tensor_view(const GgufTensor& t);
 
-/// Owns the plinth_model_desc of one GGUF file and the arrays it points to. The file must outlive
-/// it (tensor data and names point into the file). Not copyable or movable: the descriptor's
-/// pointers refer to members.
+/// Owns the plinth_model_desc of one GGUF file, its architecture description (ABI 1.4:
+/// plinth_arch_desc with one plinth_arch_layer per layer) and the arrays they point to. The file
+/// must outlive it (tensor data and names point into the file). Not copyable or movable: the
+/// descriptor's pointers refer to members.
 class ModelDesc {
  public:
   ModelDesc(const GgufFile& file, const ModelConfig& config);
@@ -34,6 +35,9 @@ class ModelDesc {
   std::string architecture_;
   std::string path_;
   std::vector<plinth_tensor_view> views_;  // [num_tensors], file order
+  std::vector<plinth_arch_layer> layers_;  // [n_layers]
+  std::vector<float> rope_freq_factors_;   // [rope_dims / 2] or empty
+  plinth_arch_desc arch_{};
   plinth_model_desc desc_{};
 };
 
@@ -44,7 +48,7 @@ struct LoadedModel {
   std::unique_ptr<ModelDesc> desc;
 };
 
-/// Opens and maps `path` and reads its LLaMA-family config. Throws GgufError.
+/// Opens and maps `path` and reads its config (read_model_config). Throws GgufError.
 LoadedModel load_model(const std::filesystem::path& path);
 
 }  // namespace plinth

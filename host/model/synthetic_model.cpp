@@ -58,9 +58,10 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// `n` values mean + std * N(0, 1), Box-Muller over the raw outputs of the tensor's generator.
-std::vector<float> normals(uint64_t seed, const std::string& name, size_t n, double mean,
-                           double std_dev) {
+}  // namespace
+
+std::vector<float> synthetic_normals(uint64_t seed, const std::string& name, size_t n, double mean,
+                                     double std_dev) {
   std::mt19937_64 g(splitmix64(seed ^ fnv1a(name)));
   std::vector<float> v(n);
   constexpr double kInv53 = 1.0 / 9007199254740992.0;  // 2^-53
@@ -73,6 +74,13 @@ std::vector<float> normals(uint64_t seed, const std::string& name, size_t n, dou
     if (i + 1 < n) v[i + 1] = static_cast<float>(mean + std_dev * r * std::sin(a));
   }
   return v;
+}
+
+namespace {
+
+std::vector<float> normals(uint64_t seed, const std::string& name, size_t n, double mean,
+                           double std_dev) {
+  return synthetic_normals(seed, name, n, mean, std_dev);
 }
 
 enum class Role { kEmbedding, kProjection, kNorm };
@@ -217,24 +225,28 @@ uint32_t gguf_file_type(GgmlType dtype) {
   return 0;
 }
 
-void add_synthetic_tokenizer(GgufWriter& w) {
+void add_synthetic_tokenizer(GgufWriter& w, uint32_t vocab) {
+  if (vocab < 259 || vocab > S::kVocab) {
+    throw std::invalid_argument("add_synthetic_tokenizer: vocab " + std::to_string(vocab) +
+                                " outside 259..49152");
+  }
   const std::vector<std::string> bytes = byte_strings();
   std::vector<std::string> tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   std::vector<GgufValue> types(3, gguf_int(GgufValueType::kInt32, 3));  // control
   std::vector<std::string> merges;
-  tokens.reserve(S::kVocab);
-  types.reserve(S::kVocab);
-  merges.reserve(S::kVocab);
+  tokens.reserve(vocab);
+  types.reserve(vocab);
+  merges.reserve(vocab);
   for (int b = 0; b < 256; ++b) tokens.push_back(bytes[static_cast<size_t>(b)]);
-  for (int a = 0; a < 256 && tokens.size() < S::kVocab; ++a) {
-    for (int b = 0; b < 256 && tokens.size() < S::kVocab; ++b) {
+  for (int a = 0; a < 256 && tokens.size() < vocab; ++a) {
+    for (int b = 0; b < 256 && tokens.size() < vocab; ++b) {
       const std::string& l = bytes[static_cast<size_t>(a)];
       const std::string& r = bytes[static_cast<size_t>(b)];
       tokens.push_back(l + r);
       merges.push_back(l + " " + r);
     }
   }
-  types.resize(S::kVocab, gguf_int(GgufValueType::kInt32, 1));  // normal
+  types.resize(vocab, gguf_int(GgufValueType::kInt32, 1));  // normal
   w.add_bool("tokenizer.ggml.add_bos_token", false);
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "smollm");

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/ggml_type.hpp"
 #include "model/gguf_writer.hpp"
@@ -63,9 +64,16 @@ GgufWriter make_synthetic_model(const SyntheticModelOptions& options);
 
 /// Adds the generated tokenizer: ids 0..2 "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 /// (control; BOS 1, EOS 2 as in SmolLM2), then the 256 single bytes (GPT-2 byte-to-unicode
-/// form), then two-byte tokens (byte a, byte b) for a, b in ascending order until 49152 tokens,
-/// each with the merge "a b" (rank = its order). Pre-tokenizer "smollm", no BOS added.
-void add_synthetic_tokenizer(GgufWriter& w);
+/// form), then two-byte tokens (byte a, byte b) for a, b in ascending order until `vocab` tokens
+/// (259..49152; default SmolLM2's 49152), each with the merge "a b" (rank = its order).
+/// Pre-tokenizer "smollm", no BOS added. Throws std::invalid_argument for another vocab.
+void add_synthetic_tokenizer(GgufWriter& w, uint32_t vocab = SmolLm2Shape::kVocab);
+
+/// `n` values mean + std_dev * N(0, 1): Box-Muller over the raw outputs of an std::mt19937_64
+/// seeded from (seed, name), so the values depend only on those and the C library's log / cos /
+/// sqrt (make_synthetic_model's generator).
+std::vector<float> synthetic_normals(uint64_t seed, const std::string& name, size_t n, double mean,
+                                     double std_dev);
 
 /// The GGUF general.file_type (llama.cpp LLAMA_FTYPE_*) for a model whose matrices are `dtype`.
 uint32_t gguf_file_type(GgmlType dtype);

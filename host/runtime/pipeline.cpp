@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "plinth/model_spec.hpp"
 #include "runtime/call.hpp"
 #include "runtime/draft_model.hpp"
 #include "runtime/json_schema.hpp"
@@ -250,6 +251,18 @@ void Pipeline::create_instance(PipelinePlugin& p, const plinth_model_desc* model
   if (needs_model && model == nullptr) {
     throw PluginError(lib.file(),
                       who + " needs a model: set `model` in the manifest or pass --model");
+  }
+  // The architecture description is ABI 1.4: a backend built before it would read only config
+  // and silently run the plain LLaMA block on a model that needs more.
+  if (p.entry.kind == PLINTH_KIND_BACKEND && model != nullptr && model->arch != nullptr &&
+      model->arch->required_features != 0 && lib.descriptor().abi_minor < 4) {
+    throw PluginError(lib.file(), who + " was built against ABI 1." +
+                                      std::to_string(lib.descriptor().abi_minor) +
+                                      ", before the architecture description (1.4), and the "
+                                      "model (" +
+                                      std::string(model->config.architecture) + ") needs " +
+                                      sdk::arch_feature_names(model->arch->required_features) +
+                                      ": rebuild the backend against this SDK");
   }
   if (p.entry.kind == PLINTH_KIND_GRAPH_RUNNER) {
     BackendRef b = backend();

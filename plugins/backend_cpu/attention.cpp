@@ -65,6 +65,21 @@ std::vector<Item> make_items(const plinth_batch& b, int64_t n_kv_heads) {
   return items;
 }
 
+// Scales and softmaxes positions [j0, j0 + visible) of each of the `group` score rows `rows`;
+// returns the rows' pointers at j0 (`rows` itself when j0 == 0, else through `shifted`).
+float* const* softmax_rows(float* const* rows, int64_t group, int64_t j0, int64_t visible,
+                           float scale_factor, std::vector<float*>& shifted) {
+  for (int64_t g = 0; g < group; ++g) {
+    float* sc = rows[g] + j0;
+    scale(sc, scale_factor, visible);
+    softmax(sc, visible);
+  }
+  if (j0 == 0) return rows;
+  shifted.resize(static_cast<size_t>(group));
+  for (int64_t g = 0; g < group; ++g) shifted[static_cast<size_t>(g)] = rows[g] + j0;
+  return shifted.data();
+}
+
 }  // namespace
 
 void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t layer,
@@ -72,7 +87,9 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
   const int64_t hd = shape.head_dim;
   const int64_t group = shape.n_heads / shape.n_kv_heads;
   const int64_t qdim = shape.n_heads * hd;
-  const float scale_factor = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale_factor =
+      shape.scale != 0.0f ? shape.scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t window = shape.window;
 
   std::vector<Item> items = make_items(b, shape.n_kv_heads);
 
@@ -89,7 +106,7 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     thread_local std::vector<float> scores, kbuf, vbuf;
     thread_local std::vector<const float*> kptr, vptr, qh;
     thread_local std::vector<const uint16_t*> kptr16, vptr16;
-    thread_local std::vector<float*> sh, oh;
+    thread_local std::vector<float*> sh, oh, shifted;
     const detail::KernelTable& k = detail::active_kernels();
     // Positions ascend within a sequence, so the chunk's last token sees the longest context.
     const int64_t ctx = static_cast<int64_t>(b.positions[it.t1 - 1]) + 1;
@@ -128,19 +145,19 @@ void paged_attention(const plinth_batch& b, const PagedKvStorage& kv, int64_t la
     } else {
       k.dots_heads(qh.data(), nqi, kptr.data(), ctx, hd, sh.data());
     }
-    const int nh = static_cast<int>(group);
     for (int64_t t = it.t0; t < it.t1; ++t) {
-      const int64_t visible = static_cast<int64_t>(b.positions[t]) + 1;  // positions 0..p
+      const int64_t end = static_cast<int64_t>(b.positions[t]) + 1;  // positions j0..p
+      // Sliding window: positions before j0 are masked out (their scores never read).
+      const int64_t j0 = window > 0 ? std::max<int64_t>(0, end - window) : 0;
       const auto r0 = static_cast<size_t>((t - it.t0) * group);
-      for (int64_t g = 0; g < group; ++g) {
-        float* sc = sh[r0 + static_cast<size_t>(g)];
-        scale(sc, scale_factor, visible);
-        softmax(sc, visible);
-      }
+      float* const* probs =
+          softmax_rows(sh.data() + r0, group, j0, end - j0, scale_factor, shifted);
       if (in_place16) {
-        k.weighted_sum_heads_f16(sh.data() + r0, nh, vptr16.data(), visible, hd, oh.data() + r0);
+        k.weighted_sum_heads_f16(probs, static_cast<int>(group), vptr16.data() + j0, end - j0, hd,
+                                 oh.data() + r0);
       } else {
-        k.weighted_sum_heads(sh.data() + r0, nh, vptr.data(), visible, hd, oh.data() + r0);
+        k.weighted_sum_heads(probs, static_cast<int>(group), vptr.data() + j0, end - j0, hd,
+                             oh.data() + r0);
       }
     }
   };

@@ -163,7 +163,8 @@ CpuBackend::CpuBackend(const plinth_create_args& args, const BackendConfig& conf
       forward_(require_model(args), config.forward) {
   const LlamaShape& s = forward_.shape();
   host_.info(
-      "llama: " + std::to_string(s.n_layers) + " layers, hidden " + std::to_string(s.hidden) +
+      s.architecture + (s.features != 0 ? " (" + sdk::arch_feature_names(s.features) + ")" : "") +
+      ": " + std::to_string(s.n_layers) + " layers, hidden " + std::to_string(s.hidden) +
       ", heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) + ", vocab " +
       std::to_string(s.vocab) + "; threads " + std::to_string(forward_.options().threads) +
       ", kv_dtype " + kv_dtype_name(forward_.options().kv_dtype) + ", max_batch_tokens " +

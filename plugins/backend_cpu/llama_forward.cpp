@@ -1,9 +1,11 @@
 #include "llama_forward.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "activation.hpp"
 #include "attention.hpp"
 #include "batch_check.hpp"
 #include "dequantize.hpp"
@@ -23,8 +25,7 @@ LlamaForward::LlamaForward(const plinth_model_desc& model, const ForwardOptions&
     : w_(bind_llama_weights(model)),
       opt_(options),
       pool_(options.threads),
-      kv_(w_.shape.n_layers, w_.shape.n_kv_heads, w_.shape.head_dim, options.kv_dtype),
-      rope_(w_.shape.head_dim, w_.shape.rope_theta, w_.shape.rope_neox) {
+      kv_(w_.shape.n_layers, w_.shape.n_kv_heads, w_.shape.head_dim, options.kv_dtype) {
   if (opt_.max_batch_tokens < 1) {
     throw std::invalid_argument("max_batch_tokens=" + std::to_string(opt_.max_batch_tokens) +
                                 " must be >= 1");
@@ -53,7 +54,25 @@ LlamaForward::LlamaForward(const plinth_model_desc& model, const ForwardOptions&
   gate_ = rows_of(n, s.ffn);
   if (any_fused_gu) gate_up_ = rows_of(n, 2 * s.ffn);
   if (any_separate_gu) up_ = rows_of(n, s.ffn);
-  rope_table_ = rows_of(n, s.head_dim);
+  // One Rope per distinct (base, scale) of the layers that rotate (gemma3: local and global).
+  for (const sdk::LayerSpec& L : s.layers) {
+    int index = -1;
+    if (L.rope) {
+      for (size_t i = 0; i < rope_keys_.size(); ++i) {
+        if (rope_keys_[i].first == L.rope_base && rope_keys_[i].second == L.rope_scale) {
+          index = static_cast<int>(i);
+        }
+      }
+      if (index < 0) {
+        index = static_cast<int>(ropes_.size());
+        rope_keys_.emplace_back(L.rope_base, L.rope_scale);
+        ropes_.emplace_back(s.head_dim, s.rope_dims, L.rope_base, s.rope_neox, L.rope_scale,
+                            s.rope_freq_factors);
+        rope_tables_.push_back(rows_of(n, s.rope_dims));
+      }
+    }
+    layer_rope_.push_back(index);
+  }
 }
 
 void LlamaForward::parallel_rows(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
@@ -93,21 +112,42 @@ const float* LlamaForward::run(const plinth_batch& b, int64_t num_layers) {
   if (n == 0) return logits_.data();
 
   rows_.assign(b.logits_indices, b.logits_indices + m);
+  const bool embed_scale = s.has(sdk::kEmbedScale);
   parallel_rows(n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      dequantize(w_.token_embd.type, w_.token_embd.data, b.token_ids[t] * s.hidden, s.hidden,
-                 x_.data() + t * s.hidden);
+      float* x = x_.data() + t * s.hidden;
+      dequantize(w_.token_embd.type, w_.token_embd.data, b.token_ids[t] * s.hidden, s.hidden, x);
+      if (embed_scale) scale(x, s.embed_scale, s.hidden);
     }
   });
-  rope_.tables(b.positions, n, rope_table_.data());
+  for (size_t i = 0; i < ropes_.size(); ++i) {
+    ropes_[i].tables(b.positions, n, rope_tables_[i].data());
+  }
   for (int64_t l = 0; l < num_layers; ++l) run_layer(l, b, n, l + 1 == num_layers);
 
   // run_layer compacted the logits rows of the last layer run to the front: x_[m, hidden].
   if (m > 0) {
     rmsnorm(x_.data(), w_.output_norm, m, s.hidden, s.rms_eps, xn_.data());
     matmul(w_.lm_head, xn_.data(), m, logits_.data(), pool_, opt_.matmul);
+    finish_logits(m);
   }
   return logits_.data();
+}
+
+void LlamaForward::finish_logits(int64_t m) {
+  const LlamaShape& s = w_.shape;
+  const bool softcap = s.has(sdk::kLogitSoftcap);
+  const bool logit_scale = s.has(sdk::kLogitScale);
+  if (!softcap && !logit_scale) return;
+  // As llama.cpp: scale by 1/c, tanh, scale by c (gemma3's final_logit_softcapping).
+  parallel_rows(m, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0 * s.vocab; i < r1 * s.vocab; ++i) {
+      float v = logits_[static_cast<size_t>(i)];
+      if (logit_scale) v *= s.logit_scale;
+      if (softcap) v = std::tanh(v * (1.0f / s.logit_softcap)) * s.logit_softcap;
+      logits_[static_cast<size_t>(i)] = v;
+    }
+  });
 }
 
 void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool last) {
@@ -121,8 +161,9 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
             xn_.data() + t0 * s.hidden);
   });
   project_qkv(l, b, n);
-  paged_attention(b, kv_, l, AttentionShape{s.n_heads, s.n_kv_heads, hd}, q_.data(), attn_.data(),
-                  pool_);
+  const AttentionShape shape{s.n_heads, s.n_kv_heads, hd, s.attn_scale,
+                             s.layers[static_cast<size_t>(l)].sliding_window};
+  paged_attention(b, kv_, l, shape, q_.data(), attn_.data(), pool_);
 
   int64_t rows = n;
   if (last) {
@@ -140,15 +181,26 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
     if (rows == 0) return;
   }
   matmul(L.wo, attn_.data(), rows, proj_.data(), pool_, opt_.matmul);
-  axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
+  add_residual(L.post_attn_norm, rows);
 
-  // Feed-forward block (SwiGLU, Shazeer 2020).
+  // Feed-forward block (gated: SwiGLU, Shazeer 2020, or GELU-tanh).
   parallel_rows(rows, [&](int64_t t0, int64_t t1) {
     rmsnorm(x_.data() + t0 * s.hidden, L.ffn_norm, t1 - t0, s.hidden, s.rms_eps,
             xn_.data() + t0 * s.hidden);
   });
   gate_up(L, rows);
   matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_, opt_.matmul);
+  add_residual(L.post_ffn_norm, rows);
+}
+
+void LlamaForward::add_residual(const float* post_norm, int64_t rows) {
+  const LlamaShape& s = w_.shape;
+  if (post_norm != nullptr) {
+    parallel_rows(rows, [&](int64_t t0, int64_t t1) {
+      rmsnorm(proj_.data() + t0 * s.hidden, post_norm, t1 - t0, s.hidden, s.rms_eps,
+              proj_.data() + t0 * s.hidden);
+    });
+  }
   axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
 }
 
@@ -165,17 +217,32 @@ void LlamaForward::project_qkv(int64_t l, const plinth_batch& b, int64_t n) {
     matmul(L.wk, xn_.data(), n, k_.data(), pool_, opt_.matmul);
     matmul(L.wv, xn_.data(), n, v_.data(), pool_, opt_.matmul);
   }
+  const int rope_index = layer_rope_[static_cast<size_t>(l)];
+  const Rope* rope = rope_index >= 0 ? &ropes_[static_cast<size_t>(rope_index)] : nullptr;
+  const float* table =
+      rope_index >= 0 ? rope_tables_[static_cast<size_t>(rope_index)].data() : nullptr;
   parallel_rows(n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       float* q = q_.data() + t * s.q_dim();
       float* k = fused ? qkv_.data() + t * stride + s.q_dim() : k_.data() + t * s.kv_dim();
-      const float* v = fused ? k + s.kv_dim() : v_.data() + t * s.kv_dim();
+      float* v = fused ? k + s.kv_dim() : v_.data() + t * s.kv_dim();
       if (fused) {
         std::memcpy(q, qkv_.data() + t * stride, static_cast<size_t>(s.q_dim()) * sizeof(float));
       }
-      const float* cs = rope_table_.data() + t * s.head_dim;
-      rope_.apply(q, s.n_heads, cs);
-      rope_.apply(k, s.n_kv_heads, cs);
+      if (L.bq != nullptr) {  // qkv_bias
+        axpy(1.0f, L.bq, q, s.q_dim());
+        axpy(1.0f, L.bk, k, s.kv_dim());
+        axpy(1.0f, L.bv, v, s.kv_dim());
+      }
+      if (L.q_norm != nullptr) {  // qk_norm: RMSNorm of each head before RoPE
+        rmsnorm(q, L.q_norm, s.n_heads, s.head_dim, s.rms_eps, q);
+        rmsnorm(k, L.k_norm, s.n_kv_heads, s.head_dim, s.rms_eps, k);
+      }
+      if (rope != nullptr) {
+        const float* cs = table + t * s.rope_dims;
+        rope->apply(q, s.n_heads, cs);
+        rope->apply(k, s.n_kv_heads, cs);
+      }
       // Distinct tokens have distinct slots (validated), so the writes never overlap.
       kv_.write(l, b.slot_mapping[t], k, v);
     }
@@ -189,7 +256,7 @@ void LlamaForward::gate_up(const LayerWeights& L, int64_t rows) {
     parallel_rows(rows, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const float* g = gate_up_.data() + t * 2 * f;
-        silu_mul(g, g + f, f, gate_.data() + t * f);
+        gated(g, g + f, f, gate_.data() + t * f);
       }
     });
     return;
@@ -197,8 +264,16 @@ void LlamaForward::gate_up(const LayerWeights& L, int64_t rows) {
   matmul(L.w_gate, xn_.data(), rows, gate_.data(), pool_, opt_.matmul);
   matmul(L.w_up, xn_.data(), rows, up_.data(), pool_, opt_.matmul);
   parallel_rows(rows, [&](int64_t t0, int64_t t1) {
-    silu_mul(gate_.data() + t0 * f, up_.data() + t0 * f, (t1 - t0) * f, gate_.data() + t0 * f);
+    gated(gate_.data() + t0 * f, up_.data() + t0 * f, (t1 - t0) * f, gate_.data() + t0 * f);
   });
+}
+
+void LlamaForward::gated(const float* gate, const float* up, int64_t count, float* out) const {
+  if (!w_.shape.has(sdk::kGeluTanh)) {
+    silu_mul(gate, up, count, out);
+    return;
+  }
+  gelu_tanh_mul(gate, up, count, out);
 }
 
 }  // namespace plinth::cpu

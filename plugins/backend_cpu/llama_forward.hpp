@@ -1,9 +1,11 @@
-// The LLaMA forward pass of backend_cpu over a flat variable-length batch (docs/architecture.md,
-// 'One engine step').
+// The forward pass of backend_cpu over a flat variable-length batch (docs/architecture.md,
+// 'One engine step'): one generic decoder block driven by the model's description
+// (sdk::ModelSpec: the features of plinth_arch_desc), never by an architecture name.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "kv_storage.hpp"
@@ -30,7 +32,8 @@ struct ForwardOptions {
   MatmulPath matmul = MatmulPath::kFloat;
 };
 
-/// Runs a LLaMA model whose weights stay in the host's mapping. Owns the thread pool, the paged
+/// Runs a decoder-only model (every architecture the host describes) whose weights stay in the
+/// host's mapping. Owns the thread pool, the paged
 /// KV cache and the activation scratch ([max_batch_tokens, *] f32, allocated once). Not
 /// thread-safe: one forward at a time (the host's engine thread).
 class LlamaForward {
@@ -45,9 +48,12 @@ class LlamaForward {
   const PagedKvStorage& kv() const { return kv_; }
 
   /// Validates `b` (validate_batch; INVALID_ARGUMENT naming the field, also when allocate_kv was
-  /// not called), embeds the tokens, runs every layer — RMSNorm → Q/K/V → RoPE → K/V stored at
-  /// slot_mapping → paged causal attention → output projection + residual → RMSNorm → SwiGLU →
-  /// down projection + residual — then the final norm and the LM head for logits_indices only.
+  /// not called), embeds the tokens (× embed_scale), runs every layer — RMSNorm → Q/K/V (+ bias)
+  /// → per-head q/k RMSNorm → RoPE (the layer's base and scale; partial; frequency factors) →
+  /// K/V stored at slot_mapping → paged causal attention (attn_scale; the layer's sliding window)
+  /// → output projection (→ RMSNorm) + residual → RMSNorm → SiLU or GELU-tanh gated FFN → down
+  /// projection (→ RMSNorm) + residual, each optional step per the spec's features — then the
+  /// final norm, the LM head for logits_indices only, and the logit scale / softcap.
   /// Returns logits[num_logits, vocab] f32, valid until the next forward, forward_early_exit or
   /// destruction.
   const float* forward(const plinth_batch& b);
@@ -79,28 +85,37 @@ class LlamaForward {
   // xn_[rows, hidden] → silu(gate) ⊙ up in gate_[rows, ffn]. One fused matmul when
   // LayerWeights::w_gate_up is set, else two.
   void gate_up(const LayerWeights& L, int64_t rows);
+  // The gated activation of the spec: silu(gate) ⊙ up, or gelu_tanh(gate) ⊙ up (gelu_tanh).
+  void gated(const float* gate, const float* up, int64_t count, float* out) const;
+  // proj_[rows, hidden] (RMSNormed with `post_norm` first when not NULL: post_norms) added to
+  // the residual stream x_.
+  void add_residual(const float* post_norm, int64_t rows);
+  // Logit scale and softcap of the spec over logits_[m, vocab].
+  void finish_logits(int64_t m);
   void parallel_rows(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
   LlamaWeights w_;
   ForwardOptions opt_;
   ThreadPool pool_;
   PagedKvStorage kv_;
-  Rope rope_;
+  std::vector<Rope> ropes_;                           // one per distinct (base, scale)
+  std::vector<std::pair<double, double>> rope_keys_;  // (base, scale) of ropes_[i]
+  std::vector<int> layer_rope_;                       // [n_layers] index into ropes_, -1: no RoPE
   // Scratch, f32, rows = tokens of the batch (max_batch_tokens):
-  std::vector<float> x_;           // [n, hidden] residual stream
-  std::vector<float> xn_;          // [n, hidden] normed input of a sub-block
-  std::vector<float> q_;           // [n, q_dim]
-  std::vector<float> k_;           // [n, kv_dim]
-  std::vector<float> v_;           // [n, kv_dim]
-  std::vector<float> attn_;        // [n, q_dim]
-  std::vector<float> proj_;        // [n, hidden] output of wo / w_down
-  std::vector<float> gate_;        // [n, ffn]
-  std::vector<float> up_;          // [n, ffn]
-  std::vector<float> qkv_;         // [n, q_dim + 2 kv_dim] output of a fused wqkv (else empty)
-  std::vector<float> gate_up_;     // [n, 2 ffn] output of a fused w_gate_up (else empty)
-  std::vector<float> rope_table_;  // [n, head_dim] (cos, sin) pairs of the batch's positions
-  std::vector<float> logits_;      // [num_logits, vocab], grown on demand
-  std::vector<int32_t> rows_;      // logits_indices of the current batch
+  std::vector<float> x_;        // [n, hidden] residual stream
+  std::vector<float> xn_;       // [n, hidden] normed input of a sub-block
+  std::vector<float> q_;        // [n, q_dim]
+  std::vector<float> k_;        // [n, kv_dim]
+  std::vector<float> v_;        // [n, kv_dim]
+  std::vector<float> attn_;     // [n, q_dim]
+  std::vector<float> proj_;     // [n, hidden] output of wo / w_down
+  std::vector<float> gate_;     // [n, ffn]
+  std::vector<float> up_;       // [n, ffn]
+  std::vector<float> qkv_;      // [n, q_dim + 2 kv_dim] output of a fused wqkv (else empty)
+  std::vector<float> gate_up_;  // [n, 2 ffn] output of a fused w_gate_up (else empty)
+  std::vector<std::vector<float>> rope_tables_;  // per Rope [n, rope_dims] (cos, sin) pairs
+  std::vector<float> logits_;                    // [num_logits, vocab], grown on demand
+  std::vector<int32_t> rows_;                    // logits_indices of the current batch
 };
 
 }  // namespace plinth::cpu

@@ -1,4 +1,5 @@
-// The LLaMA weights of a plinth_model_desc, bound in place (no copy) as kernel WeightViews.
+// The weights of the generic decoder block of a plinth_model_desc, bound in place (no copy) as
+// kernel WeightViews through the SDK's one tensor recipe (plinth/model_spec.hpp).
 #pragma once
 
 #include <cstdint>
@@ -6,41 +7,41 @@
 
 #include "matmul.hpp"
 #include "plinth/model.h"
+#include "plinth/model_spec.hpp"
 #include "thread_pool.hpp"
 #include "weight_types.hpp"
 
 namespace plinth::cpu {
 
-/// Hyper-parameters of the forward pass, copied out of plinth_model_config.
-struct LlamaShape {
-  int64_t n_layers = 0;
-  int64_t hidden = 0;      // model width, elements
-  int64_t n_heads = 0;     // query heads
-  int64_t n_kv_heads = 0;  // key/value heads; n_heads % n_kv_heads == 0
-  int64_t head_dim = 0;    // elements per head, even
-  int64_t ffn = 0;         // SwiGLU intermediate size
-  int64_t vocab = 0;
-  int64_t context = 0;  // maximum positions, tokens
-  double rope_theta = 10000.0;
-  float rms_eps = 1e-5f;
-  bool rope_neox = false;  // false: rotate adjacent pairs (GGML "normal"); true: NeoX halves
-
-  int64_t q_dim() const { return n_heads * head_dim; }
-  int64_t kv_dim() const { return n_kv_heads * head_dim; }
-};
+/// Hyper-parameters and architecture description of the forward pass (the SDK's ModelSpec:
+/// sizes of plinth_model_config plus the feature bits of plinth_arch_desc, ABI 1.4).
+using LlamaShape = sdk::ModelSpec;
 
 /// One transformer block. Matrices are W[rows = out, cols = in] views into the model mapping;
 /// norms point at f32 data (the mapping when the file stores F32, else LlamaWeights' own copy).
 struct LayerWeights {
   const float* attn_norm = nullptr;  // [hidden]
   const float* ffn_norm = nullptr;   // [hidden]
-  WeightView wq{};                   // [q_dim, hidden]
-  WeightView wk{};                   // [kv_dim, hidden]
-  WeightView wv{};                   // [kv_dim, hidden]
-  WeightView wo{};                   // [hidden, q_dim]
-  WeightView w_gate{};               // [ffn, hidden]
-  WeightView w_up{};                 // [ffn, hidden]
-  WeightView w_down{};               // [hidden, ffn]
+  // Optional, per the spec's features (nullptr when unused):
+  const float* bq = nullptr;              // [q_dim] (qkv_bias)
+  const float* bk = nullptr;              // [kv_dim]
+  const float* bv = nullptr;              // [kv_dim]
+  const float* q_norm = nullptr;          // [head_dim] (qk_norm)
+  const float* k_norm = nullptr;          // [head_dim]
+  const float* post_attn_norm = nullptr;  // [hidden] (post_norms)
+  const float* post_ffn_norm = nullptr;   // [hidden] (post_norms)
+  /// The file stores Q/K/V (fused_qkv) or gate/up (fused_gate_up) as one matrix: wqkv /
+  /// w_gate_up below view it in the mapping (and are packed like the other matrices), and
+  /// wq/wk/wv or w_gate/w_up stay empty.
+  bool file_fused_qkv = false;
+  bool file_fused_gate_up = false;
+  WeightView wq{};      // [q_dim, hidden]
+  WeightView wk{};      // [kv_dim, hidden]
+  WeightView wv{};      // [kv_dim, hidden]
+  WeightView wo{};      // [hidden, q_dim]
+  WeightView w_gate{};  // [ffn, hidden]
+  WeightView w_up{};    // [ffn, hidden]
+  WeightView w_down{};  // [hidden, ffn]
   /// Fused projections that share one input (pack_for_path): wq, wk, wv's panel copies end to end
   /// ([q_dim + 2 kv_dim, hidden]) and w_gate, w_up's ([2 ffn, hidden]), so each is one matmul
   /// (one activation quantization, one thread hand-off) instead of three / two. Panel-only views
@@ -63,10 +64,10 @@ struct LlamaWeights {
   std::vector<std::vector<uint8_t>> packed;  // panel copies (pack_for_path)
 };
 
-/// Binds `model`. Throws plinth::sdk::Error: UNSUPPORTED for an architecture other than "llama"
-/// or a tensor type the kernels cannot read (naming the tensor and its type), INVALID_ARGUMENT
-/// for an inconsistent config or a missing / wrongly shaped tensor (naming it, its dims and the
-/// expected dims, ggml order).
+/// Binds `model` (sdk::read_model_spec, sdk::bind_model_tensors). Throws plinth::sdk::Error:
+/// UNSUPPORTED for a feature bit this build does not know or a tensor type the kernels cannot
+/// read (naming the tensor and its type), INVALID_ARGUMENT for an inconsistent description or a
+/// missing / wrongly shaped tensor (naming it, its dims and the expected dims, ggml order).
 LlamaWeights bind_llama_weights(const plinth_model_desc& model);
 
 /// Copies every quantized matrix (the layers' and the LM head; not token_embd, which is only

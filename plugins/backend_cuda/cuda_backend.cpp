@@ -9,6 +9,7 @@
 #include "device_check.hpp"
 #include "memory_plan.hpp"
 #include "plinth/ext_cuda.h"
+#include "plinth/ext_early_exit.h"
 
 namespace plinth::cuda {
 namespace {
@@ -105,6 +106,20 @@ const plinth_cuda_stream_ext kStreamExt = {
       return sdk::guard(err, [&] { sdk::write_out(out, be(inst).read_logits(num_logits)); });
     }};
 
+// The plinth.early_exit/1 table: the decoder loop with fewer layers (layer_skip on the GPU).
+const plinth_early_exit_ext kEarlyExit = {
+    sizeof(plinth_early_exit_ext),
+    [](plinth_instance* inst) -> uint32_t { return inst == nullptr ? 0 : be(inst).num_layers(); },
+    [](plinth_instance* inst, const plinth_batch* batch, uint32_t exit_layer,
+       plinth_forward_output* out, plinth_error* err) -> int32_t {
+      if (inst == nullptr || batch == nullptr || out == nullptr) {
+        return sdk::set_error(err, PLINTH_ERR_INVALID_ARGUMENT,
+                              "forward_early_exit: inst, batch and out must not be NULL");
+      }
+      return sdk::guard(
+          err, [&] { sdk::write_out(out, be(inst).forward_early_exit(*batch, exit_layer)); });
+    }};
+
 }  // namespace
 
 CudaBackend::CudaBackend(const plinth_create_args& args)
@@ -140,12 +155,12 @@ CudaBackend::CudaBackend(const plinth_create_args& args)
   ids_host_ = PinnedBuffer(L * 4, "argmax ids (host)");
   const uint64_t act = x_.bytes() + xn_.bytes() + qkv_.bytes() + attn_.bytes() + gu_.bytes() +
                        act_.bytes() + logits_.bytes() + ids_.bytes();
-  host_.info("llama: " + std::to_string(s.n_layers) + " layers, hidden " +
-             std::to_string(s.hidden) + ", heads " + std::to_string(s.n_heads) + "/" +
-             std::to_string(s.n_kv_heads) + ", vocab " + std::to_string(s.vocab) + "; device " +
-             std::to_string(cfg_.device) + ", gemm " +
-             (cfg_.invariant_gemm ? "invariant" : "fast") + "; weights " + mib(w_.memory.bytes()) +
-             " bf16, activations " + mib(act) + " (max_num_tokens " +
+  host_.info(std::string(model.config.architecture != nullptr ? model.config.architecture : "") +
+             ": " + std::to_string(s.n_layers) + " layers, hidden " + std::to_string(s.hidden) +
+             ", heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) +
+             ", vocab " + std::to_string(s.vocab) + "; device " + std::to_string(cfg_.device) +
+             ", gemm " + (cfg_.invariant_gemm ? "invariant" : "fast") + "; weights " +
+             mib(w_.memory.bytes()) + " bf16, activations " + mib(act) + " (max_num_tokens " +
              std::to_string(cfg_.max_num_tokens) + ", logits rows " + std::to_string(L) + ")");
 }
 
@@ -247,7 +262,7 @@ void CudaBackend::allocate_kv(uint32_t num_blocks, uint32_t block_size) {
   check(cudaStreamSynchronize(stream_), "allocate_kv");
 }
 
-void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits) {
+void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits, int num_layers) {
   const ModelShape& s = w_.shape;
   const MetaLayout& ml = m.layout;
   const int32_t* base = m.device.as<int32_t>();
@@ -271,7 +286,7 @@ void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits) {
   };
 
   k(kernels::embed(w_.token_embd, tokens, n, s.hidden, x, stream_), "embed");
-  for (int l = 0; l < s.n_layers; ++l) {
+  for (int l = 0; l < num_layers; ++l) {
     const LayerWeights& L = w_.layers[static_cast<size_t>(l)];
     uint16_t* kc = kv_.as<uint16_t>() + (2ull * l) * layer_elems_;
     uint16_t* vc = kc + layer_elems_;
@@ -321,6 +336,21 @@ plinth_forward_output CudaBackend::copy_out(uint32_t num_logits, bool argmax_onl
 }
 
 plinth_forward_output CudaBackend::forward(const plinth_batch& b) {
+  return run(b, w_.shape.n_layers);
+}
+
+plinth_forward_output CudaBackend::forward_early_exit(const plinth_batch& b, uint32_t exit_layer) {
+  const int n_layers = w_.shape.n_layers;
+  if (exit_layer < 1 || exit_layer >= static_cast<uint32_t>(n_layers)) {
+    throw std::invalid_argument(
+        "forward_early_exit: exit_layer = " + std::to_string(exit_layer) + " must lie in [1, " +
+        std::to_string(n_layers) + ") (the model has " + std::to_string(n_layers) +
+        " layers; exit_layer = " + std::to_string(n_layers) + " is the full model: use forward)");
+  }
+  return run(b, static_cast<int>(exit_layer));
+}
+
+plinth_forward_output CudaBackend::run(const plinth_batch& b, int num_layers) {
   require_kv("forward");
   use_device();
   const ModelShape& s = w_.shape;
@@ -360,7 +390,7 @@ plinth_forward_output CudaBackend::forward(const plinth_batch& b) {
     std::fill(row + cols, row + ml.table_width, -1);
   }
   upload(mb);
-  enqueue(mb, static_cast<int>(n), static_cast<int>(m));
+  enqueue(mb, static_cast<int>(n), static_cast<int>(m), num_layers);
   return copy_out(m, argmax_only);
 }
 
@@ -391,6 +421,7 @@ void CudaBackend::copy_blocks(std::span<const plinth_block_copy> copies) {
 
 const void* CudaBackend::extension(const char* name) const {
   if (name != nullptr && std::strcmp(name, PLINTH_EXT_CUDA_STREAM) == 0) return &kStreamExt;
+  if (name != nullptr && std::strcmp(name, PLINTH_EXT_EARLY_EXIT) == 0) return &kEarlyExit;
   return nullptr;
 }
 
@@ -527,7 +558,7 @@ void CudaBackend::forward_static(uint32_t num_seqs) {
                                 " must lie in [1, " + std::to_string(static_.layout.seqs) +
                                 "] (prepare_static's max_seqs)");
   }
-  enqueue(static_, static_cast<int>(num_seqs), static_cast<int>(num_seqs));
+  enqueue(static_, static_cast<int>(num_seqs), static_cast<int>(num_seqs), w_.shape.n_layers);
 }
 
 plinth_forward_output CudaBackend::read_logits(uint32_t num_logits) {

@@ -81,10 +81,18 @@ class CudaBackend {
   /// read only when struct_size covers it), the logits [num_logits, vocab] f32; synchronous.
   /// Host results stay valid until the next forward / read_logits / allocate_kv / destroy.
   plinth_forward_output forward(const plinth_batch& batch);
+  /// Transformer layers of the model (extension plinth.early_exit/1 num_layers).
+  uint32_t num_layers() const { return static_cast<uint32_t>(w_.shape.n_layers); }
+  /// forward with the model cut after layer exit_layer - 1 (plinth.early_exit/1, ext_early_exit.h:
+  /// K/V of layers [0, exit_layer) written, then the final norm and LM head): the same decoder
+  /// loop with exit_layer layers. INVALID_ARGUMENT for exit_layer outside [1, num_layers) and
+  /// everything forward refuses. Logits and ids on the host as forward's.
+  plinth_forward_output forward_early_exit(const plinth_batch& batch, uint32_t exit_layer);
   /// All layers' K and V of block src into dst, in order, on the stream (then synchronised).
   /// INVALID_ARGUMENT for an id outside [0, num_blocks).
   void copy_blocks(std::span<const plinth_block_copy> copies);
-  /// PLINTH_EXT_CUDA_STREAM: a plinth_cuda_stream_ext living as long as the library; else NULL.
+  /// PLINTH_EXT_CUDA_STREAM: a plinth_cuda_stream_ext, PLINTH_EXT_EARLY_EXIT: a
+  /// plinth_early_exit_ext, each living as long as the library; else NULL.
   const void* extension(const char* name) const;
 
   // ---- plinth.cuda_stream/1 ----
@@ -113,7 +121,10 @@ class CudaBackend {
   MetaBuffers make_meta(const MetaLayout& layout, const std::string& what);
   void upload(MetaBuffers& m);
   // Enqueues the model over n rows whose inputs are in `m`, m_logits rows of logits and ids.
-  void enqueue(const MetaBuffers& m, int n, int m_logits);
+  // The decoder over layers [0, num_layers) (the whole model: n_layers), then the LM head.
+  void enqueue(const MetaBuffers& m, int n, int m_logits, int num_layers);
+  // forward's body over `num_layers` layers.
+  plinth_forward_output run(const plinth_batch& b, int num_layers);
   plinth_forward_output copy_out(uint32_t num_logits, bool argmax_only);
 
   sdk::Host host_;

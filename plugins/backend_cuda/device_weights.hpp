@@ -1,4 +1,4 @@
-// The LLaMA weights of a plinth_model_desc on the device: matrices in bf16 (converted on the host
+// The decoder weights of a plinth_model_desc on the device: matrices in bf16 (converted on the host
 // by host/weight_convert.hpp's to_bf16 from every GGUF type backend_cpu reads), norm vectors in
 // f32 (exact). Q/K/V and gate/up are stored fused, so a layer runs 4 GEMMs.
 #pragma once
@@ -8,6 +8,7 @@
 
 #include "cuda_util.hpp"
 #include "plinth/model.h"
+#include "plinth/model_spec.hpp"
 
 namespace plinth::cuda {
 
@@ -30,9 +31,14 @@ struct ModelShape {
   int qkv_dim() const { return q_dim() + 2 * kv_dim(); }
 };
 
-/// Reads and checks the config: architecture "llama" (else UNSUPPORTED), every size positive,
-/// n_heads % n_kv_heads == 0, head_dim a multiple of 32 and <= 256 (the attention kernel's
-/// lanes), rope_theta > 0 (else INVALID_ARGUMENT naming the field). Throws sdk::Error.
+/// The architecture features (sdk::ArchFeature, plinth_arch_desc ABI 1.4) backend_cuda
+/// implements: the plain block and the fused Q/K/V and gate/up layouts (its device layout).
+inline constexpr uint64_t kImplementedFeatures = sdk::kFusedQkv | sdk::kFusedGateUp;
+
+/// Reads and checks the config and architecture description (sdk::read_model_spec; every
+/// feature outside kImplementedFeatures: UNSUPPORTED naming it), head_dim a multiple of 32 and
+/// <= 256 (the attention kernel's lanes; else UNSUPPORTED), sizes <= 2^30 (else
+/// INVALID_ARGUMENT naming the field). Throws sdk::Error. No architecture name is compared.
 ModelShape model_shape(const plinth_model_desc& model);
 
 /// Device pointers of one transformer block.
@@ -58,10 +64,11 @@ struct DeviceWeights {
 /// Device bytes upload_weights allocates for `shape` (tied: no separate LM head).
 uint64_t device_weight_bytes(const ModelShape& shape, bool tied);
 
-/// Converts and copies every tensor (synchronous cudaMemcpy; the current device must be set).
-/// Throws sdk::Error: INVALID_ARGUMENT for a missing or wrongly shaped tensor (naming it, its
-/// dims and the expected ones, ggml order) or an unconvertible one (weight_convert's message);
-/// OUT_OF_MEMORY when the device allocation fails.
+/// Converts and copies every tensor bound by sdk::bind_model_tensors (synchronous cudaMemcpy;
+/// the current device must be set). Throws sdk::Error: INVALID_ARGUMENT for a missing or wrongly
+/// shaped tensor (naming it, its dims and the expected ones, ggml order) or an inconsistent one
+/// (weight_convert's message); UNSUPPORTED for a tensor type it cannot read (naming the tensor
+/// and its type); OUT_OF_MEMORY when the device allocation fails.
 DeviceWeights upload_weights(const plinth_model_desc& model);
 
 }  // namespace plinth::cuda

@@ -19,8 +19,11 @@
  *    adds speculative decoding's needs: plinth_spec_verify.uniforms,
  *    plinth_spec_proposal.draft_probs, plinth_spec_stats.num_drafts,
  *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
- *    the draft backend and model in plinth_create_args; 1.3 device-side greedy sampling; 1.4 the
- *    grammar kind (plinth/grammar.h) and plinth_create_args.vocab.
+ *    the draft backend and model in plinth_create_args; 1.3 adds device-side greedy sampling:
+ *    plinth_batch.argmax_only, plinth_forward_output.argmax_ids; 1.4 adds the architecture
+ *    description: plinth_model_desc.arch (plinth_arch_desc, plinth_arch_layer, the
+ *    PLINTH_ARCH_* feature bits of model.h), the grammar kind (plinth/grammar.h) and
+ *    plinth_create_args.vocab.
  *  - Array structs (items of an array, no struct_size: plinth_spec_verify, plinth_sched_result)
  *    also grow only at the end; the host passes such an array at the stride of the minor the
  *    plugin declares (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.

@@ -92,7 +92,13 @@ PLINTH_STATIC_ASSERT(sizeof(plinth_grammar_vtable) == PLINTH_ABI_1_4_SIZEOF_GRAM
                      "plinth_grammar_vtable layout changed");
 PLINTH_STATIC_ASSERT(sizeof(plinth_grammar_token) == PLINTH_ABI_1_4_SIZEOF_GRAMMAR_TOKEN,
                      "plinth_grammar_token layout changed");
-/* Fields of 1.4 start at the end of 1.3's struct. */
+PLINTH_STATIC_ASSERT(sizeof(plinth_arch_desc) == PLINTH_ABI_1_4_SIZEOF_ARCH_DESC,
+                     "plinth_arch_desc layout changed");
+PLINTH_STATIC_ASSERT(sizeof(plinth_arch_layer) == PLINTH_ABI_1_4_SIZEOF_ARCH_LAYER,
+                     "plinth_arch_layer layout changed");
+/* Fields of 1.4 start at the end of 1.3's structs. */
+PLINTH_STATIC_ASSERT(offsetof(plinth_model_desc, arch) == PLINTH_ABI_1_3_SIZEOF_MODEL_DESC,
+                     "model_desc 1.4");
 PLINTH_STATIC_ASSERT(offsetof(plinth_create_args, vocab) == PLINTH_ABI_1_3_SIZEOF_CREATE_ARGS,
                      "create_args 1.4");
 /* Fields of 1.3 start at the end of 1.2's struct. */

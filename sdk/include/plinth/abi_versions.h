@@ -151,15 +151,17 @@
 #define PLINTH_ABI_1_3_SIZEOF_SPEC_VERIFY 64u
 #define PLINTH_ABI_1_3_SIZEOF_SPEC_PROPOSE_ARGS 32u
 
-/* ABI 1.4: the grammar kind (grammar.h) — create_args.vocab; new structs grammar_vocab,
- * grammar_options, grammar_stats, grammar_vtable and the array struct grammar_token. */
+/* ABI 1.4: the architecture description — model_desc.arch; new structs arch_desc and the
+ * array struct arch_layer; the grammar kind (grammar.h) — create_args.vocab; new structs
+ * grammar_vocab, grammar_options, grammar_stats, grammar_vtable and the array struct
+ * grammar_token. */
 #define PLINTH_ABI_1_4_SIZEOF_ERROR 1032u
 #define PLINTH_ABI_1_4_SIZEOF_PLUGIN_DESCRIPTOR 56u
 #define PLINTH_ABI_1_4_SIZEOF_LIFECYCLE 32u
 #define PLINTH_ABI_1_4_SIZEOF_VTABLE_HEAD 40u
 #define PLINTH_ABI_1_4_SIZEOF_HOST_API 72u
 #define PLINTH_ABI_1_4_SIZEOF_CREATE_ARGS 120u
-#define PLINTH_ABI_1_4_SIZEOF_MODEL_DESC 96u
+#define PLINTH_ABI_1_4_SIZEOF_MODEL_DESC 104u
 #define PLINTH_ABI_1_4_SIZEOF_MODEL_CONFIG 64u
 #define PLINTH_ABI_1_4_SIZEOF_TENSOR_VIEW 72u
 #define PLINTH_ABI_1_4_SIZEOF_KV_LAYOUT 32u
@@ -193,4 +195,7 @@
 #define PLINTH_ABI_1_4_SIZEOF_GRAMMAR_STATS 32u
 #define PLINTH_ABI_1_4_SIZEOF_GRAMMAR_VTABLE 128u
 #define PLINTH_ABI_1_4_SIZEOF_GRAMMAR_TOKEN 16u
+#define PLINTH_ABI_1_4_SIZEOF_ARCH_DESC 56u
+#define PLINTH_ABI_1_4_SIZEOF_ARCH_LAYER 16u
+
 #endif /* PLINTH_ABI_VERSIONS_H */

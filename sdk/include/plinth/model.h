@@ -33,16 +33,17 @@ typedef struct plinth_tensor_view {
   uint64_t nbytes;
 } plinth_tensor_view;
 
-/* LLaMA-family hyper-parameters. */
+/* Hyper-parameters shared by every architecture (the decoder block's sizes); what differs between
+ * architectures is plinth_arch_desc (ABI 1.4). */
 typedef struct plinth_model_config {
   uint32_t struct_size;
-  const char* architecture; /* "llama" */
+  const char* architecture; /* general.architecture ("llama", "qwen2", ...); informational */
   uint32_t n_layers;
   uint32_t hidden_size; /* model width, elements */
   uint32_t n_heads;     /* query heads */
   uint32_t n_kv_heads;  /* key/value heads (grouped-query attention when < n_heads) */
   uint32_t head_dim;    /* elements per head */
-  uint32_t ffn_size;    /* SwiGLU intermediate size */
+  uint32_t ffn_size;    /* gated FFN intermediate size */
   uint32_t vocab_size;
   uint32_t context_length; /* maximum positions, tokens */
   float rope_theta;        /* RoPE base frequency */
@@ -50,6 +51,73 @@ typedef struct plinth_model_config {
   uint32_t rope_neox;       /* 0: rotate adjacent pairs (GGML "normal", LLaMA); 1: NeoX halves */
   uint32_t tied_embeddings; /* 1: the LM head is token_embd.weight (no output.weight) */
 } plinth_model_config;
+
+/* ABI 1.4: the architecture description. The host builds it from the file's `<arch>.*` keys and
+ * tensors (one adapter per architecture, host/model/arch/); backends implement features, never
+ * architectures (plinth_model_config.architecture is informational). Every math switch a model
+ * needs beyond the plain LLaMA block (1.0's meaning of plinth_model_config) is a bit of
+ * required_features; a backend answers PLINTH_ERR_UNSUPPORTED naming any bit it does not
+ * implement, and the host refuses a backend whose ABI minor predates a bit (all bits below: 1.4).
+ * Tensor names are llama.cpp's GGUF names (gguf-py constants.py, MODEL_TENSOR). */
+#define PLINTH_ARCH_QKV_BIAS (1ull << 0) /* blk.N.attn_{q,k,v}.bias [out] added to q, k, v */
+#define PLINTH_ARCH_QK_NORM                                       \
+  (1ull << 1) /* per-head RMSNorm of q and k before RoPE, weights \
+                 blk.N.attn_{q,k}_norm.weight [head_dim] */
+#define PLINTH_ARCH_POST_NORMS                                                                \
+  (1ull << 2)                             /* RMSNorm of the attention / FFN output before its \
+                                             residual add: blk.N.post_attention_norm.weight,  \
+                                             blk.N.post_ffw_norm.weight [hidden] */
+#define PLINTH_ARCH_GELU_TANH (1ull << 3) /* gated FFN gelu_tanh(gate) * up instead of SiLU */
+#define PLINTH_ARCH_FUSED_QKV                                   \
+  (1ull << 4) /* blk.N.attn_qkv.weight {hidden, q + 2 kv}: rows \
+                 of q, then k, then v (no attn_q/k/v) */
+#define PLINTH_ARCH_FUSED_GATE_UP                                                                \
+  (1ull << 5)                                 /* blk.N.ffn_up.weight {hidden, 2 ffn}: gate rows, \
+                                                 then up rows (no ffn_gate) */
+#define PLINTH_ARCH_EMBED_SCALE (1ull << 6)   /* embeddings multiplied by embed_scale */
+#define PLINTH_ARCH_ATTN_SCALE (1ull << 7)    /* q.k scaled by attn_scale, not 1/sqrt(head_dim) */
+#define PLINTH_ARCH_LOGIT_SOFTCAP (1ull << 8) /* logits = c * tanh(logits / c), c = logit_softcap \
+                                               */
+#define PLINTH_ARCH_LOGIT_SCALE (1ull << 9)   /* logits multiplied by logit_scale */
+#define PLINTH_ARCH_PARTIAL_ROTARY (1ull << 10) /* RoPE on the first rope_dims of each head only \
+                                                 */
+#define PLINTH_ARCH_ROPE_FREQ_FACTORS                                        \
+  (1ull << 11)                                  /* pair i's angle divided by \
+                                                   rope_freq_factors[i] (rope_freqs.weight) */
+#define PLINTH_ARCH_SLIDING_WINDOW (1ull << 12) /* some layer has sliding_window > 0 */
+#define PLINTH_ARCH_LAYER_ROPE                                 \
+  (1ull << 13) /* some layer's rope_base differs from          \
+                  config.rope_theta, its rope_scale from 1, or \
+                  its RoPE is off */
+/* Every bit this header defines. */
+#define PLINTH_ARCH_KNOWN_FEATURES ((1ull << 14) - 1)
+
+/* One layer's values (an array item: no struct_size; read at plinth_arch_desc.layer_stride, so
+ * later minors may append fields). */
+typedef struct plinth_arch_layer {
+  float rope_base;         /* RoPE base frequency theta of this layer */
+  float rope_scale;        /* position multiplier (llama.cpp's freq_scale, 1 / linear factor) */
+  uint32_t rope;           /* 1: RoPE applied; 0: no positional rotation in this layer */
+  uint32_t sliding_window; /* 0: full causal attention; w > 0: the query at position p attends
+                              keys at positions j with p - w < j <= p (llama.cpp's standard SWA) */
+} plinth_arch_layer;
+
+/* The architecture description (ABI 1.4). Owned by the host, valid as long as the
+ * plinth_model_desc that points at it. Fields whose bit is clear hold their neutral value. */
+typedef struct plinth_arch_desc {
+  uint32_t struct_size;
+  uint32_t layer_stride;      /* bytes from one layers[] item to the next (>= 16) */
+  uint64_t required_features; /* PLINTH_ARCH_* bits the forward pass needs */
+  uint32_t rope_dims;         /* rotated elements per head: head_dim, or fewer (PARTIAL_ROTARY);
+                                 even */
+  float embed_scale;          /* 1 unless EMBED_SCALE */
+  float attn_scale;           /* 1 / sqrt(head_dim) unless ATTN_SCALE */
+  float logit_softcap;        /* 0 unless LOGIT_SOFTCAP */
+  float logit_scale;          /* 1 unless LOGIT_SCALE */
+  uint32_t n_layers;          /* items in layers == config.n_layers */
+  const plinth_arch_layer* layers; /* [n_layers] at layer_stride */
+  const float* rope_freq_factors;  /* [rope_dims / 2] with ROPE_FREQ_FACTORS, else NULL */
+} plinth_arch_desc;
 
 /* The whole model. Owned by the host; valid, with every pointer inside, until the backend
  * instance it was given to is destroyed. */
@@ -59,6 +127,9 @@ typedef struct plinth_model_desc {
   uint64_t num_tensors;
   const plinth_tensor_view* tensors; /* [num_tensors] */
   const char* path;                  /* the model file, for messages */
+  /* ABI 1.4 (read with PLINTH_HAS_FIELD): the architecture description; NULL or absent means
+   * 1.0's model, the plain LLaMA block that config alone describes. */
+  const plinth_arch_desc* arch;
 } plinth_model_desc;
 
 #ifdef __cplusplus

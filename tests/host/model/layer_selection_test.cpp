@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gguf_test_files.hpp"
+#include "model/ggml_quantize.hpp"
 #include "model/gguf.hpp"
 #include "model/layer_selection.hpp"
 #include "model/model_config.hpp"
@@ -31,11 +32,13 @@ GgufWriter tiny_llama(uint32_t layers, GgufValue block_count) {
   w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   std::vector<GgufValue> per_layer;
   for (uint32_t l = 0; l < layers; ++l) per_layer.push_back(gguf_uint(VT::kUint32, 100 + l));
-  w.add("llama.attention.sliding_window_pattern", gguf_array(VT::kUint32, per_layer));
+  w.add("llama.test_per_layer_values", gguf_array(VT::kUint32, per_layer));
   w.add("llama.not_per_layer", gguf_string_array({"a", "b"}));  // another length: kept whole
   w.add("tokenizer.ggml.tokens", gguf_string_array({"a", "b", "c", "d"}));
   test::add_pattern_tensor(w, "token_embd.weight", {32, 4}, GgmlType::kF32);
-  test::add_pattern_tensor(w, "rope_freqs.weight", {8}, GgmlType::kF32);
+  // Llama 3's RoPE frequency factors: values read_model_config accepts (finite, > 0).
+  w.add_tensor("rope_freqs.weight", GgmlType::kF32, {8},
+               ggml_quantize(GgmlType::kF32, std::vector<float>{1, 1, 1, 2, 4, 8, 8, 8}));
   for (uint32_t l = 0; l < layers; ++l) {  // one tensor of each type plinth reads
     const std::string p = "blk." + std::to_string(l) + ".";
     test::add_pattern_tensor(w, p + "attn_norm.weight", {32}, GgmlType::kF32);
@@ -112,7 +115,7 @@ TEST_F(DraftModel, KeepsTheFirstLayersByteForByte) {
   EXPECT_EQ(d->get_uint("llama.block_count"), 2u);
   EXPECT_EQ(d->type_of("llama.block_count"), VT::kUint32);
   EXPECT_EQ(d->get_string("general.name"), "tiny (first 2 layers)");
-  EXPECT_EQ(d->get_int_array("llama.attention.sliding_window_pattern"),
+  EXPECT_EQ(d->get_int_array("llama.test_per_layer_values"),
             (std::vector<int64_t>{100, 101}));
   EXPECT_EQ(d->get_string_array("llama.not_per_layer"), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(d->get_string_array("tokenizer.ggml.tokens"),

@@ -1,8 +1,12 @@
 // read_model_config on small synthetic llama files: values, defaults, refusals naming the problem.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "gguf_test_files.hpp"
+#include "model/ggml_quantize.hpp"
 #include "model/gguf.hpp"
+#include "model/synthetic_arch.hpp"
 
 namespace plinth {
 namespace {
@@ -109,9 +113,109 @@ TEST_F(ModelConfigTest, ExplicitKeysAndOutputHead) {
 
 TEST_F(ModelConfigTest, RefusesOtherArchitectures) {
   TinyLlama m;
-  m.arch = "qwen2";
+  m.arch = "mamba";
   expect_refused(m.writer(), "general.architecture",
-                 "architecture 'qwen2' is not supported; supported: llama");
+                 "architecture 'mamba' is not supported; supported: gemma3, llama, phi3, qwen2, "
+                 "qwen3");
+}
+
+TEST_F(ModelConfigTest, LlamaIsThePlainBlock) {
+  const auto f = open(TinyLlama{}.writer());
+  const ModelConfig c = read_model_config(*f);
+  EXPECT_EQ(c.features, 0u);
+  EXPECT_EQ(c.rope_dims, 4u);
+  ASSERT_EQ(c.layers.size(), 2u);
+  EXPECT_EQ(c.layers[1].rope_base, 10000.0);
+  EXPECT_EQ(c.layers[1].sliding_window, 0);
+}
+
+TEST_F(ModelConfigTest, ReadsRopeFreqFactors) {
+  GgufWriter w = TinyLlama{}.writer();
+  const std::vector<float> f = {1.0f, 8.0f};
+  w.add_tensor("rope_freqs.weight", GgmlType::kF32, {2}, ggml_quantize(GgmlType::kF32, f));
+  const ModelConfig c = read_model_config(*open(std::move(w)));
+  EXPECT_EQ(c.features, sdk::kRopeFreqFactors);
+  EXPECT_EQ(c.rope_freq_factors, f);
+}
+
+TEST_F(ModelConfigTest, RefusesMathNoAdapterImplements) {
+  GgufWriter w = TinyLlama{}.writer();
+  w.add_f32("llama.attention.clamp_kqv", 8.0f);
+  expect_refused(std::move(w), "llama.attention.clamp_kqv", "does not implement");
+  GgufWriter w2 = TinyLlama{}.writer();
+  w2.add_f32("llama.attention.max_alibi_bias", 8.0f);
+  expect_refused(std::move(w2), "llama.attention.max_alibi_bias", "does not implement");
+  GgufWriter w3 = TinyLlama{}.writer();
+  w3.add_string("llama.rope.scaling.type", "yarn");
+  expect_refused(std::move(w3), "llama.rope.scaling.type",
+                 "RoPE scaling \"yarn\" is not implemented");
+}
+
+TEST_F(ModelConfigTest, RefusesATensorTheForwardPassWouldIgnore) {
+  GgufWriter w = TinyLlama{}.writer();
+  test::add_pattern_tensor(w, "blk.0.attn_output.weight.bias", {8}, GgmlType::kF32);
+  test::add_pattern_tensor(w, "blk.1.attn_output.bias", {8}, GgmlType::kF32);
+  expect_refused(std::move(w), "blk.0.attn_output.weight.bias",
+                 "not read by the llama forward pass");
+}
+
+TEST_F(ModelConfigTest, LinearRopeScalingIsEveryLayersScale) {
+  GgufWriter w = TinyLlama{}.writer();
+  w.add_string("llama.rope.scaling.type", "linear");
+  w.add_f32("llama.rope.scaling.factor", 4.0f);
+  const ModelConfig c = read_model_config(*open(std::move(w)));
+  EXPECT_EQ(c.features, sdk::kLayerRope);
+  EXPECT_EQ(c.layers[0].rope_scale, 0.25);
+}
+
+// The synthetic model of every architecture: the adapter's description.
+TEST_F(ModelConfigTest, AdaptersDescribeEachArchitecture) {
+  struct Want {
+    const char* arch;
+    uint64_t features;
+    bool neox;
+  };
+  const Want wants[] = {{"llama", 0, false},
+                        {"llama3", sdk::kRopeFreqFactors, false},
+                        {"qwen2", sdk::kQkvBias, true},
+                        {"qwen3", sdk::kQkNorm, true},
+                        {"gemma3",
+                         sdk::kEmbedScale | sdk::kQkNorm | sdk::kPostNorms | sdk::kGeluTanh |
+                             sdk::kSlidingWindow | sdk::kLayerRope,
+                         true},
+                        {"phi3", sdk::kFusedQkv | sdk::kFusedGateUp | sdk::kPartialRotary, true}};
+  for (const Want& want : wants) {
+    ArchModelOptions o;
+    o.arch = want.arch;
+    const ModelConfig c = read_model_config(*open(make_arch_model(o)));
+    EXPECT_EQ(c.features, want.features)
+        << want.arch << ": " << sdk::arch_feature_names(c.features);
+    EXPECT_EQ(c.rope_neox, want.neox) << want.arch;
+    if (std::string(want.arch) == "gemma3") {
+      ASSERT_EQ(c.layers.size(), 6u);
+      for (size_t l = 0; l < 6; ++l) {
+        const bool local = l != 5;  // 5 local : 1 global
+        EXPECT_EQ(c.layers[l].sliding_window, local ? 8 : 0) << l;
+        EXPECT_EQ(c.layers[l].rope_base, local ? 10000.0 : 1000000.0) << l;
+        EXPECT_EQ(c.layers[l].rope_scale, local ? 1.0 : 0.125) << l;
+      }
+      EXPECT_FLOAT_EQ(c.embed_scale, std::sqrt(128.0f));
+    }
+    if (std::string(want.arch) == "phi3") {
+      EXPECT_EQ(c.rope_dims, 16u);
+    }
+    if (std::string(want.arch) == "qwen3") {
+      EXPECT_EQ(c.head_dim, 32u);
+    }
+  }
+}
+
+TEST_F(ModelConfigTest, Phi3RefusesLongRope) {
+  ArchModelOptions o;
+  o.arch = "phi3";
+  GgufWriter w = make_arch_model(o);
+  test::add_pattern_tensor(w, "rope_factors_long.weight", {8}, GgmlType::kF32);
+  expect_refused(std::move(w), "rope_factors_long.weight", "LongRoPE");
 }
 
 TEST_F(ModelConfigTest, NamesMissingKey) {

@@ -86,6 +86,72 @@ TEST(CliSynthModel, BaseModelChatNeedsChatTemplate) {
       << r.out;
 }
 
+// Every architecture as a user runs it: synth-model --arch, manifest check (the pipeline, the
+// model's features and the KV memory plan), draft-model (its first 2 layers), generate on the
+// model and, through spec decoding, with that draft and with layer skip.
+class CliSynthArch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CliSynthArch, RunsEndToEnd) {
+  plinth::test::TempDir tmp;
+  const fs::path model = tmp.path() / (GetParam() + ".gguf");
+  CliRun r = plinth("synth-model --arch " + GetParam() + " --output " + quote(model.string()));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("synthetic " + GetParam()), std::string::npos) << r.out;
+  const fs::path float_manifest = fs::path(PLINTH_SOURCE_DIR) / "manifests/cpu_float.json";
+  r = plinth("manifest check " + quote(float_manifest.string()) + " --model " +
+             quote(model.string()));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("features: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory plan"), std::string::npos) << r.out;
+
+  const fs::path draft = tmp.path() / "draft.gguf";
+  r = plinth("draft-model --model " + quote(model.string()) + " --layers 2 --output " +
+             quote(draft.string()));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto run_generate = [&](const std::string& extra) {
+    const fs::path out = tmp.path() / "out.jsonl";
+    const CliRun g = plinth("generate --manifest " + quote(float_manifest.string()) + " --model " +
+                            quote(model.string()) +
+                            " --prompt 'Hello synthetic world' --max-tokens 8 --ignore-eos "
+                            "--output " +
+                            quote(out.string()) + extra);
+    EXPECT_EQ(g.code, 0) << g.out;
+    return nlohmann::json::parse(slurp(out)).at("token_ids");
+  };
+  const nlohmann::json plain = run_generate("");
+  ASSERT_EQ(plain.size(), 8u);
+  // The same greedy ids with a spec-decode manifest: layer skip, then the draft model.
+  const fs::path skip = tmp.path() / "skip.json";
+  std::ofstream(skip) << R"({"plugins": [
+    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2, "matmul": "float", "kv_dtype": "f32"}},
+    {"kind": "kv_cache", "library": "kv_paged", "config": {"block_size": 16}},
+    {"kind": "scheduler", "library": "scheduler_continuous"},
+    {"kind": "speculator", "library": "spec_decode", "config": {"method": "layer_skip", "num_speculative_tokens": 3, "exit_layer": 2}}]})";
+  const fs::path with_draft = tmp.path() / "draft.json";
+  std::ofstream(with_draft)
+      << R"({"plugins": [
+    {"kind": "backend", "library": "backend_cpu", "config": {"threads": 2, "matmul": "float", "kv_dtype": "f32"}},
+    {"kind": "backend", "name": "draft", "role": "draft", "library": "backend_cpu", "model": ")"
+      << draft.string() << R"(", "config": {"threads": 2, "matmul": "float", "kv_dtype": "f32"}},
+    {"kind": "kv_cache", "library": "kv_paged", "config": {"block_size": 16}},
+    {"kind": "scheduler", "library": "scheduler_continuous"},
+    {"kind": "speculator", "library": "spec_decode", "config": {"method": "draft", "num_speculative_tokens": 3}}]})";
+  for (const fs::path& m : {skip, with_draft}) {
+    const fs::path out = tmp.path() / "spec.jsonl";
+    r = plinth("generate --manifest " + quote(m.string()) + " --model " + quote(model.string()) +
+               " --prompt 'Hello synthetic world' --max-tokens 8 --ignore-eos --output " +
+               quote(out.string()));
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(nlohmann::json::parse(slurp(out)).at("token_ids"), plain) << m;
+    r = plinth("manifest check " + quote(m.string()) + " --model " + quote(model.string()));
+    EXPECT_EQ(r.code, 0) << r.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, CliSynthArch,
+                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
 TEST(CliSynthModel, SameSeedSameFile) {
   plinth::test::TempDir tmp;
   const fs::path a = tmp.path() / "a.gguf", b = tmp.path() / "b.gguf";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/engine_host.hpp"
+#include "model/synthetic_arch.hpp"
 #include "runtime/call.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
@@ -131,6 +132,34 @@ TEST_F(Abi10Model, PipelineOfAbi10PluginsGivesTheInTreeGreedyIds) {
   EXPECT_EQ(run_alone(host->engine(), ps), expected) << "ABI 1.0 plugins, one prompt at a time";
   EXPECT_EQ(run_batched(host->engine(), ps), expected) << "ABI 1.0 plugins, one batch";
   EXPECT_EQ(host->engine().stats().kv.num_used_blocks, 0u);
+}
+
+// A model that needs architecture features (ABI 1.4) is refused for a backend built before 1.4,
+// naming its ABI and the features: it would read config alone and run the plain LLaMA block.
+TEST(Abi10Arch, ABackendBefore14IsRefusedForAModelNeedingFeatures) {
+  HostContext context{make_stderr_logger(spdlog::level::warn)};
+  const fs::path model = fs::temp_directory_path() / "plinth_abi_compat_qwen3.gguf";
+  ArchModelOptions ao;
+  ao.arch = "qwen3";
+  make_arch_model(ao).write_file(model.string());
+  EngineHost::Options o;
+  o.model = model;
+  o.manifest = write_manifest("abi_1_0_qwen3", R"([
+    {"kind": "backend", "library": ")" + abi10("backend_cpu") +
+                                                   R"(", "config": {"threads": 2}},
+    {"kind": "kv_cache", "library": ")" + abi10("kv_paged") +
+                                                   R"(", "config": {"block_size": 16}},
+    {"kind": "scheduler", "library": ")" + abi10("scheduler_fcfs") +
+                                                   R"(", "config": {"max_num_seqs": 8}}])");
+  try {
+    (void)EngineHost::load(o, context);
+    ADD_FAILURE() << "a 1.0 backend was given a qwen3 model";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("built against ABI 1.0"), std::string::npos) << what;
+    EXPECT_NE(what.find("qk_norm"), std::string::npos) << what;
+  }
+  fs::remove(model);
 }
 
 TEST_F(Abi10Model, Abi10PrefixCacheRunsWithTheCurrentSchedulerContinuous) {

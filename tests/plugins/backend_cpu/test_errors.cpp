@@ -1,6 +1,8 @@
 // backend_cpu refuses what it cannot run or what breaks backend.h's contract, naming the field.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <fstream>
 #include <functional>
 
@@ -39,9 +41,33 @@ TEST(BackendCpuCreate, RefusesWhatItCannotRun) {
   tiny::Model m;
   expect_error(try_create(lib, nullptr, "{}"), PLINTH_ERR_INVALID_ARGUMENT, "model");
 
-  m.desc().config.architecture = "gpt2";
-  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_UNSUPPORTED, "gpt2");
+  // The architecture name is informational: backends implement features, never names.
+  m.desc().config.architecture = "any-name";
+  EXPECT_EQ(try_create(lib, &m.desc(), "{}").first, PLINTH_OK);
   m.desc().config.architecture = "llama";
+
+  // ABI 1.4's description: a feature bit this build does not know is named, never ignored; a
+  // layer stride below 1.4's item is refused.
+  std::vector<plinth_arch_layer> layers(m.desc().config.n_layers,
+                                        plinth_arch_layer{m.desc().config.rope_theta, 1.0f, 1, 0});
+  plinth_arch_desc arch{};
+  arch.struct_size = sizeof(arch);
+  arch.layer_stride = sizeof(plinth_arch_layer);
+  arch.rope_dims = m.desc().config.head_dim;
+  arch.embed_scale = arch.logit_scale = 1.0f;
+  arch.n_layers = m.desc().config.n_layers;
+  arch.layers = layers.data();
+  arch.required_features = 1ull << 40;
+  m.desc().arch = &arch;
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_UNSUPPORTED, "bit 40");
+  arch.required_features = 0;
+  EXPECT_EQ(try_create(lib, &m.desc(), "{}").first, PLINTH_OK);
+  arch.layer_stride = 8;
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT, "layer_stride");
+  arch.layer_stride = sizeof(plinth_arch_layer);
+  layers[1].sliding_window = 4;  // without the sliding_window bit
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT, "sliding_window");
+  m.desc().arch = nullptr;
 
   const auto view = [&](const std::string& name) -> plinth_tensor_view& {
     for (auto& v : m.views()) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "plinth/backend.h"
 
@@ -85,4 +86,25 @@ TEST(BackendCudaPlugin, DescriptorAndCreateRefusal) {
   args.config_json = "{\"gemm\": \"quick\"}";
   EXPECT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err.message).find("gemm"), std::string::npos) << err.message;
+
+  // An architecture feature backend_cuda does not implement (ABI 1.4) is named, before the
+  // device is touched: backends implement features, never architecture names.
+  std::vector<plinth_arch_layer> layers(30, plinth_arch_layer{100000.0f, 1.0f, 1, 0});
+  plinth_arch_desc arch{};
+  arch.struct_size = sizeof arch;
+  arch.layer_stride = sizeof(plinth_arch_layer);
+  arch.required_features = PLINTH_ARCH_QK_NORM | PLINTH_ARCH_GELU_TANH | PLINTH_ARCH_FUSED_QKV;
+  arch.rope_dims = 64;
+  arch.embed_scale = arch.logit_scale = 1.0f;
+  arch.n_layers = 30;
+  arch.layers = layers.data();
+  model.arch = &arch;
+  model.config.architecture = "gemma3";
+  args.config_json = "{\"device\": 0}";
+  EXPECT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(err.message)
+                .find("needs qk_norm, gelu_tanh, which backend_cuda does not "
+                      "implement"),
+            std::string::npos)
+      << err.message;
 }
