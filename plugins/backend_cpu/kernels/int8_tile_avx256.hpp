@@ -12,6 +12,11 @@
 //                     int64_t b, const int32_t* const* qsum, __m256i (&s)[MR][H]);
 //     s[r][h] = P of weight block b (at half[h] + blk) against activation row r's block b,
 //     including the −o·Σqx term of matmul_int8.hpp for Q4_0 / Q8_0 (qsum[r][b] = Σqx).
+//   template <class F, int MR, int H>
+//   static void part(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq,
+//                    int64_t b, int part, const int32_t* const* qoff16, __m256i (&s)[MR][H]);
+//     S16: s[r][h] = P_part, over the quants of the 16-element half `part` (groups 4part ..
+//     4part+3, stored q + 128), qoff16[r][2b + part] = −128·Σqx of that half.
 #pragma once
 
 #include <immintrin.h>
@@ -53,15 +58,46 @@ struct Avx256Tile {
     }
     const BlockQ8A* xq[MR];
     const int32_t* qsum[MR];
+    const int32_t* qoff16[MR];
+    const float* s16[MR];
     for (int r = 0; r < MR; ++r) {
       xq[r] = j.xq + (i + r) * j.nb;
       qsum[r] = j.qsum != nullptr ? j.qsum + (i + r) * j.nb : nullptr;
+      qoff16[r] = j.qoff16 != nullptr ? j.qoff16 + (i + r) * 2 * j.nb : nullptr;
+      s16[r] = j.s16 != nullptr ? j.s16 + (i + r) * 2 * j.nb : nullptr;
     }
     __m256 acc[MR][H];
     for (int r = 0; r < MR; ++r)
       for (int h = 0; h < H; ++h) acc[r][h] = _mm256_setzero_ps();
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
+      if constexpr (F::kHalves) {
+        // S16 (matmul_int8.hpp): D_0 ⊗ dx · P_0, D_1 ⊗ dx · P_1, then M_0·s_0, M_1·s_1. Half
+        // panel h's 8 f32 D of part t at half[h] + 64t (half[h] is 32(h % 2) into the block), M at
+        // kM past it.
+        for (int t = 0; t < 2; ++t) {
+          __m256i s[MR][H];
+          D::template part<F, MR, H>(half, blk, xq, b, t, qoff16, s);
+          for (int h = 0; h < H; ++h) {
+            const __m256 d =
+                _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + 64 * t));
+            for (int r = 0; r < MR; ++r) {
+              const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
+              acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
+            }
+          }
+        }
+        for (int t = 0; t < 2; ++t) {
+          for (int h = 0; h < H; ++h) {
+            const __m256 m =
+                _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + F::kM + 64 * t));
+            for (int r = 0; r < MR; ++r) {
+              acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(s16[r][2 * b + t]), acc[r][h]);
+            }
+          }
+        }
+        continue;
+      }
       __m256i s[MR][H];
       D::template block<F, MR, H>(half, blk, xq, b, qsum, s);
       for (int h = 0; h < H; ++h) {

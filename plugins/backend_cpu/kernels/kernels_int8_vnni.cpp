@@ -68,9 +68,11 @@ struct Vnni {
   // forced inline, so the tile compiles to one loop nest with every array in registers.
   template <int MR, int NV>
   struct Operands {
-    const uint8_t* base[NV];  // panel v's first block
-    const BlockQ8A* xq[MR];   // row r's quantized blocks
-    const int32_t* qoff[MR];  // row r's −o·Σqx per block (Q4_0 / Q8_0)
+    const uint8_t* base[NV];    // panel v's first block
+    const BlockQ8A* xq[MR];     // row r's quantized blocks
+    const int32_t* qoff[MR];    // row r's −o·Σqx per block (Q4_0 / Q8_0)
+    const int32_t* qoff16[MR];  // S16: row r's −128·Σqx per 16-element half (2 per block)
+    const float* s16[MR];       // S16: row r's dx·Σqx per half
   };
 
   template <class F, int MR, int NV>
@@ -80,6 +82,8 @@ struct Vnni {
     for (int r = 0; r < MR; ++r) {
       o.xq[r] = j.xq + (i + r) * j.nb;
       o.qoff[r] = j.qoff != nullptr ? j.qoff + (i + r) * j.nb : nullptr;
+      o.qoff16[r] = j.qoff16 != nullptr ? j.qoff16 + (i + r) * 2 * j.nb : nullptr;
+      o.s16[r] = j.s16 != nullptr ? j.s16 + (i + r) * 2 * j.nb : nullptr;
     }
     return o;
   }
@@ -155,6 +159,41 @@ struct Vnni {
     }
   }
 
+  // S16: P_h over the 16-element half h (groups 4h .. 4h+3, quants q + 128), from −128·Σqx_h,
+  // then A = fma(D_h ⊗ dx, float(P_h), A) for h = 0, 1 and A = fma(M_h, s_h, A) for h = 0, 1.
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void halves(const Operands<MR, NV>& o, int64_t b, int64_t blk,
+                                   __m512 (&acc)[MR][NV]) {
+    for (int h = 0; h < 2; ++h) {
+      __m512i s[MR][NV];
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) s[r][v] = bcast_i32(o.qoff16[r] + 2 * b + h);
+      for (int g = 4 * h; g < 4 * h + 4; ++g) {
+        __m512i q[NV];
+        for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
+        for (int r = 0; r < MR; ++r) {
+          const __m512i xg = bcast4(o.xq[r][b].qs + 4 * g);
+          for (int v = 0; v < NV; ++v) s[r][v] = dpbusd(s[r][v], q[v], xg);
+        }
+      }
+      for (int v = 0; v < NV; ++v) {
+        const __m512 d = _mm512_loadu_ps(o.base[v] + blk + 64 * h);
+        for (int r = 0; r < MR; ++r) {
+          const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
+          acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
+        }
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      for (int v = 0; v < NV; ++v) {
+        const __m512 m = _mm512_loadu_ps(o.base[v] + blk + F::kM + 64 * h);
+        for (int r = 0; r < MR; ++r) {
+          acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.s16[r][2 * b + h]), acc[r][v]);
+        }
+      }
+    }
+  }
+
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     const Operands<MR, NV> o = operands<F, MR, NV>(j, p, i);
@@ -163,9 +202,13 @@ struct Vnni {
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
-      __m512i s[MR][NV];
-      block_sums<F>(o, b, blk, s);
-      scale_add<F>(o, b, blk, s, acc);
+      if constexpr (F::kHalves) {
+        halves<F>(o, b, blk, acc);
+      } else {
+        __m512i s[MR][NV];
+        block_sums<F>(o, b, blk, s);
+        scale_add<F>(o, b, blk, s, acc);
+      }
     }
     for (int r = 0; r < MR; ++r) {
       for (int v = 0; v < NV; ++v) {

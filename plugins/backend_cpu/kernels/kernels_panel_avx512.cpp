@@ -31,6 +31,9 @@ struct V512 {
   static reg load_half(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
+  static reg load_f32(const uint8_t* p) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
+  }
   static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   template <bool kOffset8>

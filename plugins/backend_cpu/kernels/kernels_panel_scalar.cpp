@@ -11,6 +11,26 @@ namespace {
 struct Scalar {
   static constexpr int kMaxRows = 1, kWide = 1, kNarrow = 1;
 
+  // S16 (kHalves): S_h over the 16 elements of half h, then A = fma(D_0, S_0, A),
+  // A = fma(D_1, S_1, A), A = fma(M_0, sx_0, A), A = fma(M_1, sx_1, A) (matmul_float.hpp).
+  template <class F>
+  static float halves(const PanelJob& j, const uint8_t* pb, const float* xb, int64_t r, int64_t i,
+                      int64_t b, float acc) {
+    float s[2] = {0.0f, 0.0f};
+    for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t e = 16 * h; e < 16 * h + 16; ++e) {
+        const auto q = static_cast<int8_t>(pb[F::kQ + e * kPanelRows + r]);
+        s[h] = std::fma(static_cast<float>(q), xb[e], s[h]);
+      }
+    }
+    for (int64_t h = 0; h < 2; ++h) acc = std::fma(panel::f32_at(pb + h * 64 + 4 * r), s[h], acc);
+    for (int64_t h = 0; h < 2; ++h) {
+      acc = std::fma(panel::f32_at(pb + F::kM + h * 64 + 4 * r), j.sx[i * j.sx_stride + 2 * b + h],
+                     acc);
+    }
+    return acc;
+  }
+
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     static_assert(MR == 1 && NV == 1);
@@ -22,6 +42,10 @@ struct Scalar {
       for (int64_t b = 0; b < j.nb; ++b) {
         const uint8_t* pb = w + b * F::kBytes;
         const float* xb = x + b * kQuantBlock;
+        if constexpr (F::kHalves) {
+          acc = halves<F>(j, pb, xb, r, i, b, acc);
+          continue;
+        }
         float s = 0.0f;
         if constexpr (F::kNibbles) {
           for (int64_t t = 0; t < kQuantBlock / 2; ++t) {

@@ -19,27 +19,41 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
     panels = packed.data();
   }
   const KernelTable& k = active_kernels();
+  const PanelKind kind = panel_kind(w.type);
   thread_local std::vector<BlockQ8A> xq_buf;
   thread_local std::vector<int32_t> qsum_buf, qoff_buf;
+  thread_local std::vector<float> s16_buf;
   if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
-  const bool offset = w.type != WeightType::kQ4_1;  // Q4_0 / Q8_0 subtract o·Σqx
-  if (offset && static_cast<int64_t>(qsum_buf.size()) < n * nb) {
-    qsum_buf.resize(static_cast<size_t>(n * nb));
-    qoff_buf.resize(static_cast<size_t>(n * nb));
+  // Q4_0 / Q8_0 subtract o·Σqx per block; S16 −128·Σqx per 16-element half and adds M·dx·Σqx.
+  const bool offset = kind == PanelKind::kQ4_0 || kind == PanelKind::kQ8_0;
+  const bool halves = kind == PanelKind::kS16;
+  const int64_t per_row = halves ? 2 * nb : nb;
+  if ((offset || halves) && static_cast<int64_t>(qsum_buf.size()) < n * per_row) {
+    qsum_buf.resize(static_cast<size_t>(n * per_row));
+    qoff_buf.resize(static_cast<size_t>(n * per_row));
   }
-  const int32_t o = w.type == WeightType::kQ8_0 ? 128 : 8;
+  if (halves && static_cast<int64_t>(s16_buf.size()) < n * per_row) {
+    s16_buf.resize(static_cast<size_t>(n * per_row));
+  }
+  const int32_t o = kind == PanelKind::kQ4_0 ? 8 : 128;
   BlockQ8A* xq = xq_buf.data();
   int32_t* qsum = qsum_buf.data();
   int32_t* qoff = qoff_buf.data();
+  float* s16 = s16_buf.data();
   const auto quantize = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       k.quantize_row_q8a(x + i * w.cols, w.cols, xq + i * nb);
-      if (!offset) continue;
+      if (!offset && !halves) continue;
       for (int64_t blk = i * nb; blk < (i + 1) * nb; ++blk) {
-        int32_t s = 0;
-        for (const int8_t q : xq[blk].qs) s += q;
-        qsum[blk] = s;
-        qoff[blk] = -o * s;
+        const int parts = halves ? 2 : 1;
+        for (int t = 0; t < parts; ++t) {
+          int32_t sum = 0;
+          for (int j = t * 32 / parts; j < (t + 1) * 32 / parts; ++j) sum += xq[blk].qs[j];
+          const int64_t at = blk * parts + t;
+          qsum[at] = sum;
+          qoff[at] = -o * sum;
+          if (halves) s16[at] = xq[blk].d * static_cast<float>(sum);
+        }
       }
     }
   };
@@ -48,10 +62,10 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   } else {
     quantize(0, n);
   }
-  PanelJob job{w.type,
+  PanelJob job{kind,
                panels,
                nb,
-               nb * panel_block_bytes(w.type),
+               nb * panel_block_bytes(kind),
                w.rows,
                nullptr,
                nullptr,
@@ -60,7 +74,10 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
                y,
                xq,
                offset ? qsum : nullptr,
-               offset ? qoff : nullptr};
+               offset ? qoff : nullptr,
+               halves ? qsum : nullptr,
+               halves ? qoff : nullptr,
+               halves ? s16 : nullptr};
   PanelRunFn run = run_int8_panels_scalar;
   switch (int8_kernel()) {
     case Int8Kernel::kAvx512Vnni:

@@ -29,17 +29,22 @@ namespace {
 
 // Byte offsets inside a panel block (panel_layout.hpp): the 16 f16 scales d at 0, Q4_1's 16 f16
 // minimums m at kM, the quants at kQ.
+// kHalves (S16): f32 D and M per 16-element half (D[h] at 64h, M[h] at kM + 64h), int8 quants.
 struct Q4_1 {
-  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false;
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false;
   static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
 };
 struct Q4_0 {
-  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true;
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 struct Q8_0 {
-  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false;
+  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
+};
+struct S16 {
+  static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true;
+  static constexpr int64_t kM = 128, kQ = 256, kBytes = 768;
 };
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
@@ -96,16 +101,28 @@ void drive(const PanelJob& j, int64_t p0, int64_t p1) {
   }
 }
 
+// Every PanelKind has its case and no default: a new kind fails to compile here (-Wswitch) rather
+// than running as another. A value outside the enum (memory corruption) traps.
 template <class K>
 void run(const PanelJob& j, int64_t p0, int64_t p1) {
-  switch (j.type) {
-    case WeightType::kQ4_1:
+  switch (j.kind) {
+    case PanelKind::kQ4_1:
       return drive<K, Q4_1>(j, p0, p1);
-    case WeightType::kQ4_0:
+    case PanelKind::kQ4_0:
       return drive<K, Q4_0>(j, p0, p1);
-    default:
+    case PanelKind::kQ8_0:
       return drive<K, Q8_0>(j, p0, p1);
+    case PanelKind::kS16:
+      return drive<K, S16>(j, p0, p1);
   }
+  __builtin_trap();
+}
+
+// The f32 at p (an S16 panel block's D or M entry; p need not be aligned).
+inline float f32_at(const uint8_t* p) {
+  float f;
+  __builtin_memcpy(&f, p, sizeof f);
+  return f;
 }
 
 // The IEEE half bits stored at p (a panel block's d or m entry; p need not be aligned).

@@ -6,18 +6,23 @@
 
 namespace plinth::cpu::detail {
 
-int64_t panel_block_bytes(WeightType type) {
-  switch (type) {
-    case WeightType::kQ4_1:
+int64_t panel_block_bytes(PanelKind kind) {
+  switch (kind) {
+    case PanelKind::kQ4_1:
       return 320;
-    case WeightType::kQ4_0:
+    case PanelKind::kQ4_0:
       return 288;
-    case WeightType::kQ8_0:
+    case PanelKind::kQ8_0:
       return 544;
-    default:
-      throw std::invalid_argument(std::string("panel layout: weight type ") +
-                                  weight_type_name(type) + " has none (quantized types only)");
+    case PanelKind::kS16:
+      return 768;
   }
+  throw std::invalid_argument("panel layout: unknown panel kind " +
+                              std::to_string(static_cast<int>(kind)));
+}
+
+int64_t panel_block_bytes(WeightType type) {
+  return panel_block_bytes(panel_kind(type));
 }
 
 int64_t packed_bytes(const WeightView& w) {
@@ -60,6 +65,43 @@ void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb, PanelO
   for (int64_t t = 0; t < kQuantBlock / 2; ++t) pb[qoff + quant_offset(order, t, r)] = qs[t];
 }
 
+// Rows of a type repacked through the SDK's split_block (every type but Q4_0 / Q4_1 / Q8_0): each
+// 32-element chunk c of the row goes to panel block c, slot r.
+void put_split_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r, uint8_t* panel,
+                   int64_t pbb, PanelOrder order) {
+  const ggml::Format& f = ggml::format(static_cast<int32_t>(type));
+  const PanelKind kind = panel_kind(type);
+  const int64_t chunks = f.block_elems / kQuantBlock;
+  int8_t q[ggml::kQK_K];
+  float d16[ggml::kQK_K / ggml::kSubBlock];
+  float m16[ggml::kQK_K / ggml::kSubBlock];
+  for (int64_t blk = 0; blk < cols / f.block_elems; ++blk) {
+    ggml::split_block(f, row + blk * f.block_bytes, q, d16, m16);
+    for (int64_t c = 0; c < chunks; ++c) {
+      uint8_t* pb = panel + (blk * chunks + c) * pbb;
+      const int8_t* qc = q + c * kQuantBlock;
+      if (kind == PanelKind::kQ8_0) {  // one f16 d per 32 (exact: it is the file's f16)
+        const uint16_t h = ggml::f32_to_f16(d16[2 * c]);
+        std::memcpy(pb + r * 2, &h, 2);
+      } else {  // S16: D, M per 16-element half
+        for (int64_t h = 0; h < 2; ++h) {
+          std::memcpy(pb + h * 64 + r * 4, &d16[2 * c + h], 4);
+          std::memcpy(pb + 128 + h * 64 + r * 4, &m16[2 * c + h], 4);
+        }
+      }
+      const int64_t qoff = kind == PanelKind::kQ8_0 ? 32 : 256;
+      for (int64_t j = 0; j < kQuantBlock; ++j) {
+        const int v = order == PanelOrder::kFloat ? static_cast<uint8_t>(qc[j]) : qc[j] + 128;
+        pb[qoff + quant_offset(order, j, r)] = static_cast<uint8_t>(v);
+      }
+    }
+  }
+}
+
+bool native_blocks(WeightType type) {
+  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_1;
+}
+
 }  // namespace
 
 void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out, PanelOrder order) {
@@ -73,6 +115,10 @@ void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out, Pane
     std::memset(panel, 0, static_cast<size_t>(nb * pbb));  // rows past the end stay 0
     for (int64_t r = 0; r < kPanelRows && p * kPanelRows + r < w.rows; ++r) {
       const uint8_t* row = base + (p * kPanelRows + r) * wrow;
+      if (!native_blocks(w.type)) {
+        put_split_row(w.type, row, w.cols, r, panel, pbb, order);
+        continue;
+      }
       for (int64_t b = 0; b < nb; ++b) put_row(w.type, row + b * bb, r, panel + b * pbb, order);
     }
   }
