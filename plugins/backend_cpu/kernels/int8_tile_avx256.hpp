@@ -38,6 +38,17 @@ inline __m256 load_half8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// The 8 scales (or minimums) of half panel h at `off` into the block: IEEE halves at
+// half16 + off (half16 = the panel + 16·(h % 2)), or K4's f32 at the panel + 32·(h % 2) + off.
+template <class F>
+inline __m256 load_scale8(const uint8_t* half16, int h, int64_t off) {
+  if constexpr (F::kF32) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(half16 + 16 * (h % 2) + off));
+  } else {
+    return load_half8(half16 + off);
+  }
+}
+
 template <class D>
 struct Avx256Tile {
   // Up to 2 activation rows × 1 panel (4 int32 block sums + 4 f32 accumulators), 1–2 rows ×
@@ -101,13 +112,13 @@ struct Avx256Tile {
       __m256i s[MR][H];
       D::template block<F, MR, H>(half, blk, xq, b, qsum, s);
       for (int h = 0; h < H; ++h) {
-        const __m256 d = load_half8(scales[h] + blk);
+        const __m256 d = load_scale8<F>(scales[h], h, blk);
         for (int r = 0; r < MR; ++r) {
           const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
           acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
         }
         if constexpr (F::kMin) {
-          const __m256 m = load_half8(scales[h] + blk + F::kM);
+          const __m256 m = load_scale8<F>(scales[h], h, blk + F::kM);
           for (int r = 0; r < MR; ++r) {
             acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(xq[r][b].s), acc[r][h]);
           }

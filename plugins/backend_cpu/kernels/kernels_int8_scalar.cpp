@@ -96,10 +96,9 @@ struct Scalar {
     const BlockQ8A* xq = j.xq + i * j.nb;
     const int32_t dot = block_dot<F>(j, w, i, r, b);
     const uint8_t* pb = w + b * F::kBytes;
-    const float dd = fp16_to_fp32(panel::f16_bits_at(pb + 2 * r)) * xq[b].d;
+    const float dd = panel::scale_at<F>(pb, 0, r) * xq[b].d;
     acc = std::fma(dd, static_cast<float>(dot), acc);
-    if constexpr (F::kMin)
-      acc = std::fma(fp16_to_fp32(panel::f16_bits_at(pb + F::kM + 2 * r)), xq[b].s, acc);
+    if constexpr (F::kMin) acc = std::fma(panel::scale_at<F>(pb, F::kM, r), xq[b].s, acc);
     return acc;
   }
 };

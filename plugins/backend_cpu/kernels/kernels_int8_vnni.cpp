@@ -29,6 +29,16 @@ __m512 load_half16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// The 16 scales (or minimums) at p: IEEE halves widened, or K4's f32.
+template <class F>
+__m512 load_scale16(const uint8_t* p) {
+  if constexpr (F::kF32) {
+    return _mm512_loadu_ps(p);
+  } else {
+    return load_half16(p);
+  }
+}
+
 // The 4 activation bytes qx[k .. k+3] in every lane (the signed operand of vpdpbusd).
 // (No standard-library call in this TU: see panel_driver.hpp.)
 __m512i bcast4(const int8_t* qx) {
@@ -145,13 +155,13 @@ struct Vnni {
   static PLINTH_INLINE void scale_add(const Operands<MR, NV>& o, int64_t b, int64_t blk,
                                       const __m512i (&s)[MR][NV], __m512 (&acc)[MR][NV]) {
     for (int v = 0; v < NV; ++v) {
-      const __m512 d = load_half16(o.base[v] + blk);
+      const __m512 d = load_scale16<F>(o.base[v] + blk);
       for (int r = 0; r < MR; ++r) {
         const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
         acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
       }
       if constexpr (F::kMin) {
-        const __m512 m = load_half16(o.base[v] + blk + F::kM);
+        const __m512 m = load_scale16<F>(o.base[v] + blk + F::kM);
         for (int r = 0; r < MR; ++r) {
           acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.xq[r][b].s), acc[r][v]);
         }

@@ -64,10 +64,9 @@ struct Scalar {
             s = std::fma(static_cast<float>(q), xb[e], s);
           }
         }
-        acc = std::fma(fp16_to_fp32(panel::f16_bits_at(pb + 2 * r)), s, acc);
+        acc = std::fma(panel::scale_at<F>(pb, 0, r), s, acc);
         if constexpr (F::kMin) {
-          acc = std::fma(fp16_to_fp32(panel::f16_bits_at(pb + F::kM + 2 * r)),
-                         j.sx[i * j.sx_stride + b], acc);
+          acc = std::fma(panel::scale_at<F>(pb, F::kM, r), j.sx[i * j.sx_stride + b], acc);
         }
       }
       out[r] = acc;

@@ -17,6 +17,8 @@
 //     A = fma(d_b, S, A)
 //     Q4_1: A = fma(m_b, sx_b, A)      sx_b = block_sums (below): the block sum of x, fixed order
 //   y = A
+// K4 panels (Q4_K) run the Q4_1 sequence with the f32 D = d·sc and M = −dmin·m of each 32-element
+// sub-block in place of the f16 d and m.
 //
 // S16 panels (the K-quants, Q5_1, IQ4_XS: f32 D and M per 16-element half h, int8 q; exact
 // decompositions of the file's blocks, plinth/ggml_format.hpp split_block):

@@ -15,6 +15,7 @@
 //     A = fma(d_b ⊗ dx_b, float(P), A)                 ⊗: one rounded f32 product; float(P) exact
 //     Q4_1: A = fma(m_b, sx_b, A)
 //   y = A
+// K4 panels (Q4_K): Q4_1's sequence with the f32 D = d·sc, M = −dmin·m per 32 for d_b, m_b.
 //
 // S16 panels (f32 D_{b,h}, M_{b,h} per 16-element half h, int8 q stored as u = q + 128):
 //     P_h = Σ_{j∈h} u_{b,j}·qx_{b,j} − 128·Σ_{j∈h} qx_{b,j}       exact in int32   (h = 0, 1)

@@ -31,21 +31,36 @@ namespace {
 // minimums m at kM, the quants at kQ.
 // kHalves (S16): f32 D and M per 16-element half (D[h] at 64h, M[h] at kM + 64h), int8 quants.
 struct Q4_1 {
-  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false;
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = false;
   static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
 };
 struct Q4_0 {
-  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false;
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false,
+                        kF32 = false;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 struct Q8_0 {
-  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false;
+  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = false;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
 };
+// kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
+struct K4 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = true;
+  static constexpr int64_t kM = 64, kQ = 128, kBytes = 384;
+};
 struct S16 {
-  static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true;
+  static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true,
+                        kF32 = true;
   static constexpr int64_t kM = 128, kQ = 256, kBytes = 768;
 };
+static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1) &&
+              Q4_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0) &&
+              Q8_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0) &&
+              K4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4) &&
+              S16::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16));
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
 template <class K>
@@ -112,6 +127,8 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
       return drive<K, Q4_0>(j, p0, p1);
     case PanelKind::kQ8_0:
       return drive<K, Q8_0>(j, p0, p1);
+    case PanelKind::kK4:
+      return drive<K, K4>(j, p0, p1);
     case PanelKind::kS16:
       return drive<K, S16>(j, p0, p1);
   }
@@ -123,6 +140,19 @@ inline float f32_at(const uint8_t* p) {
   float f;
   __builtin_memcpy(&f, p, sizeof f);
   return f;
+}
+
+// Row r's scale (off = 0) or minimum (off = F::kM) of the panel block at pb, as f32: IEEE half
+// bits widened exactly, or K4's f32.
+template <class F>
+inline float scale_at(const uint8_t* pb, int64_t off, int64_t r) {
+  if constexpr (F::kF32) {
+    return f32_at(pb + off + 4 * r);
+  } else {
+    uint16_t h;
+    __builtin_memcpy(&h, pb + off + 2 * r, sizeof h);
+    return ggml::f16_to_f32(h);
+  }
 }
 
 // The IEEE half bits stored at p (a panel block's d or m entry; p need not be aligned).

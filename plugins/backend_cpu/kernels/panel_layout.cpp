@@ -7,15 +7,17 @@
 namespace plinth::cpu::detail {
 
 int64_t panel_block_bytes(PanelKind kind) {
-  switch (kind) {
+  switch (kind) {  // the format table's sizes (plinth/ggml_format.hpp cpu_panel_block_bytes)
     case PanelKind::kQ4_1:
-      return 320;
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1);
     case PanelKind::kQ4_0:
-      return 288;
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0);
     case PanelKind::kQ8_0:
-      return 544;
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0);
+    case PanelKind::kK4:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4);
     case PanelKind::kS16:
-      return 768;
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16);
   }
   throw std::invalid_argument("panel layout: unknown panel kind " +
                               std::to_string(static_cast<int>(kind)));
@@ -80,6 +82,15 @@ void put_split_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r,
     for (int64_t c = 0; c < chunks; ++c) {
       uint8_t* pb = panel + (blk * chunks + c) * pbb;
       const int8_t* qc = q + c * kQuantBlock;
+      if (kind == PanelKind::kK4) {  // f32 D, M per 32 (both halves equal), Q4_1's nibble order
+        std::memcpy(pb + r * 4, &d16[2 * c], 4);
+        std::memcpy(pb + 64 + r * 4, &m16[2 * c], 4);
+        for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
+          const auto byte = static_cast<uint8_t>(qc[t] | (qc[t + 16] << 4));
+          pb[128 + quant_offset(order, t, r)] = byte;
+        }
+        continue;
+      }
       if (kind == PanelKind::kQ8_0) {  // one f16 d per 32 (exact: it is the file's f16)
         const uint16_t h = ggml::f32_to_f16(d16[2 * c]);
         std::memcpy(pb + r * 2, &h, 2);

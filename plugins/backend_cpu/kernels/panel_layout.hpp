@@ -7,6 +7,7 @@
 //   Q4_1: d[16] f16 | m[16] f16 | qs[16][16] u8     (320 bytes, the GGUF blocks' own size)
 //   Q4_0: d[16] f16 | qs[16][16] u8                 (288 bytes)
 //   Q8_0: d[16] f16 | qs[32][16] i8                 (544 bytes)
+//   K4:   D[16] f32 | M[16] f32 | qs[16][16] u8      (384 bytes; Q4_1's nibbles, f32 scale/min)
 //   S16:  D[2][16] f32 | M[2][16] f32 | qs[32][16] i8 (768 bytes; D[h][r], M[h][r]: scale and
 //         minimum of elements 16h .. 16h+15 of row r's 32: value = D·q + M)
 // where d and m are the IEEE half scale / minimum of row r's block, as stored in the GGUF, at
@@ -35,7 +36,8 @@ namespace plinth::cpu::detail {
 
 inline constexpr int64_t kPanelRows = 16;
 
-/// Bytes of one panel block (32 elements × 16 rows): 320 (Q4_1), 288 (Q4_0), 544 (Q8_0), 768 (S16).
+/// Bytes of one panel block (32 elements × 16 rows): 320 (Q4_1), 288 (Q4_0), 544 (Q8_0), 384 (K4),
+/// 768 (S16).
 int64_t panel_block_bytes(PanelKind kind);
 /// panel_block_bytes(panel_kind(type)). Throws std::invalid_argument for a type without a panel
 /// layout (F32, F16, BF16).

@@ -22,6 +22,16 @@ struct Simd {
   static constexpr int kMaxRows = V::kMaxRows, kWide = V::kWide, kNarrow = V::kNarrow;
   static constexpr int kPerPanel = static_cast<int>(kPanelRows) / V::kLanes;
 
+  // kLanes scales (or minimums) at p from lane `lane`: IEEE halves widened, or K4's f32.
+  template <class F>
+  __attribute__((always_inline)) static typename V::reg load_scale(const uint8_t* p, int64_t lane) {
+    if constexpr (F::kF32) {
+      return V::load_f32(p + 4 * lane);
+    } else {
+      return V::load_half(p + 2 * lane);
+    }
+  }
+
   // s[r][c] += q_e · x_e for the int8 quants e in [e0, e1) of the block at `blk`.
   template <class F, int MR, int C>
   __attribute__((always_inline)) static void int8_range(const uint8_t* const (&base)[C],
@@ -109,12 +119,12 @@ struct Simd {
         int8_range<F, MR, C>(base, blk, xb, xs, 0, kQuantBlock, s);
       }
       for (int c = 0; c < C; ++c) {
-        const R d = V::load_half(base[c] + blk + 2 * lane_off(c));
+        const R d = load_scale<F>(base[c] + blk, lane_off(c));
         for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
       }
       if constexpr (F::kMin) {
         for (int c = 0; c < C; ++c) {
-          const R m = V::load_half(base[c] + blk + F::kM + 2 * lane_off(c));
+          const R m = load_scale<F>(base[c] + blk + F::kM, lane_off(c));
           for (int r = 0; r < MR; ++r) {
             acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + b]), acc[r][c]);
           }

@@ -32,31 +32,23 @@ bool weight_type_from_dtype(int32_t dtype, WeightType* out) {
 }
 
 PanelKind panel_kind(WeightType type) {
-  switch (type) {
-    case WeightType::kQ4_0:
+  // The format table's row says which panel layout serves the type.
+  switch (row(type).cpu_panel) {
+    case ggml::CpuPanel::kQ4_0:
       return PanelKind::kQ4_0;
-    case WeightType::kQ4_1:
+    case ggml::CpuPanel::kQ4_1:
       return PanelKind::kQ4_1;
-    case WeightType::kQ8_0:
-    case WeightType::kQ5_0:
-    case WeightType::kIQ4_NL:
+    case ggml::CpuPanel::kQ8_0:
       return PanelKind::kQ8_0;
-    case WeightType::kQ5_1:
-    case WeightType::kQ2_K:
-    case WeightType::kQ3_K:
-    case WeightType::kQ4_K:
-    case WeightType::kQ5_K:
-    case WeightType::kQ6_K:
-    case WeightType::kIQ4_XS:
+    case ggml::CpuPanel::kK4:
+      return PanelKind::kK4;
+    case ggml::CpuPanel::kS16:
       return PanelKind::kS16;
-    case WeightType::kF32:
-    case WeightType::kF16:
-    case WeightType::kBF16:
+    case ggml::CpuPanel::kNone:
       break;
   }
   throw std::invalid_argument(std::string("panel layout: weight type ") + weight_type_name(type) +
-                              " (" + std::to_string(static_cast<int32_t>(type)) +
-                              ") has none (quantized types of the format table only)");
+                              " has none (quantized types of the format table only)");
 }
 
 const char* panel_kind_name(PanelKind kind) {
@@ -67,6 +59,8 @@ const char* panel_kind_name(PanelKind kind) {
       return "Q4_1";
     case PanelKind::kQ8_0:
       return "Q8_0";
+    case PanelKind::kK4:
+      return "K4";
     case PanelKind::kS16:
       return "S16";
   }

@@ -32,71 +32,112 @@ namespace plinth::ggml {
 namespace {
 
 /// ggml type ids (ggml.h enum ggml_type; = plinth_dtype) of the table's types.
-enum TypeId : int32_t {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ4_1 = 3,
-  kQ5_0 = 6,
-  kQ5_1 = 7,
-  kQ8_0 = 8,
-  kQ2_K = 10,
-  kQ3_K = 11,
-  kQ4_K = 12,
-  kQ5_K = 13,
-  kQ6_K = 14,
-  kIQ4_NL = 20,
-  kIQ4_XS = 23,
-  kBF16 = 30
-};
+constexpr int32_t kF32 = 0;
+constexpr int32_t kF16 = 1;
+constexpr int32_t kQ4_0 = 2;
+constexpr int32_t kQ4_1 = 3;
+constexpr int32_t kQ5_0 = 6;
+constexpr int32_t kQ5_1 = 7;
+constexpr int32_t kQ8_0 = 8;
+constexpr int32_t kQ2_K = 10;
+constexpr int32_t kQ3_K = 11;
+constexpr int32_t kQ4_K = 12;
+constexpr int32_t kQ5_K = 13;
+constexpr int32_t kQ6_K = 14;
+constexpr int32_t kIQ4_NL = 20;
+constexpr int32_t kIQ4_XS = 23;
+constexpr int32_t kBF16 = 30;
 
 /// Elements of a K-quant / IQ4_XS super-block (ggml QK_K).
 constexpr uint32_t kQK_K = 256;
 /// Elements per sub-block of split_block(): the smallest unit that shares one scale and minimum.
 constexpr uint32_t kSubBlock = 16;
 
+/// How backend_cpu's panel paths (Float, Int8) hold a type: 16 output rows interleaved per
+/// 32-element block (plugins/backend_cpu/kernels/panel_layout.hpp). kQ4_0 / kQ4_1 / kQ8_0: f16
+/// scales as in those blocks; kK4: Q4_1's nibbles with an f32 scale and minimum per 32 elements
+/// (Q4_K); kS16: f32 scale and minimum per 16 elements, int8 quants. Every repacking is exact
+/// (the file's integers and scales).
+enum class CpuPanel : uint8_t { kNone, kQ4_0, kQ4_1, kQ8_0, kK4, kS16 };
+
+/// Bytes of one panel block (32 elements × 16 rows) of `p`; 0 for kNone.
+constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
+  switch (p) {
+    case CpuPanel::kQ4_0:
+      return 288;
+    case CpuPanel::kQ4_1:
+      return 320;
+    case CpuPanel::kQ8_0:
+      return 544;
+    case CpuPanel::kK4:
+      return 384;
+    case CpuPanel::kS16:
+      return 768;
+    case CpuPanel::kNone:
+      break;
+  }
+  return 0;
+}
+
 /// One row of the format table.
 struct Format {
-  int32_t id;            ///< ggml_type / plinth_dtype value
-  const char* name;      ///< ggml's name: "Q4_K"
-  uint32_t block_elems;  ///< elements per block (1 for F32 / F16 / BF16)
-  uint32_t block_bytes;  ///< bytes per block
-  bool quantized;        ///< a block format (split_block applies), not a float type
-  uint32_t scale_elems;  ///< elements sharing one scale in the file (32 or 16; 1 for floats)
-  bool has_min;          ///< value = fl(D·q) + M, else D·q
-  int32_t q_lo, q_hi;    ///< range of the integers q split_block() gives
-  const char* decode;    ///< the decoding, in words (docs, messages)
+  int32_t id;               ///< ggml_type / plinth_dtype value
+  const char* name;         ///< ggml's name: "Q4_K"
+  uint32_t block_elems;     ///< elements per block (1 for F32 / F16 / BF16)
+  uint32_t block_bytes;     ///< bytes per block
+  bool quantized;           ///< a block format (split_block applies), not a float type
+  uint32_t scale_elems;     ///< elements sharing one scale in the file (32 or 16; 1 for floats)
+  bool has_min;             ///< value = fl(D·q) + M, else D·q
+  int32_t q_lo, q_hi;       ///< range of the integers q split_block() gives
+  const char* decode;       ///< the decoding, in words (docs, messages)
+  CpuPanel cpu_panel;       ///< backend_cpu's panel layout for it (kNone: F32/F16/BF16 row kernels)
+  const char* cpu_kernels;  ///< which backend_cpu kernels run it, in words
 };
 
 /// The table: every type plinth reads, in ggml id order. A type outside it is refused by the
 /// GGUF parser (naming the tensor and the type) and by format() (std::invalid_argument).
 constexpr std::array<Format, 15> kFormats = {{
-    {kF32, "F32", 1, 4, false, 1, false, 0, 0, "IEEE binary32"},
-    {kF16, "F16", 1, 2, false, 1, false, 0, 0, "IEEE binary16, exact to f32"},
+    {kF32, "F32", 1, 4, false, 1, false, 0, 0, "IEEE binary32", CpuPanel::kNone,
+     "f32 FMA dot kernels (Simd path rows)"},
+    {kF16, "F16", 1, 2, false, 1, false, 0, 0, "IEEE binary16, exact to f32", CpuPanel::kNone,
+     "f32 FMA dot kernels (Simd path rows)"},
     {kQ4_0, "Q4_0", 32, 18, true, 32, false, -8, 7,
-     "f16 d, 16 B nibbles (element j low / j+16 high): d*(q-8)"},
-    {kQ4_1, "Q4_1", 32, 20, true, 32, true, 0, 15, "f16 d, f16 m, 16 B nibbles: fl(d*q)+m"},
+     "f16 d, 16 B nibbles (element j low / j+16 high): d*(q-8)", CpuPanel::kQ4_0,
+     "Float/Int8 panel kernels, Q4 nibbles; Simd row kernels"},
+    {kQ4_1, "Q4_1", 32, 20, true, 32, true, 0, 15, "f16 d, f16 m, 16 B nibbles: fl(d*q)+m",
+     CpuPanel::kQ4_1, "Float/Int8 panel kernels, Q4 nibbles + min; Simd row kernels"},
     {kQ5_0, "Q5_0", 32, 22, true, 32, false, -16, 15,
-     "f16 d, u32 qh (bit j = bit 4 of element j), 16 B nibbles: d*(q-16)"},
-    {kQ5_1, "Q5_1", 32, 24, true, 32, true, 0, 31, "f16 d, f16 m, u32 qh, 16 B nibbles: fl(d*q)+m"},
-    {kQ8_0, "Q8_0", 32, 34, true, 32, false, -128, 127, "f16 d, 32 int8: d*q"},
+     "f16 d, u32 qh (bit j = bit 4 of element j), 16 B nibbles: d*(q-16)", CpuPanel::kQ8_0,
+     "Float/Int8 panel kernels, int8 quants"},
+    {kQ5_1, "Q5_1", 32, 24, true, 32, true, 0, 31, "f16 d, f16 m, u32 qh, 16 B nibbles: fl(d*q)+m",
+     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+    {kQ8_0, "Q8_0", 32, 34, true, 32, false, -128, 127, "f16 d, 32 int8: d*q", CpuPanel::kQ8_0,
+     "Float/Int8 panel kernels, int8 quants; Simd row kernels"},
     {kQ2_K, "Q2_K", 256, 84, true, 16, true, 0, 3,
      "16 B scales (lo 4 bits sc, hi 4 bits m per 16), 64 B 2-bit q, f16 d, f16 dmin: "
-     "fl((d*sc)*q)-dmin*m"},
+     "fl((d*sc)*q)-dmin*m",
+     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
     {kQ3_K, "Q3_K", 256, 110, true, 16, false, -4, 3,
-     "32 B hmask, 64 B 2-bit q, 12 B 6-bit scales, f16 d: (d*(sc-32))*(q-4*!hbit)"},
+     "32 B hmask, 64 B 2-bit q, 12 B 6-bit scales, f16 d: (d*(sc-32))*(q-4*!hbit)", CpuPanel::kS16,
+     "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
     {kQ4_K, "Q4_K", 256, 144, true, 32, true, 0, 15,
-     "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 128 B nibbles: fl((d*sc)*q)-dmin*m"},
+     "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 128 B nibbles: fl((d*sc)*q)-dmin*m", CpuPanel::kK4,
+     "Float/Int8 panel kernels, Q4 nibbles + f32 D/M per 32 (Simd path: Int8)"},
     {kQ5_K, "Q5_K", 256, 176, true, 32, true, 0, 31,
-     "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 32 B qh, 128 B nibbles: fl((d*sc)*q)-dmin*m"},
+     "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 32 B qh, 128 B nibbles: fl((d*sc)*q)-dmin*m",
+     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
     {kQ6_K, "Q6_K", 256, 210, true, 16, false, -32, 31,
-     "128 B low nibbles, 64 B high 2 bits, 16 int8 scales, f16 d: (d*sc)*(q-32)"},
+     "128 B low nibbles, 64 B high 2 bits, 16 int8 scales, f16 d: (d*sc)*(q-32)", CpuPanel::kS16,
+     "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
     {kIQ4_NL, "IQ4_NL", 32, 18, true, 32, false, -127, 113,
-     "f16 d, 16 B nibbles: d*kvalues_iq4nl[q]"},
+     "f16 d, 16 B nibbles: d*kvalues_iq4nl[q]", CpuPanel::kQ8_0,
+     "Float/Int8 panel kernels, int8 quants"},
     {kIQ4_XS, "IQ4_XS", 256, 136, true, 32, false, -127, 113,
      "f16 d, u16 scales_h, 4 B scales_l (6-bit ls per 32), 128 B nibbles: "
-     "(d*(ls-32))*kvalues_iq4nl[q]"},
-    {kBF16, "BF16", 1, 2, false, 1, false, 0, 0, "bfloat16, exact to f32"},
+     "(d*(ls-32))*kvalues_iq4nl[q]",
+     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+    {kBF16, "BF16", 1, 2, false, 1, false, 0, 0, "bfloat16, exact to f32", CpuPanel::kNone,
+     "f32 FMA dot kernels (Simd path rows)"},
 }};
 
 /// ggml's name of any type id ggml.h ever defined (also those plinth does not read, such as
