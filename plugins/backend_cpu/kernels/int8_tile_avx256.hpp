@@ -38,6 +38,22 @@ inline __m256 load_half8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// Q5: ORs bit 4 of each quant byte of group g of half panel h into lo / hi from the [g][r]
+// high-bit bytes (rows 8(h % 2) .. +7 at the panel + kQH + 16g + 8(h % 2); half = the panel +
+// 32(h % 2)): each lane's 4 bits spread to its 4 bytes by a carry-free multiply (kSpread4).
+template <class F>
+inline void add_high_bits(const uint8_t* half, int h, int64_t blk, int g, __m256i& lo,
+                          __m256i& hi) {
+  const uint8_t* p = half - 24 * (h % 2) + blk + F::kQH + 16 * g;
+  const __m256i hb = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i spread = _mm256_set1_epi32(static_cast<int>(kSpread4));
+  const __m256i ones = _mm256_set1_epi32(0x01010101);
+  const __m256i l = _mm256_mullo_epi32(_mm256_and_si256(hb, _mm256_set1_epi32(0x0f)), spread);
+  const __m256i u = _mm256_mullo_epi32(_mm256_srli_epi32(hb, 4), spread);
+  lo = _mm256_or_si256(lo, _mm256_slli_epi32(_mm256_and_si256(l, ones), 4));
+  hi = _mm256_or_si256(hi, _mm256_slli_epi32(_mm256_and_si256(u, ones), 4));
+}
+
 // The 8 scales (or minimums) of half panel h at `off` into the block: IEEE halves at
 // half16 + off (half16 = the panel + 16·(h % 2)), or K4's f32 at the panel + 32·(h % 2) + off.
 template <class F>

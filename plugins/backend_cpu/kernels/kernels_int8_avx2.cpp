@@ -51,16 +51,30 @@ struct MaddubsDot {
       for (int h = 0; h < H; ++h) {
         const __m256i raw =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-        const __m256i lo = _mm256_and_si256(raw, low4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        __m256i lo = _mm256_and_si256(raw, low4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        if constexpr (F::kQh) panel::add_high_bits<F>(half[h], h, blk, g, lo, hi);
         for (int r = 0; r < MR; ++r) {
           t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(lo, xl[r]));
           t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(hi, xh[r]));
         }
       }
+      if constexpr (F::kQh) {
+        // Q5: u ≤ 31, so a group's two pair sums reach 2·2·31·127 = 15748 per int16: widened
+        // after every group (4 groups would pass 32767).
+        for (int r = 0; r < MR; ++r) {
+          for (int h = 0; h < H; ++h) {
+            s[r][h] = g == 0 ? _mm256_madd_epi16(t[r][h], ones)
+                             : _mm256_add_epi32(s[r][h], _mm256_madd_epi16(t[r][h], ones));
+            t[r][h] = _mm256_setzero_si256();
+          }
+        }
+      }
     }
-    for (int r = 0; r < MR; ++r)
-      for (int h = 0; h < H; ++h) s[r][h] = _mm256_madd_epi16(t[r][h], ones);
+    if constexpr (!F::kQh) {
+      for (int r = 0; r < MR; ++r)
+        for (int h = 0; h < H; ++h) s[r][h] = _mm256_madd_epi16(t[r][h], ones);
+    }
   }
 
   // Q8_0: Σ q·qx directly (no −128·Σqx): |q| as the unsigned operand, qx·sign(q) as the signed.
@@ -119,9 +133,9 @@ struct MaddubsDot {
                     const int32_t* const* qsum, __m256i (&s)[MR][H]) {
     if constexpr (F::kNibbles) {
       nibble_block<F>(half, blk, xq, b, s);
-      if constexpr (F::kOffset8) {  // Q4_0: −8·Σqx
+      if constexpr (F::kOff != 0) {  // Q4_0: −8·Σqx; Q5: −16·Σqx
         for (int r = 0; r < MR; ++r) {
-          const __m256i off = _mm256_set1_epi32(8 * qsum[r][b]);
+          const __m256i off = _mm256_set1_epi32(F::kOff * qsum[r][b]);
           for (int h = 0; h < H; ++h) s[r][h] = _mm256_sub_epi32(s[r][h], off);
         }
       }

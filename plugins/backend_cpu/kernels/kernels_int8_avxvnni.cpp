@@ -36,8 +36,9 @@ struct VnniDot {
       for (int h = 0; h < H; ++h) {
         const __m256i raw =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-        const __m256i lo = _mm256_and_si256(raw, low4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        __m256i lo = _mm256_and_si256(raw, low4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        if constexpr (F::kQh) panel::add_high_bits<F>(half[h], h, blk, g, lo, hi);
         for (int r = 0; r < MR; ++r) {
           s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], lo, xl[r]);
           s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], hi, xh[r]);
@@ -90,8 +91,8 @@ struct VnniDot {
     } else {
       byte_sums<F>(half, blk, xq, b, s);
     }
-    if constexpr (F::kOffset8 || !F::kNibbles) {  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
-      constexpr int32_t o = F::kNibbles ? 8 : 128;
+    if constexpr (F::kOff != 0) {  // Q4_0: −8·Σqx; Q5: −16·Σqx; Q8_0: −128·Σqx
+      constexpr int32_t o = F::kOff;
       for (int r = 0; r < MR; ++r) {
         const __m256i off = _mm256_set1_epi32(o * qsum[r][b]);
         for (int h = 0; h < H; ++h) s[r][h] = _mm256_sub_epi32(s[r][h], off);

@@ -26,10 +26,16 @@ struct Scalar {
       for (int64_t g = 0; g < 4; ++g) {
         for (int64_t k = 0; k < 4; ++k) {
           const int byte = q[at(g, r, k)];
-          dot += (byte & 0x0f) * qx[4 * g + k] + (byte >> 4) * qx[16 + 4 * g + k];
+          int lo = byte & 0x0f, hi = byte >> 4;
+          if constexpr (F::kQh) {  // Q5: bits k and 4 + k of the [g][r] high-bit byte
+            const int hb = w[b * F::kBytes + F::kQH + g * 16 + r];
+            lo |= ((hb >> k) & 1) << 4;
+            hi |= ((hb >> (4 + k)) & 1) << 4;
+          }
+          dot += lo * qx[4 * g + k] + hi * qx[16 + 4 * g + k];
         }
       }
-      if constexpr (F::kOffset8) dot -= 8 * j.qsum[i * j.nb + b];
+      if constexpr (F::kOff != 0) dot -= F::kOff * j.qsum[i * j.nb + b];
     } else {
       for (int64_t g = 0; g < 8; ++g) {
         for (int64_t k = 0; k < 4; ++k) dot += q[at(g, r, k)] * qx[4 * g + k];

@@ -29,6 +29,13 @@ __m512 load_half16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// Q5: each lane's 4 bits (0..15) → 0x10 in byte k where bit k is set (panel_driver.hpp kSpread4).
+__m512i spread5(__m512i bits4) {
+  const __m512i spread =
+      _mm512_mullo_epi32(bits4, _mm512_set1_epi32(static_cast<int>(panel::kSpread4)));
+  return _mm512_slli_epi32(_mm512_and_si512(spread, _mm512_set1_epi32(0x01010101)), 4);
+}
+
 // The 16 scales (or minimums) at p: IEEE halves widened, or K4's f32.
 template <class F>
 __m512 load_scale16(const uint8_t* p) {
@@ -110,6 +117,12 @@ struct Vnni {
         const __m512i raw = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
         lo[v] = _mm512_and_si512(raw, low4);
         hi[v] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+        if constexpr (F::kQh) {  // Q5: the [g][r] high-bit bytes spread to bit 4 of each byte
+          const __m512i hb = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.base[v] + blk + F::kQH + 16 * g)));
+          lo[v] = _mm512_or_si512(lo[v], spread5(_mm512_and_si512(hb, _mm512_set1_epi32(0x0f))));
+          hi[v] = _mm512_or_si512(hi[v], spread5(_mm512_srli_epi32(hb, 4)));
+        }
       }
       for (int r = 0; r < MR; ++r) {
         const __m512i xl = bcast4(o.xq[r][b].qs + 4 * g);
@@ -140,7 +153,7 @@ struct Vnni {
   template <class F, int MR, int NV>
   static PLINTH_INLINE void block_sums(const Operands<MR, NV>& o, int64_t b, int64_t blk,
                                        __m512i (&s)[MR][NV]) {
-    constexpr bool kOffset = F::kOffset8 || !F::kNibbles;  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
+    constexpr bool kOffset = F::kOff != 0;  // Q4_0: −8·Σqx; Q5: −16·Σqx; Q8_0: −128·Σqx
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v) s[r][v] = kOffset ? bcast_i32(o.qoff[r] + b) : zero_i32();
     if constexpr (F::kNibbles) {

@@ -2,6 +2,7 @@
 // one output at a time. Bit-identical to the AVX2 and AVX-512 kernels (every step is one IEEE
 // fused multiply-add or an exact conversion); the reference the vector kernels are tested against.
 #include <cmath>
+#include <cstring>
 
 #include "panel_driver.hpp"
 
@@ -54,6 +55,12 @@ struct Scalar {
             if constexpr (F::kOffset8) {
               lo -= 8;
               hi -= 8;
+            }
+            if constexpr (F::kQh) {  // Q5: bit t / t + 16 of the row's high-bit word, − 16
+              uint32_t qh;
+              std::memcpy(&qh, pb + F::kQH + 4 * r, sizeof qh);
+              lo = (lo | static_cast<int>(((qh >> t) & 1u) << 4)) - 16;
+              hi = (hi | static_cast<int>(((qh >> (t + 16)) & 1u) << 4)) - 16;
             }
             s = std::fma(static_cast<float>(lo), xb[t], s);
             s = std::fma(static_cast<float>(hi), xb[t + 16], s);

@@ -25,7 +25,8 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   thread_local std::vector<float> s16_buf;
   if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
   // Q4_0 / Q8_0 subtract o·Σqx per block; S16 −128·Σqx per 16-element half and adds M·dx·Σqx.
-  const bool offset = kind == PanelKind::kQ4_0 || kind == PanelKind::kQ8_0;
+  const bool offset =
+      kind == PanelKind::kQ4_0 || kind == PanelKind::kQ8_0 || kind == PanelKind::kQ5;
   const bool halves = kind == PanelKind::kS16;
   const int64_t per_row = halves ? 2 * nb : nb;
   if ((offset || halves) && static_cast<int64_t>(qsum_buf.size()) < n * per_row) {
@@ -35,7 +36,7 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   if (halves && static_cast<int64_t>(s16_buf.size()) < n * per_row) {
     s16_buf.resize(static_cast<size_t>(n * per_row));
   }
-  const int32_t o = kind == PanelKind::kQ4_0 ? 8 : 128;
+  const int32_t o = kind == PanelKind::kQ4_0 ? 8 : kind == PanelKind::kQ5 ? 16 : 128;
   BlockQ8A* xq = xq_buf.data();
   int32_t* qsum = qsum_buf.data();
   int32_t* qoff = qoff_buf.data();

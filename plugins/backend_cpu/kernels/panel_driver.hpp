@@ -32,34 +32,47 @@ namespace {
 // kHalves (S16): f32 D and M per 16-element half (D[h] at 64h, M[h] at kM + 64h), int8 quants.
 struct Q4_1 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = false;
+                        kF32 = false, kQh = false;
+  static constexpr int kOff = 0;
   static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
 };
 struct Q4_0 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false,
-                        kF32 = false;
+                        kF32 = false, kQh = false;
+  static constexpr int kOff = 8;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 struct Q8_0 {
   static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = false;
+                        kF32 = false, kQh = false;
+  static constexpr int kOff = 128;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
+};
+// kQh (Q5): Q5_0 — nibbles plus a high-bit plane at kQH (panel_layout.hpp), q − 16 (kOff).
+struct Q5 {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = true;
+  static constexpr int kOff = 16;
+  static constexpr int64_t kM = 0, kQH = 32, kQ = 96, kBytes = 352;
 };
 // kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
 struct K4 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = true;
+                        kF32 = true, kQh = false;
+  static constexpr int kOff = 0;
   static constexpr int64_t kM = 64, kQ = 128, kBytes = 384;
 };
 struct S16 {
   static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true,
-                        kF32 = true;
+                        kF32 = true, kQh = false;
+  static constexpr int kOff = 128;
   static constexpr int64_t kM = 128, kQ = 256, kBytes = 768;
 };
 static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1) &&
               Q4_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0) &&
               Q8_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0) &&
               K4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4) &&
+              Q5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5) &&
               S16::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16));
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
@@ -127,6 +140,8 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
       return drive<K, Q4_0>(j, p0, p1);
     case PanelKind::kQ8_0:
       return drive<K, Q8_0>(j, p0, p1);
+    case PanelKind::kQ5:
+      return drive<K, Q5>(j, p0, p1);
     case PanelKind::kK4:
       return drive<K, K4>(j, p0, p1);
     case PanelKind::kS16:
@@ -141,6 +156,11 @@ inline float f32_at(const uint8_t* p) {
   __builtin_memcpy(&f, p, sizeof f);
   return f;
 }
+
+// Q5, Int8 order: the 4-bit groups of `bits4` (one per int32 lane, 0..15) spread to bit 4 of the
+// lane's 4 bytes (bit k → byte k): the multiply places bit k at 8k with no carries.
+// (Used by the vector kernels through their own integer types.)
+constexpr uint32_t kSpread4 = 0x00204081u;
 
 // Row r's scale (off = 0) or minimum (off = F::kM) of the panel block at pb, as f32: IEEE half
 // bits widened exactly, or K4's f32.

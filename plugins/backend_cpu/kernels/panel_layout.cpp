@@ -14,6 +14,8 @@ int64_t panel_block_bytes(PanelKind kind) {
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0);
     case PanelKind::kQ8_0:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0);
+    case PanelKind::kQ5:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5);
     case PanelKind::kK4:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4);
     case PanelKind::kS16:
@@ -82,6 +84,28 @@ void put_split_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r,
     for (int64_t c = 0; c < chunks; ++c) {
       uint8_t* pb = panel + (blk * chunks + c) * pbb;
       const int8_t* qc = q + c * kQuantBlock;
+      if (kind == PanelKind::kQ5) {  // f16 d, the high-bit plane, Q4_0's nibble order
+        const uint16_t h = ggml::f32_to_f16(d16[2 * c]);
+        std::memcpy(pb + r * 2, &h, 2);
+        uint32_t qh = 0;
+        for (int64_t j = 0; j < kQuantBlock; ++j) {
+          qh |= static_cast<uint32_t>(((qc[j] + 16) >> 4) & 1) << j;
+        }
+        if (order == PanelOrder::kFloat) {
+          std::memcpy(pb + 32 + r * 4, &qh, 4);
+        } else {  // byte [g][r]: bits k = element 4g + k, bits 4 + k = element 16 + 4g + k
+          for (int64_t g = 0; g < 4; ++g) {
+            pb[32 + g * 16 + r] =
+                static_cast<uint8_t>(((qh >> (4 * g)) & 0xf) | (((qh >> (16 + 4 * g)) & 0xf) << 4));
+          }
+        }
+        for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
+          const auto byte =
+              static_cast<uint8_t>(((qc[t] + 16) & 0xf) | (((qc[t + 16] + 16) & 0xf) << 4));
+          pb[96 + quant_offset(order, t, r)] = byte;
+        }
+        continue;
+      }
       if (kind == PanelKind::kK4) {  // f32 D, M per 32 (both halves equal), Q4_1's nibble order
         std::memcpy(pb + r * 4, &d16[2 * c], 4);
         std::memcpy(pb + 64 + r * 4, &m16[2 * c], 4);

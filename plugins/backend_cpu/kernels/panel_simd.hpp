@@ -8,8 +8,9 @@
 // load_half(const uint8_t*) (kLanes IEEE halves → exact f32), load_f32(const uint8_t*) (kLanes
 // f32, unaligned), store(float*, reg), fma(a, b, c) =
 // a·b + c rounded once, nibbles<kOffset8>(const uint8_t* q, reg& lo, reg& hi) (kLanes bytes → low /
-// high nibbles, minus 8 when kOffset8, as exact f32) and int8s(const uint8_t* q) (kLanes int8 →
-// exact f32).
+// high nibbles, minus 8 when kOffset8, as exact f32), nibbles5(q, qh, t, lo, hi) (Q5: the same
+// with bit t / t + 16 of kLanes u32 at qh as bit 4, minus 16) and int8s(const uint8_t* q) (kLanes
+// int8 → exact f32).
 #pragma once
 
 #include "panel_driver.hpp"
@@ -80,8 +81,14 @@ struct Simd {
         for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
           R lo[C], hi[C];
           for (int c = 0; c < C; ++c) {
-            V::template nibbles<F::kOffset8>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
-                                             lo[c], hi[c]);
+            if constexpr (F::kQh) {
+              V::nibbles5(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
+                          base[c] + blk + F::kQH + 4 * lane_off(c), static_cast<int>(t), lo[c],
+                          hi[c]);
+            } else {
+              V::template nibbles<F::kOffset8>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
+                                               lo[c], hi[c]);
+            }
           }
           for (int r = 0; r < MR; ++r) {
             const R xl = V::set1(xb[r * xs + t]);

@@ -40,6 +40,8 @@ PanelKind panel_kind(WeightType type) {
       return PanelKind::kQ4_1;
     case ggml::CpuPanel::kQ8_0:
       return PanelKind::kQ8_0;
+    case ggml::CpuPanel::kQ5:
+      return PanelKind::kQ5;
     case ggml::CpuPanel::kK4:
       return PanelKind::kK4;
     case ggml::CpuPanel::kS16:
@@ -59,6 +61,8 @@ const char* panel_kind_name(PanelKind kind) {
       return "Q4_1";
     case PanelKind::kQ8_0:
       return "Q8_0";
+    case PanelKind::kQ5:
+      return "Q5";
     case PanelKind::kK4:
       return "K4";
     case PanelKind::kS16:
