@@ -43,10 +43,11 @@ struct V256 {
     lo = _mm256_cvtepi32_ps(l);
     hi = _mm256_cvtepi32_ps(h);
   }
+  template <int kOff>
   static void nibbles5(const uint8_t* q, const uint8_t* qhp, int t, reg& lo, reg& hi) {
     const __m256i raw = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
-    const __m256i one = _mm256_set1_epi32(1), sixteen = _mm256_set1_epi32(16);
+    const __m256i one = _mm256_set1_epi32(1), sixteen = _mm256_set1_epi32(kOff);
     __m256i l = _mm256_and_si256(raw, _mm256_set1_epi32(0x0f));
     __m256i h = _mm256_srli_epi32(raw, 4);
     l = _mm256_or_si256(

@@ -48,10 +48,11 @@ struct V512 {
     lo = _mm512_cvtepi32_ps(l);
     hi = _mm512_cvtepi32_ps(h);
   }
+  template <int kOff>
   static void nibbles5(const uint8_t* q, const uint8_t* qhp, int t, reg& lo, reg& hi) {
     const __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
     const __m512i qh = _mm512_loadu_si512(qhp);
-    const __m512i one = _mm512_set1_epi32(1), sixteen = _mm512_set1_epi32(16);
+    const __m512i one = _mm512_set1_epi32(1), sixteen = _mm512_set1_epi32(kOff);
     __m512i l = _mm512_and_si512(raw, _mm512_set1_epi32(0x0f));
     __m512i h = _mm512_srli_epi32(raw, 4);
     l = _mm512_or_si512(

@@ -56,11 +56,12 @@ struct Scalar {
               lo -= 8;
               hi -= 8;
             }
-            if constexpr (F::kQh) {  // Q5: bit t / t + 16 of the row's high-bit word, − 16
+            if constexpr (F::kQh) {  // Q5: bit t / t + 16 of the row's high-bit word, − 16 (Q5_1: −
+                                     // 0)
               uint32_t qh;
               std::memcpy(&qh, pb + F::kQH + 4 * r, sizeof qh);
-              lo = (lo | static_cast<int>(((qh >> t) & 1u) << 4)) - 16;
-              hi = (hi | static_cast<int>(((qh >> (t + 16)) & 1u) << 4)) - 16;
+              lo = (lo | static_cast<int>(((qh >> t) & 1u) << 4)) - F::kOff;
+              hi = (hi | static_cast<int>(((qh >> (t + 16)) & 1u) << 4)) - F::kOff;
             }
             s = std::fma(static_cast<float>(lo), xb[t], s);
             s = std::fma(static_cast<float>(hi), xb[t + 16], s);

@@ -55,6 +55,12 @@ struct Q5 {
   static constexpr int kOff = 16;
   static constexpr int64_t kM = 0, kQH = 32, kQ = 96, kBytes = 352;
 };
+struct Q5_1 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = true;
+  static constexpr int kOff = 0;
+  static constexpr int64_t kM = 32, kQH = 64, kQ = 128, kBytes = 384;
+};
 // kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
 struct K4 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
@@ -73,6 +79,7 @@ static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1)
               Q8_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0) &&
               K4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4) &&
               Q5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5) &&
+              Q5_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1) &&
               S16::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16));
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
@@ -142,6 +149,8 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
       return drive<K, Q8_0>(j, p0, p1);
     case PanelKind::kQ5:
       return drive<K, Q5>(j, p0, p1);
+    case PanelKind::kQ5_1:
+      return drive<K, Q5_1>(j, p0, p1);
     case PanelKind::kK4:
       return drive<K, K4>(j, p0, p1);
     case PanelKind::kS16:

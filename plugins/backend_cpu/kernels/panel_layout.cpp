@@ -16,6 +16,8 @@ int64_t panel_block_bytes(PanelKind kind) {
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0);
     case PanelKind::kQ5:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5);
+    case PanelKind::kQ5_1:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1);
     case PanelKind::kK4:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4);
     case PanelKind::kS16:
@@ -84,25 +86,33 @@ void put_split_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r,
     for (int64_t c = 0; c < chunks; ++c) {
       uint8_t* pb = panel + (blk * chunks + c) * pbb;
       const int8_t* qc = q + c * kQuantBlock;
-      if (kind == PanelKind::kQ5) {  // f16 d, the high-bit plane, Q4_0's nibble order
+      if (kind == PanelKind::kQ5 || kind == PanelKind::kQ5_1) {
+        // f16 d (Q5_1: and m), the high-bit plane, Q4's nibble order. Q5_0's q is stored + 16.
+        const bool q5_1 = kind == PanelKind::kQ5_1;
+        const int add = q5_1 ? 0 : 16;
+        const int64_t qh_at = q5_1 ? 64 : 32, q_at = q5_1 ? 128 : 96;
         const uint16_t h = ggml::f32_to_f16(d16[2 * c]);
         std::memcpy(pb + r * 2, &h, 2);
+        if (q5_1) {
+          const uint16_t m = ggml::f32_to_f16(m16[2 * c]);
+          std::memcpy(pb + 32 + r * 2, &m, 2);
+        }
         uint32_t qh = 0;
         for (int64_t j = 0; j < kQuantBlock; ++j) {
-          qh |= static_cast<uint32_t>(((qc[j] + 16) >> 4) & 1) << j;
+          qh |= static_cast<uint32_t>(((qc[j] + add) >> 4) & 1) << j;
         }
         if (order == PanelOrder::kFloat) {
-          std::memcpy(pb + 32 + r * 4, &qh, 4);
+          std::memcpy(pb + qh_at + r * 4, &qh, 4);
         } else {  // byte [g][r]: bits k = element 4g + k, bits 4 + k = element 16 + 4g + k
           for (int64_t g = 0; g < 4; ++g) {
-            pb[32 + g * 16 + r] =
+            pb[qh_at + g * 16 + r] =
                 static_cast<uint8_t>(((qh >> (4 * g)) & 0xf) | (((qh >> (16 + 4 * g)) & 0xf) << 4));
           }
         }
         for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
           const auto byte =
-              static_cast<uint8_t>(((qc[t] + 16) & 0xf) | (((qc[t + 16] + 16) & 0xf) << 4));
-          pb[96 + quant_offset(order, t, r)] = byte;
+              static_cast<uint8_t>(((qc[t] + add) & 0xf) | (((qc[t + 16] + add) & 0xf) << 4));
+          pb[q_at + quant_offset(order, t, r)] = byte;
         }
         continue;
       }

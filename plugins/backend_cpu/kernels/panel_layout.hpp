@@ -11,7 +11,8 @@
 //   16;
 //         qh: Float order u32 per row (bit j: element j), Int8 order byte [g][r] (bits k and 4 + k:
 //         elements 4g + k and 16 + 4g + k))
-//   K4:   D[16] f32 | M[16] f32 | qs[16][16] u8      (384 bytes; Q4_1's nibbles, f32 scale/min)
+//   Q5_1: d[16] f16 | m[16] f16 | qh (64 B) | qs[16][16] u8  (384 bytes; q = nibble | bit << 4, +
+//   m) K4:   D[16] f32 | M[16] f32 | qs[16][16] u8      (384 bytes; Q4_1's nibbles, f32 scale/min)
 //   S16:  D[2][16] f32 | M[2][16] f32 | qs[32][16] i8 (768 bytes; D[h][r], M[h][r]: scale and
 //         minimum of elements 16h .. 16h+15 of row r's 32: value = D·q + M)
 // where d and m are the IEEE half scale / minimum of row r's block, as stored in the GGUF, at

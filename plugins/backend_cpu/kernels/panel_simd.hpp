@@ -82,9 +82,9 @@ struct Simd {
           R lo[C], hi[C];
           for (int c = 0; c < C; ++c) {
             if constexpr (F::kQh) {
-              V::nibbles5(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
-                          base[c] + blk + F::kQH + 4 * lane_off(c), static_cast<int>(t), lo[c],
-                          hi[c]);
+              V::template nibbles5<F::kOff>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
+                                            base[c] + blk + F::kQH + 4 * lane_off(c),
+                                            static_cast<int>(t), lo[c], hi[c]);
             } else {
               V::template nibbles<F::kOffset8>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
                                                lo[c], hi[c]);

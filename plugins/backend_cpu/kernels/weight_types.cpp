@@ -42,6 +42,8 @@ PanelKind panel_kind(WeightType type) {
       return PanelKind::kQ8_0;
     case ggml::CpuPanel::kQ5:
       return PanelKind::kQ5;
+    case ggml::CpuPanel::kQ5_1:
+      return PanelKind::kQ5_1;
     case ggml::CpuPanel::kK4:
       return PanelKind::kK4;
     case ggml::CpuPanel::kS16:
@@ -63,6 +65,8 @@ const char* panel_kind_name(PanelKind kind) {
       return "Q8_0";
     case PanelKind::kQ5:
       return "Q5";
+    case PanelKind::kQ5_1:
+      return "Q5_1";
     case PanelKind::kK4:
       return "K4";
     case PanelKind::kS16:

@@ -58,8 +58,8 @@ constexpr uint32_t kSubBlock = 16;
 /// scales as in those blocks; kK4: Q4_1's nibbles with an f32 scale and minimum per 32 elements
 /// (Q4_K); kS16: f32 scale and minimum per 16 elements, int8 quants. Every repacking is exact
 /// (the file's integers and scales).
-/// kQ5: Q5_0's f16 d, nibbles and high-bit plane (the file's bytes).
-enum class CpuPanel : uint8_t { kNone, kQ4_0, kQ4_1, kQ8_0, kQ5, kK4, kS16 };
+/// kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles and high-bit plane (the file's bytes).
+enum class CpuPanel : uint8_t { kNone, kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kK4, kS16 };
 
 /// Bytes of one panel block (32 elements × 16 rows) of `p`; 0 for kNone.
 constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
@@ -72,6 +72,8 @@ constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
       return 544;
     case CpuPanel::kQ5:
       return 352;
+    case CpuPanel::kQ5_1:
+      return 384;
     case CpuPanel::kK4:
       return 384;
     case CpuPanel::kS16:
@@ -113,7 +115,8 @@ constexpr std::array<Format, 15> kFormats = {{
      "f16 d, u32 qh (bit j = bit 4 of element j), 16 B nibbles: d*(q-16)", CpuPanel::kQ5,
      "Float/Int8 panel kernels, Q4 nibbles + a high-bit plane (Simd path: Int8)"},
     {kQ5_1, "Q5_1", 32, 24, true, 32, true, 0, 31, "f16 d, f16 m, u32 qh, 16 B nibbles: fl(d*q)+m",
-     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+     CpuPanel::kQ5_1,
+     "Float/Int8 panel kernels, Q4 nibbles + a high-bit plane + min (Simd path: Int8)"},
     {kQ8_0, "Q8_0", 32, 34, true, 32, false, -128, 127, "f16 d, 32 int8: d*q", CpuPanel::kQ8_0,
      "Float/Int8 panel kernels, int8 quants; Simd row kernels"},
     {kQ2_K, "Q2_K", 256, 84, true, 16, true, 0, 3,
