@@ -38,6 +38,13 @@ inline __m256 load_half8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// kvalues_iq4nl as 16 bytes in both 128-bit lanes, signed (`plus128` false) or + 128 (unsigned).
+inline __m256i iq4_table256(bool plus128) {
+  __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data()));
+  if (plus128) t = _mm_xor_si128(t, _mm_set1_epi8(static_cast<char>(0x80)));
+  return _mm256_broadcastsi128_si256(t);
+}
+
 // Q5: ORs bit 4 of each quant byte of group g of half panel h into lo / hi from the [g][r]
 // high-bit bytes (rows 8(h % 2) .. +7 at the panel + kQH + 16g + 8(h % 2); half = the panel +
 // 32(h % 2)): each lane's 4 bits spread to its 4 bytes by a carry-free multiply (kSpread4).

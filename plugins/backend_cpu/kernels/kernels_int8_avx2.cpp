@@ -42,6 +42,10 @@ struct MaddubsDot {
     __m256i t[MR][H];
     for (int r = 0; r < MR; ++r)
       for (int h = 0; h < H; ++h) t[r][h] = _mm256_setzero_si256();
+    if constexpr (F::kLut) {  // IQ4_NL adds into s directly
+      for (int r = 0; r < MR; ++r)
+        for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
+    }
     for (int g = 0; g < 4; ++g) {
       __m256i xl[MR], xh[MR];
       for (int r = 0; r < MR; ++r) {
@@ -54,6 +58,22 @@ struct MaddubsDot {
         __m256i lo = _mm256_and_si256(raw, low4);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
         if constexpr (F::kQh) panel::add_high_bits<F>(half[h], h, blk, g, lo, hi);
+        if constexpr (F::kLut) {
+          // IQ4_NL: the signed values k = kvalues_iq4nl[nibble]; |k| (≤ 127) times qx·sign(k)
+          // gives pairs ≤ 32258, each widened at once (Σ k·qx directly: no offset).
+          const __m256i table = panel::iq4_table256(false);
+          const __m256i kl = _mm256_shuffle_epi8(table, lo);
+          const __m256i kh = _mm256_shuffle_epi8(table, hi);
+          for (int r = 0; r < MR; ++r) {
+            const __m256i pl =
+                _mm256_maddubs_epi16(_mm256_abs_epi8(kl), _mm256_sign_epi8(xl[r], kl));
+            const __m256i ph =
+                _mm256_maddubs_epi16(_mm256_abs_epi8(kh), _mm256_sign_epi8(xh[r], kh));
+            s[r][h] = _mm256_add_epi32(s[r][h], _mm256_madd_epi16(pl, ones));
+            s[r][h] = _mm256_add_epi32(s[r][h], _mm256_madd_epi16(ph, ones));
+          }
+          continue;
+        }
         for (int r = 0; r < MR; ++r) {
           t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(lo, xl[r]));
           t[r][h] = _mm256_add_epi16(t[r][h], _mm256_maddubs_epi16(hi, xh[r]));
@@ -71,7 +91,7 @@ struct MaddubsDot {
         }
       }
     }
-    if constexpr (!F::kQh) {
+    if constexpr (!F::kQh && !F::kLut) {
       for (int r = 0; r < MR; ++r)
         for (int h = 0; h < H; ++h) s[r][h] = _mm256_madd_epi16(t[r][h], ones);
     }
@@ -133,7 +153,7 @@ struct MaddubsDot {
                     const int32_t* const* qsum, __m256i (&s)[MR][H]) {
     if constexpr (F::kNibbles) {
       nibble_block<F>(half, blk, xq, b, s);
-      if constexpr (F::kOff != 0) {  // Q4_0: −8·Σqx; Q5: −16·Σqx
+      if constexpr (F::kOff != 0 && !F::kLut) {  // Q4_0: −8·Σqx; Q5: −16·Σqx
         for (int r = 0; r < MR; ++r) {
           const __m256i off = _mm256_set1_epi32(F::kOff * qsum[r][b]);
           for (int h = 0; h < H; ++h) s[r][h] = _mm256_sub_epi32(s[r][h], off);

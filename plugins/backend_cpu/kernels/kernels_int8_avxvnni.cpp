@@ -39,6 +39,11 @@ struct VnniDot {
         __m256i lo = _mm256_and_si256(raw, low4);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
         if constexpr (F::kQh) panel::add_high_bits<F>(half[h], h, blk, g, lo, hi);
+        if constexpr (F::kLut) {  // IQ4_NL: u = kvalues_iq4nl[nibble] + 128
+          const __m256i table = panel::iq4_table256(true);
+          lo = _mm256_shuffle_epi8(table, lo);
+          hi = _mm256_shuffle_epi8(table, hi);
+        }
         for (int r = 0; r < MR; ++r) {
           s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], lo, xl[r]);
           s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], hi, xh[r]);

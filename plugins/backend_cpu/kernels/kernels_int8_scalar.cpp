@@ -27,6 +27,10 @@ struct Scalar {
         for (int64_t k = 0; k < 4; ++k) {
           const int byte = q[at(g, r, k)];
           int lo = byte & 0x0f, hi = byte >> 4;
+          if constexpr (F::kLut) {  // IQ4_NL: u = kvalues_iq4nl[nibble] + 128 (F::kOff)
+            lo = ggml::kIq4nlValues[static_cast<size_t>(lo)] + 128;
+            hi = ggml::kIq4nlValues[static_cast<size_t>(hi)] + 128;
+          }
           if constexpr (F::kQh) {  // Q5: bits k and 4 + k of the [g][r] high-bit byte
             const int hb = w[b * F::kBytes + F::kQH + g * 16 + r];
             lo |= ((hb >> k) & 1) << 4;

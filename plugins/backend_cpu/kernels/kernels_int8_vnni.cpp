@@ -29,6 +29,12 @@ __m512 load_half16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// kvalues_iq4nl + 128 as 16 unsigned bytes (vpdpbusd's unsigned operand).
+__m128i iq4_table_u8() {
+  return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data())),
+                       _mm_set1_epi8(static_cast<char>(0x80)));
+}
+
 // Q5: each lane's 4 bits (0..15) → 0x10 in byte k where bit k is set (panel_driver.hpp kSpread4).
 __m512i spread5(__m512i bits4) {
   const __m512i spread =
@@ -117,6 +123,11 @@ struct Vnni {
         const __m512i raw = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
         lo[v] = _mm512_and_si512(raw, low4);
         hi[v] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+        if constexpr (F::kLut) {  // IQ4_NL: u = kvalues_iq4nl[nibble] + 128 by a byte shuffle
+          const __m512i table = _mm512_broadcast_i32x4(iq4_table_u8());
+          lo[v] = _mm512_shuffle_epi8(table, lo[v]);
+          hi[v] = _mm512_shuffle_epi8(table, hi[v]);
+        }
         if constexpr (F::kQh) {  // Q5: the [g][r] high-bit bytes spread to bit 4 of each byte
           const __m512i hb = _mm512_cvtepu8_epi32(
               _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.base[v] + blk + F::kQH + 16 * g)));

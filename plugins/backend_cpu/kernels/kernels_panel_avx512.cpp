@@ -63,6 +63,13 @@ struct V512 {
     lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(l, sixteen));
     hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(h, sixteen));
   }
+  static void nibbles_lut(const uint8_t* q, reg& lo, reg& hi) {
+    const __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+    const __m512 table = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data()))));
+    lo = _mm512_permutexvar_ps(_mm512_and_si512(raw, _mm512_set1_epi32(0x0f)), table);
+    hi = _mm512_permutexvar_ps(_mm512_srli_epi32(raw, 4), table);
+  }
   static reg int8s(const uint8_t* q) {
     return _mm512_cvtepi32_ps(
         _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));

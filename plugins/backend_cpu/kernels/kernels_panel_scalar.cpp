@@ -56,6 +56,10 @@ struct Scalar {
               lo -= 8;
               hi -= 8;
             }
+            if constexpr (F::kLut) {  // IQ4_NL: the nibble indexes kvalues_iq4nl
+              lo = ggml::kIq4nlValues[static_cast<size_t>(lo)];
+              hi = ggml::kIq4nlValues[static_cast<size_t>(hi)];
+            }
             if constexpr (F::kQh) {  // Q5: bit t / t + 16 of the row's high-bit word, − 16 (Q5_1: −
                                      // 0)
               uint32_t qh;

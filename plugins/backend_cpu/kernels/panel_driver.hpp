@@ -32,45 +32,53 @@ namespace {
 // kHalves (S16): f32 D and M per 16-element half (D[h] at 64h, M[h] at kM + 64h), int8 quants.
 struct Q4_1 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = false;
+                        kF32 = false, kQh = false, kLut = false;
   static constexpr int kOff = 0;
   static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
 };
 struct Q4_0 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false,
-                        kF32 = false, kQh = false;
+                        kF32 = false, kQh = false, kLut = false;
   static constexpr int kOff = 8;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 struct Q8_0 {
   static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = false;
+                        kF32 = false, kQh = false, kLut = false;
   static constexpr int kOff = 128;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
 };
 // kQh (Q5): Q5_0 — nibbles plus a high-bit plane at kQH (panel_layout.hpp), q − 16 (kOff).
 struct Q5 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = true;
+                        kF32 = false, kQh = true, kLut = false;
   static constexpr int kOff = 16;
   static constexpr int64_t kM = 0, kQH = 32, kQ = 96, kBytes = 352;
 };
 struct Q5_1 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = true;
+                        kF32 = false, kQh = true, kLut = false;
   static constexpr int kOff = 0;
   static constexpr int64_t kM = 32, kQH = 64, kQ = 128, kBytes = 384;
+};
+// kLut (IQ4): Q4_0's layout, each nibble an index into kvalues_iq4nl (kOff: the Int8 kernels'
+// u = value + 128 operand where they use one).
+struct IQ4 {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = false, kLut = true;
+  static constexpr int kOff = 128;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 // kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
 struct K4 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = true, kQh = false;
+                        kF32 = true, kQh = false, kLut = false;
   static constexpr int kOff = 0;
   static constexpr int64_t kM = 64, kQ = 128, kBytes = 384;
 };
 struct S16 {
   static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true,
-                        kF32 = true, kQh = false;
+                        kF32 = true, kQh = false, kLut = false;
   static constexpr int kOff = 128;
   static constexpr int64_t kM = 128, kQ = 256, kBytes = 768;
 };
@@ -80,6 +88,7 @@ static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1)
               K4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4) &&
               Q5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5) &&
               Q5_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1) &&
+              IQ4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4) &&
               S16::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16));
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
@@ -151,6 +160,8 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
       return drive<K, Q5>(j, p0, p1);
     case PanelKind::kQ5_1:
       return drive<K, Q5_1>(j, p0, p1);
+    case PanelKind::kIQ4:
+      return drive<K, IQ4>(j, p0, p1);
     case PanelKind::kK4:
       return drive<K, K4>(j, p0, p1);
     case PanelKind::kS16:

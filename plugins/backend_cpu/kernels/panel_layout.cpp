@@ -18,6 +18,8 @@ int64_t panel_block_bytes(PanelKind kind) {
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5);
     case PanelKind::kQ5_1:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1);
+    case PanelKind::kIQ4:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4);
     case PanelKind::kK4:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4);
     case PanelKind::kS16:
@@ -143,8 +145,11 @@ void put_split_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r,
   }
 }
 
+// Types whose blocks are copied as they are: Q8_0, Q4_0, Q4_1, and IQ4_NL (f16 d + 16 bytes of
+// nibbles: Q4_0's block layout, the nibbles meaning kvalues_iq4nl indices).
 bool native_blocks(WeightType type) {
-  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_1;
+  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_1 ||
+         type == WeightType::kIQ4_NL;
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 // f32, unaligned), store(float*, reg), fma(a, b, c) =
 // a·b + c rounded once, nibbles<kOffset8>(const uint8_t* q, reg& lo, reg& hi) (kLanes bytes → low /
 // high nibbles, minus 8 when kOffset8, as exact f32), nibbles5(q, qh, t, lo, hi) (Q5: the same
-// with bit t / t + 16 of kLanes u32 at qh as bit 4, minus 16) and int8s(const uint8_t* q) (kLanes
+// with bit t / t + 16 of kLanes u32 at qh as bit 4, minus 16), nibbles_lut(q, lo, hi) (IQ4_NL:
+// kvalues_iq4nl of the nibbles) and int8s(const uint8_t* q) (kLanes
 // int8 → exact f32).
 #pragma once
 
@@ -81,7 +82,9 @@ struct Simd {
         for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
           R lo[C], hi[C];
           for (int c = 0; c < C; ++c) {
-            if constexpr (F::kQh) {
+            if constexpr (F::kLut) {
+              V::nibbles_lut(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c), lo[c], hi[c]);
+            } else if constexpr (F::kQh) {
               V::template nibbles5<F::kOff>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
                                             base[c] + blk + F::kQH + 4 * lane_off(c),
                                             static_cast<int>(t), lo[c], hi[c]);

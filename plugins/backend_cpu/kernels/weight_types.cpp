@@ -44,6 +44,8 @@ PanelKind panel_kind(WeightType type) {
       return PanelKind::kQ5;
     case ggml::CpuPanel::kQ5_1:
       return PanelKind::kQ5_1;
+    case ggml::CpuPanel::kIQ4:
+      return PanelKind::kIQ4;
     case ggml::CpuPanel::kK4:
       return PanelKind::kK4;
     case ggml::CpuPanel::kS16:
@@ -67,6 +69,8 @@ const char* panel_kind_name(PanelKind kind) {
       return "Q5";
     case PanelKind::kQ5_1:
       return "Q5_1";
+    case PanelKind::kIQ4:
+      return "IQ4";
     case PanelKind::kK4:
       return "K4";
     case PanelKind::kS16:

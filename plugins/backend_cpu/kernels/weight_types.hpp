@@ -41,7 +41,7 @@ enum class WeightType : int32_t {
 /// How the panel paths (Float, Int8; panel_layout.hpp) hold a quantized type. A type is repacked
 /// into its kind exactly (the same integers and scales, no value rounded):
 ///  - kQ4_0, kQ4_1, kQ8_0: the file's own 32-element blocks (f16 scales), 16 rows interleaved;
-///    IQ4_NL (kvalues_iq4nl[q]) is int8 with one f16 d per 32: kind kQ8_0.
+///  - kIQ4: IQ4_NL's blocks as Q4_0's panels (the file's size), nibbles looked up in the table.
 ///  - kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles (Q4's order) and its 32 high bits per
 ///    block (the file's size).
 ///  - kK4: Q4_1's nibble panels with an f32 scale D = d·sc and minimum M = −dmin·m per 32: Q4_K
@@ -49,7 +49,7 @@ enum class WeightType : int32_t {
 ///  - kS16: per 16 elements an f32 scale D and f32 minimum M, int8 quants (value = D·q + M): every
 ///    other type (Q2_K, Q3_K, Q5_K, Q6_K, IQ4_XS), whose scales are products d·sc exact in
 ///    f32 but not in f16. Correct on every kernel; 1.5 bytes per weight (not yet the file's size).
-enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kK4, kS16 };
+enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kS16 };
 
 /// A weight matrix `W[rows, cols]` in row-major blocks, not owned. `rows` = output features (ggml
 /// ne1), `cols` = input features (ggml ne0); for quantized types `cols` must be a multiple of 32

@@ -59,7 +59,8 @@ constexpr uint32_t kSubBlock = 16;
 /// (Q4_K); kS16: f32 scale and minimum per 16 elements, int8 quants. Every repacking is exact
 /// (the file's integers and scales).
 /// kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles and high-bit plane (the file's bytes).
-enum class CpuPanel : uint8_t { kNone, kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kK4, kS16 };
+/// kIQ4: IQ4_NL's own blocks in Q4_0's panel layout, the nibbles looked up in kvalues_iq4nl.
+enum class CpuPanel : uint8_t { kNone, kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kS16 };
 
 /// Bytes of one panel block (32 elements × 16 rows) of `p`; 0 for kNone.
 constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
@@ -74,6 +75,8 @@ constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
       return 352;
     case CpuPanel::kQ5_1:
       return 384;
+    case CpuPanel::kIQ4:
+      return 288;
     case CpuPanel::kK4:
       return 384;
     case CpuPanel::kS16:
@@ -136,8 +139,8 @@ constexpr std::array<Format, 15> kFormats = {{
      "128 B low nibbles, 64 B high 2 bits, 16 int8 scales, f16 d: (d*sc)*(q-32)", CpuPanel::kS16,
      "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
     {kIQ4_NL, "IQ4_NL", 32, 18, true, 32, false, -127, 113,
-     "f16 d, 16 B nibbles: d*kvalues_iq4nl[q]", CpuPanel::kQ8_0,
-     "Float/Int8 panel kernels, int8 quants"},
+     "f16 d, 16 B nibbles: d*kvalues_iq4nl[q]", CpuPanel::kIQ4,
+     "Float/Int8 panel kernels, Q4 nibbles through a 16-entry table (Simd path: Int8)"},
     {kIQ4_XS, "IQ4_XS", 256, 136, true, 32, false, -127, 113,
      "f16 d, u16 scales_h, 4 B scales_l (6-bit ls per 32), 128 B nibbles: "
      "(d*(ls-32))*kvalues_iq4nl[q]",
