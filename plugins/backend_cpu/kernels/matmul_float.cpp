@@ -116,7 +116,7 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
   const int64_t nbp = padded_blocks(nb) * (kind == PanelKind::kS16 ? 2 : 1);
   const float* sx = nullptr;
   if (kind == PanelKind::kQ4_1 || kind == PanelKind::kQ5_1 || kind == PanelKind::kK4 ||
-      kind == PanelKind::kS16) {
+      kind == PanelKind::kK5 || kind == PanelKind::kS16) {
     thread_local std::vector<float> sx_buf;
     if (static_cast<int64_t>(sx_buf.size()) < n * nbp) sx_buf.resize(static_cast<size_t>(n * nbp));
     float* out = sx_buf.data();

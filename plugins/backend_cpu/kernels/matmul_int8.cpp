@@ -26,7 +26,7 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
   if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
   // Q4_0 / Q8_0 subtract o·Σqx per block; S16 −128·Σqx per 16-element half and adds M·dx·Σqx.
   const bool offset = kind == PanelKind::kQ4_0 || kind == PanelKind::kQ8_0 ||
-                      kind == PanelKind::kQ5 || kind == PanelKind::kIQ4;
+                      kind == PanelKind::kQ5 || kind == PanelKind::kIQ4 || kind == PanelKind::kIQ4X;
   const bool halves = kind == PanelKind::kS16;
   const int64_t per_row = halves ? 2 * nb : nb;
   if ((offset || halves) && static_cast<int64_t>(qsum_buf.size()) < n * per_row) {

@@ -69,6 +69,19 @@ struct IQ4 {
   static constexpr int kOff = 128;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
+// K5 (Q5_K): Q5_1's layout with f32 D, M; IQ4X (IQ4_XS): IQ4's with an f32 D.
+struct K5 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = true, kQh = true, kLut = false;
+  static constexpr int kOff = 0;
+  static constexpr int64_t kM = 64, kQH = 128, kQ = 192, kBytes = 448;
+};
+struct IQ4X {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = true, kQh = false, kLut = true;
+  static constexpr int kOff = 128;
+  static constexpr int64_t kM = 0, kQ = 64, kBytes = 320;
+};
 // kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
 struct K4 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
@@ -86,6 +99,8 @@ static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1)
               Q4_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0) &&
               Q8_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0) &&
               K4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4) &&
+              K5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK5) &&
+              IQ4X::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4X) &&
               Q5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5) &&
               Q5_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1) &&
               IQ4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4) &&
@@ -164,6 +179,10 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
       return drive<K, IQ4>(j, p0, p1);
     case PanelKind::kK4:
       return drive<K, K4>(j, p0, p1);
+    case PanelKind::kK5:
+      return drive<K, K5>(j, p0, p1);
+    case PanelKind::kIQ4X:
+      return drive<K, IQ4X>(j, p0, p1);
     case PanelKind::kS16:
       return drive<K, S16>(j, p0, p1);
   }

@@ -48,6 +48,10 @@ PanelKind panel_kind(WeightType type) {
       return PanelKind::kIQ4;
     case ggml::CpuPanel::kK4:
       return PanelKind::kK4;
+    case ggml::CpuPanel::kK5:
+      return PanelKind::kK5;
+    case ggml::CpuPanel::kIQ4X:
+      return PanelKind::kIQ4X;
     case ggml::CpuPanel::kS16:
       return PanelKind::kS16;
     case ggml::CpuPanel::kNone:
@@ -73,6 +77,10 @@ const char* panel_kind_name(PanelKind kind) {
       return "IQ4";
     case PanelKind::kK4:
       return "K4";
+    case PanelKind::kK5:
+      return "K5";
+    case PanelKind::kIQ4X:
+      return "IQ4X";
     case PanelKind::kS16:
       return "S16";
   }

@@ -44,12 +44,14 @@ enum class WeightType : int32_t {
 ///  - kIQ4: IQ4_NL's blocks as Q4_0's panels (the file's size), nibbles looked up in the table.
 ///  - kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles (Q4's order) and its 32 high bits per
 ///    block (the file's size).
+///  - kK5: kQ5_1's panels with f32 D, M per 32 (Q5_K; 0.875 bytes per weight for 0.6875).
+///  - kIQ4X: kIQ4's panels with an f32 D per 32 (IQ4_XS; 0.625 bytes per weight for 0.53).
 ///  - kK4: Q4_1's nibble panels with an f32 scale D = d·sc and minimum M = −dmin·m per 32: Q4_K
 ///    (0.75 bytes per weight for the file's 0.5625).
 ///  - kS16: per 16 elements an f32 scale D and f32 minimum M, int8 quants (value = D·q + M): every
-///    other type (Q2_K, Q3_K, Q5_K, Q6_K, IQ4_XS), whose scales are products d·sc exact in
+///    other type (Q2_K, Q3_K, Q6_K: 16-element sub-blocks), whose scales are products d·sc exact in
 ///    f32 but not in f16. Correct on every kernel; 1.5 bytes per weight (not yet the file's size).
-enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kS16 };
+enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kK5, kIQ4X, kS16 };
 
 /// A weight matrix `W[rows, cols]` in row-major blocks, not owned. `rows` = output features (ggml
 /// ne1), `cols` = input features (ggml ne0); for quantized types `cols` must be a multiple of 32

@@ -60,7 +60,20 @@ constexpr uint32_t kSubBlock = 16;
 /// (the file's integers and scales).
 /// kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles and high-bit plane (the file's bytes).
 /// kIQ4: IQ4_NL's own blocks in Q4_0's panel layout, the nibbles looked up in kvalues_iq4nl.
-enum class CpuPanel : uint8_t { kNone, kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kS16 };
+/// kK5: kQ5_1's layout with f32 D, M per 32 (Q5_K). kIQ4X: kIQ4's with an f32 D per 32 (IQ4_XS).
+enum class CpuPanel : uint8_t {
+  kNone,
+  kQ4_0,
+  kQ4_1,
+  kQ8_0,
+  kQ5,
+  kQ5_1,
+  kIQ4,
+  kK4,
+  kK5,
+  kIQ4X,
+  kS16
+};
 
 /// Bytes of one panel block (32 elements × 16 rows) of `p`; 0 for kNone.
 constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
@@ -79,6 +92,10 @@ constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
       return 288;
     case CpuPanel::kK4:
       return 384;
+    case CpuPanel::kK5:
+      return 448;
+    case CpuPanel::kIQ4X:
+      return 320;
     case CpuPanel::kS16:
       return 768;
     case CpuPanel::kNone:
@@ -134,7 +151,8 @@ constexpr std::array<Format, 15> kFormats = {{
      "Float/Int8 panel kernels, Q4 nibbles + f32 D/M per 32 (Simd path: Int8)"},
     {kQ5_K, "Q5_K", 256, 176, true, 32, true, 0, 31,
      "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 32 B qh, 128 B nibbles: fl((d*sc)*q)-dmin*m",
-     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+     CpuPanel::kK5,
+     "Float/Int8 panel kernels, Q4 nibbles + a high-bit plane, f32 D/M per 32 (Simd path: Int8)"},
     {kQ6_K, "Q6_K", 256, 210, true, 16, false, -32, 31,
      "128 B low nibbles, 64 B high 2 bits, 16 int8 scales, f16 d: (d*sc)*(q-32)", CpuPanel::kS16,
      "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
@@ -144,7 +162,9 @@ constexpr std::array<Format, 15> kFormats = {{
     {kIQ4_XS, "IQ4_XS", 256, 136, true, 32, false, -127, 113,
      "f16 d, u16 scales_h, 4 B scales_l (6-bit ls per 32), 128 B nibbles: "
      "(d*(ls-32))*kvalues_iq4nl[q]",
-     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+     CpuPanel::kIQ4X,
+     "Float/Int8 panel kernels, Q4 nibbles through a 16-entry table, f32 D per 32 (Simd path: "
+     "Int8)"},
     {kBF16, "BF16", 1, 2, false, 1, false, 0, 0, "bfloat16, exact to f32", CpuPanel::kNone,
      "f32 FMA dot kernels (Simd path rows)"},
 }};
