@@ -31,6 +31,7 @@ std::vector<GgmlTypeShare> ggml_type_mix(const GgufFile& f) {
     s.bytes += t.nbytes;
   }
   std::vector<GgmlTypeShare> out;
+  out.reserve(by_type.size());
   for (auto& [name, s] : by_type) out.push_back(s);
   std::stable_sort(out.begin(), out.end(), [](const GgmlTypeShare& a, const GgmlTypeShare& b) {
     return a.bytes > b.bytes;

@@ -51,7 +51,7 @@ inline __m256i iq4_table256(bool plus128) {
 template <class F>
 inline void add_high_bits(const uint8_t* half, int h, int64_t blk, int g, __m256i& lo,
                           __m256i& hi) {
-  const uint8_t* p = half - 24 * (h % 2) + blk + F::kQH + 16 * g;
+  const uint8_t* p = half - std::ptrdiff_t{24} * (h % 2) + blk + F::kQH + std::ptrdiff_t{16} * g;
   const __m256i hb = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   const __m256i spread = _mm256_set1_epi32(static_cast<int>(kSpread4));
   const __m256i ones = _mm256_set1_epi32(0x01010101);
@@ -66,7 +66,8 @@ inline void add_high_bits(const uint8_t* half, int h, int64_t blk, int g, __m256
 template <class F>
 inline __m256 load_scale8(const uint8_t* half16, int h, int64_t off) {
   if constexpr (F::kF32) {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(half16 + 16 * (h % 2) + off));
+    return _mm256_loadu_ps(
+        reinterpret_cast<const float*>(half16 + std::ptrdiff_t{16} * (h % 2) + off));
   } else {
     return load_half8(half16 + off);
   }
@@ -77,6 +78,36 @@ struct Avx256Tile {
   // Up to 2 activation rows × 1 panel (4 int32 block sums + 4 f32 accumulators), 1–2 rows ×
   // 2 panels when n <= 2 (decode: 4 independent dot chains): 16 YMM registers, no AVX-512.
   static constexpr int kMaxRows = 2, kWide = 2, kNarrow = 1;
+
+  // S16 (matmul_int8.hpp): D_0 ⊗ dx · P_0, D_1 ⊗ dx · P_1, then M_0·s_0, M_1·s_1 for block b.
+  // Half panel h's 8 f32 D of part t at half[h] + 64t (half[h] is 32(h % 2) into the block), M
+  // at kM past it.
+  template <class F, int MR, int H>
+  static void halves(const uint8_t* const (&half)[H], int64_t blk, const BlockQ8A* const (&xq)[MR],
+                     int64_t b, const int32_t* const (&qoff16)[MR], const float* const (&s16)[MR],
+                     __m256 (&acc)[MR][H]) {
+    for (int t = 0; t < 2; ++t) {
+      __m256i s[MR][H];
+      D::template part<F, MR, H>(half, blk, xq, b, t, qoff16, s);
+      for (int h = 0; h < H; ++h) {
+        const __m256 d =
+            _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + std::ptrdiff_t{64} * t));
+        for (int r = 0; r < MR; ++r) {
+          const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
+          acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
+        }
+      }
+    }
+    for (int t = 0; t < 2; ++t) {
+      for (int h = 0; h < H; ++h) {
+        const __m256 m = _mm256_loadu_ps(
+            reinterpret_cast<const float*>(half[h] + blk + F::kM + std::ptrdiff_t{64} * t));
+        for (int r = 0; r < MR; ++r) {
+          acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(s16[r][2 * b + t]), acc[r][h]);
+        }
+      }
+    }
+  }
 
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
@@ -106,30 +137,7 @@ struct Avx256Tile {
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
       if constexpr (F::kHalves) {
-        // S16 (matmul_int8.hpp): D_0 ⊗ dx · P_0, D_1 ⊗ dx · P_1, then M_0·s_0, M_1·s_1. Half
-        // panel h's 8 f32 D of part t at half[h] + 64t (half[h] is 32(h % 2) into the block), M at
-        // kM past it.
-        for (int t = 0; t < 2; ++t) {
-          __m256i s[MR][H];
-          D::template part<F, MR, H>(half, blk, xq, b, t, qoff16, s);
-          for (int h = 0; h < H; ++h) {
-            const __m256 d =
-                _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + 64 * t));
-            for (int r = 0; r < MR; ++r) {
-              const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
-              acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
-            }
-          }
-        }
-        for (int t = 0; t < 2; ++t) {
-          for (int h = 0; h < H; ++h) {
-            const __m256 m =
-                _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + F::kM + 64 * t));
-            for (int r = 0; r < MR; ++r) {
-              acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(s16[r][2 * b + t]), acc[r][h]);
-            }
-          }
-        }
+        halves<F, MR, H>(half, blk, xq, b, qoff16, s16, acc);
         continue;
       }
       __m256i s[MR][H];

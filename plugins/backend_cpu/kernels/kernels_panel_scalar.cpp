@@ -32,6 +32,50 @@ struct Scalar {
     return acc;
   }
 
+  // The quants of row r at pb, as exact small integers (matmul_float.hpp): Q4 nibble t / t + 16.
+  template <class F>
+  static void nibble_pair(const uint8_t* pb, int64_t t, int64_t r, int& lo, int& hi) {
+    const int byte = pb[F::kQ + t * kPanelRows + r];
+    lo = byte & 0x0f;
+    hi = byte >> 4;
+    if constexpr (F::kOffset8) {
+      lo -= 8;
+      hi -= 8;
+    }
+    if constexpr (F::kLut) {  // IQ4_NL: the nibble indexes kvalues_iq4nl
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse): int8 table entries are numbers
+      lo = ggml::kIq4nlValues[static_cast<size_t>(lo)];
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse): int8 table entries are numbers
+      hi = ggml::kIq4nlValues[static_cast<size_t>(hi)];
+    }
+    if constexpr (F::kQh) {  // Q5: bit t / t + 16 of the row's high-bit word; − kOff (16 or 0)
+      uint32_t qh;
+      std::memcpy(&qh, pb + F::kQH + 4 * r, sizeof qh);
+      lo = (lo | static_cast<int>(((qh >> t) & 1u) << 4)) - F::kOff;
+      hi = (hi | static_cast<int>(((qh >> (t + 16)) & 1u) << 4)) - F::kOff;
+    }
+  }
+
+  // S of matmul_float.hpp for row r of the panel block at pb.
+  template <class F>
+  static float block_sum(const uint8_t* pb, const float* xb, int64_t r) {
+    float s = 0.0f;
+    if constexpr (F::kNibbles) {
+      for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
+        int lo = 0, hi = 0;
+        nibble_pair<F>(pb, t, r, lo, hi);
+        s = std::fma(static_cast<float>(lo), xb[t], s);
+        s = std::fma(static_cast<float>(hi), xb[t + 16], s);
+      }
+    } else {
+      for (int64_t e = 0; e < kQuantBlock; ++e) {
+        const auto q = static_cast<int8_t>(pb[F::kQ + e * kPanelRows + r]);
+        s = std::fma(static_cast<float>(q), xb[e], s);
+      }
+    }
+    return s;
+  }
+
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     static_assert(MR == 1 && NV == 1);
@@ -47,35 +91,7 @@ struct Scalar {
           acc = halves<F>(j, pb, xb, r, i, b, acc);
           continue;
         }
-        float s = 0.0f;
-        if constexpr (F::kNibbles) {
-          for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
-            const int byte = pb[F::kQ + t * kPanelRows + r];
-            int lo = byte & 0x0f, hi = byte >> 4;
-            if constexpr (F::kOffset8) {
-              lo -= 8;
-              hi -= 8;
-            }
-            if constexpr (F::kLut) {  // IQ4_NL: the nibble indexes kvalues_iq4nl
-              lo = ggml::kIq4nlValues[static_cast<size_t>(lo)];
-              hi = ggml::kIq4nlValues[static_cast<size_t>(hi)];
-            }
-            if constexpr (F::kQh) {  // Q5: bit t / t + 16 of the row's high-bit word, − 16 (Q5_1: −
-                                     // 0)
-              uint32_t qh;
-              std::memcpy(&qh, pb + F::kQH + 4 * r, sizeof qh);
-              lo = (lo | static_cast<int>(((qh >> t) & 1u) << 4)) - F::kOff;
-              hi = (hi | static_cast<int>(((qh >> (t + 16)) & 1u) << 4)) - F::kOff;
-            }
-            s = std::fma(static_cast<float>(lo), xb[t], s);
-            s = std::fma(static_cast<float>(hi), xb[t + 16], s);
-          }
-        } else {
-          for (int64_t e = 0; e < kQuantBlock; ++e) {
-            const auto q = static_cast<int8_t>(pb[F::kQ + e * kPanelRows + r]);
-            s = std::fma(static_cast<float>(q), xb[e], s);
-          }
-        }
+        const float s = block_sum<F>(pb, xb, r);
         acc = std::fma(panel::scale_at<F>(pb, 0, r), s, acc);
         if constexpr (F::kMin) {
           acc = std::fma(panel::scale_at<F>(pb, F::kM, r), j.sx[i * j.sx_stride + b], acc);

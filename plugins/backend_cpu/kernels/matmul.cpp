@@ -162,11 +162,9 @@ void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool
     detail::matmul_blas(w, x, n, y, pool);
   } else if (path == MatmulPath::kFloat && is_quantized(w.type)) {
     detail::matmul_float_quant(w, x, n, y, pool);
-  } else if (path == MatmulPath::kInt8 && is_quantized(w.type)) {
-    detail::matmul_int8_quant(w, x, n, y, pool);
-  } else if (!has_simd_row_kernel(w.type)) {
+  } else if ((path == MatmulPath::kInt8 && is_quantized(w.type)) || !has_simd_row_kernel(w.type)) {
     // The Simd row kernels read the file's blocks of Q8_0 / Q4_0 / Q4_1 only; the other quantized
-    // types run the Int8 path there (llama.cpp's activation numerics, like Simd).
+    // types run the Int8 path there too (llama.cpp's activation numerics, like Simd).
     detail::matmul_int8_quant(w, x, n, y, pool);
   } else if (is_quantized(w.type)) {
     matmul_simd_quant(w, x, n, y, pool);

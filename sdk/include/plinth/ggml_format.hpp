@@ -23,6 +23,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -315,7 +316,7 @@ inline void scale_min_k4(int j, const uint8_t* s, int* sc, int* m) noexcept {
 }
 
 // Fills every 16-element sub-block of a 32-element one with the same D, M.
-inline void put32(float* d16, float* m16, int sub32, float d, float m) noexcept {
+inline void put32(float* d16, float* m16, std::ptrdiff_t sub32, float d, float m) noexcept {
   d16[2 * sub32] = d16[2 * sub32 + 1] = d;
   m16[2 * sub32] = m16[2 * sub32 + 1] = m;
 }
@@ -420,7 +421,7 @@ inline void split_iq4_xs(const uint8_t* b, int8_t* q, float* d16, float* m16) no
   for (int j = 0; j < 8; ++j) {
     const int ls = ((scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | (((scales_h >> (2 * j)) & 3) << 4);
     put32(d16, m16, j, d * static_cast<float>(ls - 32), 0.0f);
-    split_iq4_nl(qs + 16 * j, q + 32 * j);
+    split_iq4_nl(qs + std::ptrdiff_t{16} * j, q + std::ptrdiff_t{32} * j);
   }
 }
 

@@ -43,7 +43,7 @@ TEST(GgmlWeightMix, TypeMixAndPanelBytes) {
   const uint64_t q8 = 3 * 2 * 544;    // token_embd, tied
   const uint64_t k4 = 2 * 8 * 384;    // Q4_K -> K4
   const uint64_t s16 = 1 * 16 * 768;  // Q6_K -> S16
-  const uint64_t q5 = 1 * 1 * 544;    // Q5_0 -> Q8_0 panels
+  const uint64_t q5 = 1 * 1 * 352;    // Q5_0 -> Q5 panels, the file size
   EXPECT_EQ(ggml_cpu_panel_bytes(*f), q8 + k4 + s16 + q5);
   EXPECT_EQ(ggml_bf16_matrix_bytes(*f), 2u * (64 * 40 + 256 * 20 + 512 * 16 + 32 * 3));
 }
