@@ -26,6 +26,7 @@ server::ServerOptions to_host(const ServerOptions& o) {
   s.max_n = o.max_n;
   s.idle_timeout = o.idle_timeout;
   s.max_connections = o.max_connections;
+  s.web_ui = o.web_ui;
   return s;
 }
 

@@ -143,13 +143,15 @@ std::vector<int32_t> EngineHost::encode(std::string_view text) const {
   return tokenizer_->encode(text, /*add_special=*/true);
 }
 
-std::vector<int32_t> EngineHost::encode_chat(const std::vector<ChatMessage>& messages) const {
+std::vector<int32_t> EngineHost::encode_chat(const std::vector<ChatMessage>& messages,
+                                             const ChatTemplate::RenderOptions& options) const {
   if (!chat_) {
     throw std::invalid_argument("chat: this model has no chat template plinth recognises (" +
                                 chat_error_ + "); send a plain prompt instead");
   }
   std::vector<Tokenizer::Segment> segments;
-  for (const ChatTemplate::Segment& s : chat_->render(messages, /*add_generation_prompt=*/true)) {
+  for (const ChatTemplate::Segment& s :
+       chat_->render(messages, /*add_generation_prompt=*/true, options)) {
     segments.push_back({s.text, s.special});
   }
   return tokenizer_->encode_segments(segments, /*add_special=*/true);

@@ -68,12 +68,15 @@ class EngineHost {
   /// Token ids that end generation by default: EOS and the chat template's end-of-turn tokens.
   const std::vector<int32_t>& stop_token_ids() const { return stop_ids_; }
 
-  /// Plain-text prompt → token ids (BOS when the model asks). Text that looks like a special
-  /// token is plain text. Throws InvalidUtf8Error (std::invalid_argument) for invalid UTF-8.
+  /// Plain-text prompt → token ids (BOS when the model asks). Text that looks like a control
+  /// token is plain text (a user-defined token's text becomes that token, as in llama.cpp).
+  /// Throws InvalidUtf8Error (std::invalid_argument) for invalid UTF-8.
   std::vector<int32_t> encode(std::string_view text) const;
-  /// Chat messages → token ids through the chat template, with the assistant generation prompt.
-  /// Throws std::invalid_argument when the model has no recognised template or a role is unknown.
-  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const;
+  /// Chat messages → token ids through the chat template, with the assistant generation prompt;
+  /// `options` are the request's template variables (Qwen3's enable_thinking). Throws
+  /// std::invalid_argument when the model has no recognised template or a role is unknown.
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages,
+                                   const ChatTemplate::RenderOptions& options = {}) const;
 
  private:
   EngineHost() = default;

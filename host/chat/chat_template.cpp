@@ -70,7 +70,8 @@ ChatTemplate ChatTemplate::from_template_text(const std::string& jinja_text,
                              "them, or --chat-template FILE with one of their templates");
   }
   std::string system = options.default_system;
-  if (family == &chat::chatml_family()) {
+  if (system.empty()) system = std::string(family->default_system());
+  if (family == &chat::chatml_family() || family == &chat::qwen2_5_family()) {
     std::string own = extract_chatml_default_system(jinja_text);
     if (!own.empty()) system = std::move(own);
   }
@@ -79,7 +80,11 @@ ChatTemplate ChatTemplate::from_template_text(const std::string& jinja_text,
 
 ChatTemplate ChatTemplate::from_family(std::string_view name, const Options& options) {
   for (const chat::Family* f : chat::all_families()) {
-    if (f->name() == name) return ChatTemplate(*f, options, options.default_system);
+    if (f->name() == name) {
+      return ChatTemplate(*f, options,
+                          options.default_system.empty() ? std::string(f->default_system())
+                                                         : options.default_system);
+    }
   }
   throw std::invalid_argument("unknown chat template family \"" + std::string(name) +
                               "\"; known: " + family_list());
@@ -113,7 +118,8 @@ std::vector<std::string> ChatTemplate::known_families() {
 }
 
 std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMessage>& messages,
-                                                        bool add_generation_prompt) const {
+                                                        bool add_generation_prompt,
+                                                        const RenderOptions& options) const {
   for (size_t i = 0; i < messages.size(); ++i) {
     if (!known_role(messages[i].role)) {
       throw std::invalid_argument("chat message " + std::to_string(i) + " has unknown role \"" +
@@ -129,7 +135,8 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
     conv = {with_default, 1};
   }
   chat::Prompt prompt;
-  family_->render(conv, add_generation_prompt, {bos_, eos_, date_string_}, prompt);
+  family_->render(conv, add_generation_prompt, {bos_, eos_, date_string_, options.enable_thinking},
+                  prompt);
 
   std::vector<Segment> out;
   for (const chat::Prompt::Piece& p : prompt.pieces()) {
@@ -145,15 +152,16 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
 }
 
 std::string ChatTemplate::render_text(const std::vector<ChatMessage>& messages,
-                                      bool add_generation_prompt) const {
+                                      bool add_generation_prompt,
+                                      const RenderOptions& options) const {
   std::string text;
-  for (const auto& s : render(messages, add_generation_prompt)) text += s.text;
+  for (const auto& s : render(messages, add_generation_prompt, options)) text += s.text;
   return text;
 }
 
 std::vector<std::string> ChatTemplate::stop_texts() const {
   std::vector<std::string> out;
-  for (std::string& t : family_->stop_texts({bos_, eos_, date_string_})) {
+  for (std::string& t : family_->stop_texts({bos_, eos_, date_string_, {}})) {
     if (!t.empty() && std::find(out.begin(), out.end(), t) == out.end())
       out.push_back(std::move(t));
   }

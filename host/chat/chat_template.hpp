@@ -20,17 +20,17 @@ class Family;
 ///
 /// Recognition is from the Jinja text (the GGUF `tokenizer.chat_template`, or a file given to
 /// `--chat-template`): each family looks for its markers plus the phrases that tell its variant
-/// apart (host/chat/templates/<family>.cpp). Families: chatml, llama2, llama3, llama3.1,
-/// llama3.2, mistral, mistral-v1, mistral-v3, gemma, gemma3, phi3, zephyr (docs/architecture.md,
-/// "Chat templates").
+/// apart (host/chat/templates/<family>.cpp). Families: chatml, qwen2.5, qwen3, llama2, llama3,
+/// llama3.1, llama3.2, mistral, mistral-v1, mistral-v3, mistral-nemo, gemma, gemma3, phi3, zephyr
+/// (docs/architecture.md, "Chat templates").
 /// The output equals what jinja2 renders from each family's real template, as Hugging Face's
 /// apply_chat_template runs it (tests/host/chat/ checks this against
 /// tools/reference/chat_fixture.py), including where the template raises.
 ///
-/// ChatML extra: when the template text carries a default system prompt
-/// ('<|im_start|>system\n…<|im_end|>' inside a string literal, as SmolLM2's does), it is prepended,
-/// like the template does, when the conversation is non-empty and does not start with a system
-/// message.
+/// Default system prompt (ChatML, Qwen2.5): when the template text carries one
+/// ('<|im_start|>system\n…<|im_end|>' inside a string literal, as SmolLM2's and Qwen2.5's do), or
+/// the family has one (Qwen2.5 by name), it is prepended, like the template does, when the
+/// conversation is non-empty and does not start with a system message.
 ///
 /// Thread rules: immutable after construction; render() may be called from any thread.
 class ChatTemplate {
@@ -61,6 +61,13 @@ class ChatTemplate {
     std::function<bool(std::string_view)> is_special_token;
   };
 
+  /// Per-render template variables.
+  struct RenderOptions {
+    /// Qwen3's enable_thinking: false = the generation prompt opens an empty think block;
+    /// nullopt = undefined in the template (thinking on). Other families ignore it.
+    std::optional<bool> enable_thinking;
+  };
+
   /// Recognises the family of `jinja_text`, with Options{default_system}.
   static ChatTemplate from_template_text(const std::string& jinja_text, std::string default_system);
   /// Recognises the family of `jinja_text`. Throws std::runtime_error naming the template (its
@@ -73,8 +80,8 @@ class ChatTemplate {
   /// from_template_text. Throws std::invalid_argument when `spec` is neither a family name nor a
   /// readable file, std::runtime_error (naming the file) when the file's template is unrecognised.
   static ChatTemplate from_name_or_file(const std::string& spec, const Options& options);
-  /// The family names: chatml, llama2, llama3, llama3.1, llama3.2, mistral, mistral-v1,
-  /// mistral-v3, gemma, gemma3, phi3, zephyr.
+  /// The family names: chatml, qwen2.5, qwen3, llama2, llama3, llama3.1, llama3.2, mistral,
+  /// mistral-v1, mistral-v3, mistral-nemo, gemma, gemma3, phi3, zephyr.
   static std::vector<std::string> known_families();
 
   /// Renders messages (+ the family's generation prompt when add_generation_prompt) as segments;
@@ -83,11 +90,16 @@ class ChatTemplate {
   /// (e.g. Gemma and Mistral on roles that do not alternate, Gemma on a system message, most
   /// families on an empty conversation).
   std::vector<Segment> render(const std::vector<ChatMessage>& messages,
-                              bool add_generation_prompt) const;
+                              bool add_generation_prompt) const {
+    return render(messages, add_generation_prompt, RenderOptions{});
+  }
+  /// As above, with template variables.
+  std::vector<Segment> render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                              const RenderOptions& options) const;
 
   /// The segments concatenated, for display and tests.
-  std::string render_text(const std::vector<ChatMessage>& messages,
-                          bool add_generation_prompt) const;
+  std::string render_text(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                          const RenderOptions& options = {}) const;
 
   /// Texts that end an assistant turn; the engine adds their token ids to the stop tokens.
   std::vector<std::string> stop_texts() const;

@@ -56,12 +56,24 @@ std::string allowed_keys() {
   return s;
 }
 
-std::string read_custom_id(const json& j, const std::string& where) {
+// An OpenAI batch line must carry one (its output line is found by it); a plinth line may.
+std::string read_custom_id(const json& j, const std::string& where, bool required) {
   auto it = j.find("custom_id");
-  if (it == j.end() || it->is_null()) return {};
+  if (it == j.end() || it->is_null()) {
+    if (!required) return {};
+    throw std::invalid_argument(where +
+                                "key \"custom_id\": " + (it == j.end() ? "missing" : "null") +
+                                "; an OpenAI batch line needs one, a string unique within the "
+                                "file (its output line carries it)");
+  }
   if (!it->is_string()) {
     throw std::invalid_argument(where + "key \"custom_id\": expected a string, got " +
                                 it->type_name());
+  }
+  if (required && it->get_ref<const std::string&>().empty()) {
+    throw std::invalid_argument(where +
+                                "key \"custom_id\": empty; an OpenAI batch line needs a "
+                                "non-empty string, unique within the file");
   }
   return it->get<std::string>();
 }
@@ -142,8 +154,9 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
   }
   if (!j.is_object()) throw std::invalid_argument(where + "each line must be a JSON object");
   BatchItem item;
-  item.custom_id = read_custom_id(j, where);
+  item.where = where;
   item.openai = j.contains("url") || j.contains("body");
+  item.custom_id = read_custom_id(j, where, item.openai);
   json body;
   const server::ApiKind kind =
       item.openai ? openai_body(j, where, body) : plain_body(j, defaults, where, body);
@@ -158,6 +171,17 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
   }
   item.api.stream = false;  // a batch writes whole answers
   return item;
+}
+
+void check_unique_custom_id(const BatchItem& item, size_t line_number,
+                            std::unordered_map<std::string, size_t>& seen) {
+  if (item.custom_id.empty()) return;
+  const auto [it, added] = seen.try_emplace(item.custom_id, line_number);
+  if (!added) {
+    throw std::invalid_argument(item.where + "key \"custom_id\": " + json(item.custom_id).dump() +
+                                " is also the custom_id of line " + std::to_string(it->second) +
+                                "; each line needs its own (results are matched by it)");
+  }
 }
 
 }  // namespace plinth::cli

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,7 @@ namespace plinth::cli {
 /// One request of a prompts file.
 struct BatchItem {
   size_t index = 0;       ///< 0-based position among the file's requests (blank lines skipped)
+  std::string where;      ///< "FILE:LINE: " (or "--prompt: "), the prefix of its messages
   std::string custom_id;  ///< the line's "custom_id", "" when it has none
   bool openai = false;    ///< an OpenAI batch line: the output line takes OpenAI's shape too
   server::ApiRequest api;
@@ -40,15 +42,24 @@ struct LineDefaults {
 /// frequency_penalty, repetition_penalty, seed, stop, stop_token_ids, min_tokens, ignore_eos,
 /// include_stop_str_in_output, skip_special_tokens, logit_bias, truncate_prompt_tokens, n,
 /// logprobs, top_logprobs, priority, cache_salt, speculative ...; not best_of / echo) and
-/// "custom_id"; an unknown key is an error (a typo would otherwise be ignored). An OpenAI batch
-/// line is {"custom_id", "method": "POST", "url":
-/// "/v1/completions" | "/v1/chat/completions", "body": {...}}; its body is read as the server
-/// reads it (the server's defaults; unknown keys ignored, "model" ignored: the manifest's model
-/// answers every line).
+/// "custom_id" (optional: a string); an unknown key is an error (a typo would otherwise be
+/// ignored). An OpenAI batch line is {"custom_id", "method": "POST", "url":
+/// "/v1/completions" | "/v1/chat/completions", "body": {...}} with custom_id required, a
+/// non-empty string (OpenAI's Batch API); its body is read as the server reads it (the server's
+/// defaults; unknown keys ignored, "model" ignored: the manifest's model answers every line).
+/// Uniqueness across lines is the caller's (check_unique_custom_id).
 /// `where`: "FILE:LINE: ", the prefix of every error. Throws std::invalid_argument naming the
 /// line and, for a bad value, the key (e.g. `in.jsonl:3: key "temperature": temperature = 5:
 /// must be in [0, 2]`).
 BatchItem parse_batch_line(const std::string& line, const std::string& where,
                            const LineDefaults& defaults, const EngineHost& host);
+
+/// Records `item`'s custom_id (none: nothing) as that of line `line_number`; throws
+/// std::invalid_argument when an earlier line has it already, naming both lines
+/// (`in.jsonl:5: key "custom_id": "req-1" is also the custom_id of line 2; each line needs its
+/// own`), as OpenAI's Batch API refuses a file with duplicate custom_ids. `seen`: custom_id ->
+/// its line number, kept by the caller across the file's lines.
+void check_unique_custom_id(const BatchItem& item, size_t line_number,
+                            std::unordered_map<std::string, size_t>& seen);
 
 }  // namespace plinth::cli

@@ -32,8 +32,12 @@ json choice_json(size_t index, const Sequence& seq, bool logprobs, const Tokeniz
     json arr = json::array();
     for (const server::TokenLogprob& t : token_logprobs(seq, tok)) {
       json top = json::array();
-      for (const auto& [text, lp] : t.top) top.push_back({{"token", text}, {"logprob", lp}});
-      arr.push_back({{"token", t.text}, {"logprob", t.logprob}, {"top_logprobs", top}});
+      for (const auto& [text, lp] : t.top) {
+        top.push_back({{"token", server::logprob_token(text)}, {"logprob", lp}});
+      }
+      arr.push_back({{"token", server::logprob_token(t.text)},
+                     {"logprob", t.logprob},
+                     {"top_logprobs", top}});
     }
     j["logprobs"] = std::move(arr);
   }
@@ -78,6 +82,10 @@ json openai_result_line(const BatchItem& item, std::span<const Sequence* const> 
     ev.finished = true;
     ev.finish_reason = seq.finish_reason().value_or("stop");
     ev.error = seq.error();
+    // The request's own parameter drove its logits non-finite: its fault, a 400 naming it, as
+    // the server answers the same body; else a plugin's or the model's: 500.
+    ev.error_param = seq.error_param();
+    ev.error_status = ev.error_param.empty() ? 500 : 400;
     ev.num_prompt_tokens = seq.timings().num_prompt_tokens;
     ev.num_generated_tokens = seq.timings().num_generated_tokens;
     builder.on_event(i, ev);
@@ -88,14 +96,15 @@ json openai_result_line(const BatchItem& item, std::span<const Sequence* const> 
         {"status_code", 200}, {"request_id", request_id}, {"body", json::parse(builder.body())}};
   } else {
     const int status = builder.error_status();
-    response = {{"status_code", status},
-                {"request_id", request_id},
-                {"body",
-                 {{"error",
-                   {{"message", builder.error()},
-                    {"type", status == 400 ? "invalid_request_error" : "server_error"},
-                    {"param", nullptr},
-                    {"code", nullptr}}}}}};
+    response = {
+        {"status_code", status},
+        {"request_id", request_id},
+        {"body",
+         {{"error",
+           {{"message", builder.error()},
+            {"type", status == 400 ? "invalid_request_error" : "server_error"},
+            {"param", builder.error_param().empty() ? json(nullptr) : json(builder.error_param())},
+            {"code", nullptr}}}}}};
   }
   return {{"id", "batch_req_" + std::to_string(item.index)},
           {"custom_id", item.custom_id},

@@ -33,8 +33,11 @@ nlohmann::json plain_result_line(const BatchItem& item, std::span<const Sequence
 
 /// OpenAI's batch output line, the body built by the server's ResponseBuilder (so best_of and
 /// echo answer as the server does). `choices`: every candidate, prompt index × max(n, best_of)
-/// + candidate index. A choice a plugin failed makes the response status 500 with
-/// body {"error": {"message", "type": "server_error", ...}}, as the server answers it.
+/// + candidate index. A failed choice makes the response what the server answers the same body:
+/// status 400, {"error": {"message", "type": "invalid_request_error", "param": <the field>}}
+/// when the request's own sampling parameter drove its logits non-finite
+/// (Sequence::error_param()), else status 500, "type": "server_error" (a plugin broke its
+/// contract, the model produced a non-finite row).
 /// `created`: Unix seconds.
 nlohmann::json openai_result_line(const BatchItem& item, std::span<const Sequence* const> choices,
                                   const Tokenizer& tok, int64_t created);

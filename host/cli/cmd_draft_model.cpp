@@ -16,6 +16,7 @@
 #include "model/gguf.hpp"
 #include "model/layer_selection.hpp"
 #include "model/model_config.hpp"
+#include "model/output_path.hpp"
 
 namespace plinth::cli {
 
@@ -48,6 +49,9 @@ void check_paths(const DraftOptions& o) {
   if (fs::is_directory(out, ec)) {
     bad("--output: " + o.output + " is a directory; give a file path such as " +
         (out / "draft.gguf").string());
+  }
+  if (const std::string kind = non_regular_output(o.output); !kind.empty()) {
+    bad("--output: " + non_regular_output_message(o.output, kind));
   }
   if (fs::exists(out, ec) ? fs::equivalent(o.model, out, ec)
                           : fs::weakly_canonical(out, ec) == fs::weakly_canonical(o.model, ec)) {

@@ -7,6 +7,7 @@
 // JSON line per request as soon as it finishes (cli/batch_output.hpp), with a progress line on a
 // terminal's stderr. Figures (prompt and generated tokens, TTFT, TPOT, tokens/s) go to stderr
 // after each run. Bad input exits with code 2.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "cli/generate_report.hpp"
 #include "cli/progress_line.hpp"
 #include "model/gguf.hpp"
+#include "model/output_path.hpp"
 #include "server/engine_requests.hpp"
 
 namespace plinth::cli {
@@ -97,11 +100,13 @@ std::vector<BatchItem> read_items(const GenerateOptions& o, const EngineHost& ho
   std::ifstream in(o.prompts_file);
   if (!in) throw std::invalid_argument("--prompts-file: cannot open " + o.prompts_file);
   std::string line;
+  std::unordered_map<std::string, size_t> custom_ids;  // custom_id -> its line
   for (size_t n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = o.prompts_file + ":" + std::to_string(n) + ": ";
     items.push_back(parse_batch_line(line, where, defaults, host));
     items.back().index = items.size() - 1;
+    check_unique_custom_id(items.back(), n, custom_ids);
   }
   if (items.empty())
     throw std::invalid_argument("--prompts-file: " + o.prompts_file + " holds no prompt");
@@ -137,7 +142,12 @@ Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
   s.unfinished.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     for (GenerationRequest& r : server::engine_requests(items[i].api)) {
-      const uint64_t id = engine.add_request(std::move(r));
+      uint64_t id = 0;
+      try {  // a request the engine refuses (e.g. one that can never fit the KV pool)
+        id = engine.add_request(std::move(r));
+      } catch (const std::invalid_argument& e) {  // stops the run before it starts
+        throw std::invalid_argument(items[i].where + e.what());
+      }
       s.ids.push_back(id);
       s.item_ids[i].push_back(id);
       s.item_of[id] = i;
@@ -147,13 +157,26 @@ Submitted submit(Engine& engine, const std::vector<BatchItem>& items) {
   return s;
 }
 
+[[noreturn]] void throw_write_error(const std::string& sink, int err) {
+  throw std::runtime_error(
+      "cannot write the results to " + sink + ": " +
+      (err != 0 ? std::generic_category().message(err) : std::string("write failed")) +
+      "; results from here on are lost");
+}
+
 // Takes each step's outputs: streams the text of a single prompt to stdout, or writes an item's
 // JSON line to `os` as soon as its last choice finishes.
 class OutputWriter {
  public:
+  /// `sink`: where `os` writes, for errors ("--output FILE" or "stdout").
   OutputWriter(EngineHost& host, const std::vector<BatchItem>& items, Submitted& submitted,
-               std::ostream& os, bool stream)
-      : host_(host), items_(items), sub_(submitted), os_(os), stream_(stream) {}
+               std::ostream& os, std::string sink, bool stream)
+      : host_(host),
+        items_(items),
+        sub_(submitted),
+        os_(os),
+        sink_(std::move(sink)),
+        stream_(stream) {}
 
   void take(const RequestOutput& out) {
     generated_ += out.new_token_ids.size();
@@ -176,8 +199,11 @@ class OutputWriter {
     const nlohmann::json line =
         items_[i].openai ? openai_result_line(items_[i], choices, host_.tokenizer(), created_)
                          : plain_result_line(items_[i], choices, host_.tokenizer());
+    errno = 0;
     os_ << line.dump() << '\n';
     os_.flush();
+    // A lost result line (disk full, file size limit) ends the run with an error, at once.
+    if (!os_) throw_write_error(sink_, errno);
     ++done_;
   }
 
@@ -185,24 +211,49 @@ class OutputWriter {
   const std::vector<BatchItem>& items_;
   Submitted& sub_;
   std::ostream& os_;
+  const std::string sink_;
   const bool stream_;
   const int64_t created_ = unix_now();
   size_t done_ = 0;
   uint64_t generated_ = 0;
 };
 
-// A request a plugin failed (a broken contract) fails the run, after the others.
-void throw_first_failure(const Engine& engine, const std::vector<uint64_t>& ids) {
-  for (uint64_t id : ids) {
-    if (const std::string& why = engine.find(id)->error(); !why.empty()) {
-      throw std::runtime_error("request " + std::to_string(id) + " failed: " + why);
+// Lines that failed while running (a plugin broke its contract on them, or their own sampling
+// parameter drove their logits non-finite) fail the run once every line is written: exit 1,
+// naming how many and the first. Their result lines carry the error.
+void throw_if_lines_failed(const Engine& engine, const std::vector<BatchItem>& items,
+                           const Submitted& submitted) {
+  size_t failed = 0;
+  std::string first;
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (uint64_t id : submitted.item_ids[i]) {
+      const Sequence& seq = *engine.find(id);
+      if (seq.error().empty()) continue;
+      if (failed++ == 0) {
+        first = items[i].where +
+                (items[i].custom_id.empty() ? "" : "(custom_id \"" + items[i].custom_id + "\") ") +
+                (seq.error_param().empty() ? "" : "key \"" + seq.error_param() + "\": ") +
+                seq.error();
+      }
+      break;
     }
+  }
+  if (failed > 0) {
+    throw std::runtime_error(std::to_string(failed) + " of " + std::to_string(items.size()) +
+                             " lines failed (their result lines carry the error; the others "
+                             "were answered); the first: " +
+                             first);
   }
 }
 
 void run(const GenerateOptions& o) {
   if (o.prompt.empty() == o.prompts_file.empty()) {
     throw std::invalid_argument("give exactly one of --prompt TEXT or --prompts-file FILE.jsonl");
+  }
+  // Before the model loads: a FIFO, a device or a directory is never opened as the output.
+  if (const std::string kind = non_regular_output(o.output); !o.output.empty() && !kind.empty()) {
+    throw std::invalid_argument("--output: " + non_regular_output_message(o.output, kind) +
+                                " (without --output the results go to stdout)");
   }
   HostContext context(make_logger());
   std::unique_ptr<EngineHost> host = load_host(o, context);
@@ -213,10 +264,16 @@ void run(const GenerateOptions& o) {
 
   std::ofstream file;
   if (!o.output.empty()) {
+    errno = 0;
     file.open(o.output);
-    if (!file) throw std::invalid_argument("--output: cannot write " + o.output);
+    if (!file) {
+      throw std::invalid_argument(
+          "--output: cannot write " + o.output +
+          (errno != 0 ? ": " + std::generic_category().message(errno) : std::string()));
+    }
   }
   std::ostream& os = o.output.empty() ? std::cout : file;
+  const std::string sink = o.output.empty() ? "stdout" : "--output " + o.output;
 
   Engine& engine = host->engine();
   Submitted submitted = submit(engine, items);
@@ -225,7 +282,7 @@ void run(const GenerateOptions& o) {
   const bool show_progress = !stream && ProgressLine::is_terminal(stderr) &&
                              (!o.output.empty() || !ProgressLine::is_terminal(stdout));
   ProgressLine progress(stderr, items.size(), show_progress);
-  OutputWriter writer(*host, items, submitted, os, stream);
+  OutputWriter writer(*host, items, submitted, os, sink, stream);
   RunClock clock;
   while (engine.has_unfinished()) {
     for (const RequestOutput& out : engine.step()) writer.take(out);
@@ -235,10 +292,18 @@ void run(const GenerateOptions& o) {
   progress.finish(writer.done(), writer.generated());
   if (stream) std::fputs("\n", stdout);
   // The text on stdout ends before the figures on stderr, also when both go to one pipe.
+  errno = 0;
   std::cout.flush();
-  std::fflush(stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+    throw_write_error("stdout", errno);
+  }
+  if (file.is_open()) {
+    errno = 0;
+    file.close();
+    if (file.fail()) throw_write_error(sink, errno);
+  }
   print_summary(stderr, engine, submitted.ids, clock);
-  throw_first_failure(engine, submitted.ids);
+  throw_if_lines_failed(engine, items, submitted);
 }
 
 }  // namespace

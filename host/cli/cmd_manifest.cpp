@@ -9,14 +9,17 @@
 #include <optional>
 #include <string>
 
+#include "chat/chat_template.hpp"
 #include "cli/commands.hpp"
 #include "model/ggml_weight_mix.hpp"
+#include "model/gguf.hpp"
 #include "model/model_desc.hpp"
 #include "runtime/call.hpp"
 #include "runtime/draft_model.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/manifest.hpp"
 #include "runtime/pipeline.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace plinth::cli {
 
@@ -134,6 +137,26 @@ void print_weights(const GgufFile& f, const std::string& backend) {
   }
 }
 
+// The model's tokenizer (an unsupported one throws, naming the key and what would work) and chat
+// template (unrecognised or absent: a note, since a base model serves completions only).
+void print_tokenizer_and_chat(const GgufFile& file) {
+  const Tokenizer tok = Tokenizer::from_gguf(file);
+  const std::string pre =
+      tok.model() == "gpt2" ? " (pre " + tok.pre_tokenizer_name() + ")" : std::string();
+  std::printf("tokenizer: %s%s, %d tokens\n", tok.model().c_str(), pre.c_str(), tok.vocab_size());
+  const auto tmpl = file.find_string("tokenizer.chat_template");
+  if (!tmpl) {
+    std::printf("chat template: none (a base model: chat needs --chat-template NAME|FILE)\n");
+    return;
+  }
+  try {
+    std::printf("chat template: %s\n",
+                ChatTemplate::from_template_text(*tmpl, ChatTemplate::Options{}).family().c_str());
+  } catch (const std::exception& e) {
+    std::printf("chat template: not recognised, chat is refused: %s\n", e.what());
+  }
+}
+
 void check_manifest(const CheckOptions& o) {
   ManifestOptions mo;
   if (!o.model.empty()) mo.model_override = o.model;
@@ -160,6 +183,7 @@ void check_manifest(const CheckOptions& o) {
               manifest.model->c_str(), model.config.architecture.c_str(), model.config.n_layers,
               model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
               model.config.vocab_size);
+  print_tokenizer_and_chat(*model.file);
   print_weights(*model.file, p_backend_name(*pipeline));
   // Every plugin: the prefix cache checks the kv_cache it is wired to at create, the speculator
   // its cross-option rules (min_n <= max_n, exit_layer below the layer count, the backend

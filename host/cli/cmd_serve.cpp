@@ -49,17 +49,21 @@ void run(const ServeOptions& o) {
   so.write_timeout = std::chrono::seconds(o.write_timeout_s);
   server::Server srv(io, engine, so);
   srv.start();
-  // Tests and scripts read this line to learn the port (with --port 0).
-  std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
-              o.server.host.c_str(), static_cast<unsigned>(srv.port()));
-  std::fflush(stdout);
-
+  // Handled before the banner: a script that signals as soon as it reads the banner gets a drain.
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (ec) return;
     context.logger().info("draining");
     srv.drain([&io] { io.stop(); }, std::chrono::seconds(o.drain_timeout_s));
   });
+  // Tests and scripts read this line to learn the port (with --port 0).
+  std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
+              o.server.host.c_str(), static_cast<unsigned>(srv.port()));
+  if (so.web_ui) {
+    std::printf("plinth: chat page at http://%s:%u/\n", o.server.host.c_str(),
+                static_cast<unsigned>(srv.port()));
+  }
+  std::fflush(stdout);
   std::vector<std::thread> threads;
   for (int i = 1; i < o.http_threads; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();
@@ -110,6 +114,7 @@ void register_serve(CLI::App& app) {
                   "does not read before the connection is closed and its request aborted")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  cmd->add_flag("!--no-web-ui", o->server.web_ui, "do not serve the chat page at GET /");
   cmd->add_option("--http-threads", o->http_threads, "network threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "model/gguf.hpp"
 #include "model/model_config.hpp"
+#include "model/output_path.hpp"
 #include "model/synthetic_model.hpp"
 
 namespace plinth::cli {
@@ -65,6 +66,9 @@ void check_output(const std::string& output) {
   if (fs::is_directory(out, ec)) {
     bad("--output: " + output + " is a directory; give a file path such as " +
         (out / "synthetic.gguf").string());
+  }
+  if (const std::string kind = non_regular_output(output); !kind.empty()) {
+    bad("--output: " + non_regular_output_message(output, kind));
   }
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/array_stride.hpp"
+#include "engine/cache_salt.hpp"
 #include "engine/contract_check.hpp"
 #include "runtime/call.hpp"
 #include "runtime/plugin_host_api.hpp"
@@ -84,7 +85,9 @@ uint64_t Engine::add_request(GenerationRequest request) {
   uint64_t id = next_id_++;
   auto seq = std::make_unique<Sequence>(id, std::move(request.prompt), request.params, tokenizer_,
                                         options_.eos_token_ids, now());
-  seq->set_cache_key_salt(request.cache_salt);
+  // A digest, not the salt: the prefix cache keeps it as long as a block of its namespace stays
+  // cached, and a client must not be able to grow that with long salts.
+  seq->set_cache_key_salt(cache_salt_digest(request.cache_salt));
   seq->set_bypass_prefix_cache(request.bypass_prefix_cache);
   seq->set_speculative(request.speculative);
   seq->set_needs_logprobs(request.logprobs);
@@ -399,7 +402,10 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
     return;
   }
   o.finished = seq.finished();
-  if (o.finished) o.finish_reason = *seq.finish_reason();
+  if (o.finished) {
+    o.finish_reason = *seq.finish_reason();
+    if (seq.stop_string()) o.stop_string = static_cast<int32_t>(*seq.stop_string());
+  }
   outputs.push_back(std::move(o));
 }
 

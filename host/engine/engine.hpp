@@ -38,7 +38,8 @@ struct GenerationRequest {
   SamplingParams params;
   int32_t priority = 0;  ///< lower runs first under the scheduler's priority policy
   /// The request's prefix-cache namespace (OpenAI-style `cache_salt`): requests with different
-  /// salts never share cached KV blocks. Empty = the default namespace.
+  /// salts never share cached KV blocks. Empty = the default namespace. Any length: the engine
+  /// keeps (and shows the plugins) only its fixed-size digest (engine/cache_salt.hpp).
   std::string cache_salt;
   /// Never match nor insert this request in the prefix cache (e.g. it wants prompt logprobs).
   bool bypass_prefix_cache = false;
@@ -61,6 +62,9 @@ struct RequestOutput {
   std::vector<int32_t> new_token_ids;  ///< tokens sampled this step
   bool finished = false;
   std::string finish_reason;  ///< "stop", "length", "abort" or "error" when finished
+  /// With finish_reason "stop" by a stop string: its index in the request's params.stop; -1
+  /// otherwise (EOS, a stop token id, or not finished).
+  int32_t stop_string = -1;
   std::string error;  ///< with "error": the plugin that broke its contract and the rule, or the
                       ///< non-finite logits row (NonFiniteLogits) and whose it is
   /// With "error": the request's own sampling parameter that drove its logits non-finite

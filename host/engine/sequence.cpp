@@ -67,6 +67,7 @@ std::string Sequence::append(Sampler::Result r, double now) {
     // A stop token's or stop string's text is not output; a length finish releases held bytes.
     if (step.finish == FinishReason::kLength) out += detokenizer_.flush();
     finish_reason_ = to_string(step.finish);
+    stop_string_ = step.stop_string;
     timings_.finished = now;
   }
   text_ += out;

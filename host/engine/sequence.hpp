@@ -79,6 +79,9 @@ class Sequence {
   bool finished() const { return finish_reason_.has_value(); }
   /// "stop", "length", "abort" or "error" once finished.
   const std::optional<std::string>& finish_reason() const { return finish_reason_; }
+  /// With finish "stop" by a stop string: its index in the request's params.stop (which string
+  /// matched; the Anthropic API's `stop_sequence`); nullopt otherwise.
+  std::optional<size_t> stop_string() const { return stop_string_; }
   void abort(double now);
   /// Ends the sequence with "error": a plugin broke its contract on it (engine/contract_check.hpp;
   /// `why` names the plugin and the rule), or its logits row turned non-finite (NonFiniteLogits;
@@ -96,7 +99,7 @@ class Sequence {
   /// Streamed text so far (what the client has received).
   const std::string& text() const { return text_; }
   const std::vector<Sampler::Result>& samples() const { return samples_; }
-  /// The request's prefix-cache namespace (its cache_salt; empty = shared).
+  /// The request's prefix-cache namespace: cache_salt_digest() of its cache_salt (empty = shared).
   const std::string& cache_key_salt() const { return cache_key_salt_; }
   void set_cache_key_salt(std::string salt) { cache_key_salt_ = std::move(salt); }
   bool bypass_prefix_cache() const { return bypass_prefix_cache_; }
@@ -115,6 +118,7 @@ class Sequence {
   std::string text_;
   std::vector<Sampler::Result> samples_;
   std::optional<std::string> finish_reason_;
+  std::optional<size_t> stop_string_;
   std::string error_;
   std::string error_param_;
   SequenceTimings timings_;

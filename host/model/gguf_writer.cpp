@@ -10,10 +10,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
+
+#include "model/output_path.hpp"
 
 namespace plinth {
 namespace {
@@ -477,9 +478,14 @@ std::vector<uint8_t> GgufWriter::build() const {
 
 void GgufWriter::write_file(const std::string& path,
                             const std::function<void(const std::string&)>& check) const {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) io_error("cannot write", path, EISDIR);
+  // Refused before anything is written, and again just before the rename (the path may have
+  // changed meanwhile): a rename must never replace a directory, a device node or a FIFO.
+  auto refuse_non_regular = [&path] {
+    if (const std::string kind = non_regular_output(path); !kind.empty()) {
+      throw std::runtime_error("cannot write " + non_regular_output_message(path, kind));
+    }
+  };
+  refuse_non_regular();
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) io_error("cannot create a temporary file next to", path, errno);
@@ -511,6 +517,7 @@ void GgufWriter::write_file(const std::string& path,
   }
   try {
     if (check) check(tmp);
+    refuse_non_regular();
     if (std::rename(tmp.c_str(), path.c_str()) != 0) io_error("cannot rename onto", path, errno);
     renamed = true;
   } catch (...) {

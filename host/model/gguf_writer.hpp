@@ -126,8 +126,11 @@ class GgufWriter {
   /// (`<path>.tmp.XXXXXX`, mode 0644), flushed to disk, then `check(temporary path)` when given
   /// (e.g. re-open and validate it), then renamed over `path`. On any error, the check's
   /// included, the temporary file is removed and `path` is left as it was. Errors: the directory
-  /// missing or not writable, `path` a directory, a short write (disk full) -> std::runtime_error
-  /// naming the path and the system's reason; exceptions from `check` propagate unchanged.
+  /// missing or not writable, `path` holding something other than a regular file (a directory,
+  /// FIFO, device node, socket or a symbolic link to one; checked before writing and again
+  /// before the rename, model/output_path.hpp), a short write (disk full, file size limit) ->
+  /// std::runtime_error naming the path and the reason; exceptions from `check` propagate
+  /// unchanged.
   void write_file(const std::string& path,
                   const std::function<void(const std::string& tmp_path)>& check = {}) const;
 

@@ -8,19 +8,23 @@
 
 #include "runtime/metrics.hpp"
 #include "server/async_engine.hpp"
+#include "server/web_assets.hpp"
 
 namespace plinth::server {
 
 std::string AccessLog::route_of(const std::string& target) {
-  static constexpr std::array<std::string_view, 8> kRoutes = {
+  static constexpr std::array<std::string_view, 11> kRoutes = {
       "/v1/completions", "/v1/chat/completions",
       "/v1/models",      "/tokenize",
       "/detokenize",     "/version",
-      "/health",         "/metrics"};
+      "/health",         "/metrics",
+      "/v1/messages",    "/v1/messages/count_tokens",
+      "/v1/responses"};
   for (std::string_view r : kRoutes) {
     if (target == r) return std::string(r);
   }
   if (target.rfind("/v1/models/", 0) == 0) return "/v1/models/{model}";
+  if (find_web_asset(target) != nullptr) return target;  // the chat page's files
   return "unmatched";
 }
 

@@ -38,8 +38,9 @@ class AccessLog {
   /// next begin() are ignored.
   void end(unsigned status, const std::string& body = {});
 
-  /// The `route` label of a target: the known routes as they are, /v1/models/{model} for a
-  /// model id, "unmatched" for anything else (so that clients cannot grow the label set).
+  /// The `route` label of a target: the known routes (and the chat page's files) as they are,
+  /// /v1/models/{model} for a model id, "unmatched" for anything else (so that clients cannot
+  /// grow the label set).
   static std::string route_of(const std::string& target);
 
  private:

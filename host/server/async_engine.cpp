@@ -166,6 +166,7 @@ void AsyncEngine::deliver(const std::vector<RequestOutput>& outputs) {
     ev.token_ids = o.new_token_ids;
     ev.finished = o.finished;
     ev.finish_reason = o.finish_reason;
+    ev.stop_string = o.stop_string;
     if (o.finish_reason == "error") {  // a plugin broke its contract on this request alone,
       ev.error = o.error;              // or its logits row turned non-finite
       if (!o.error_param.empty()) {    // its own sampling parameter did that: its fault
@@ -215,6 +216,10 @@ void AsyncEngine::fail_all(const std::string& why) {
     ev.finish_reason = "error";
     ev.error = why;
     ev.num_prompt_tokens = live.num_prompt_tokens;
+    // Counted as failed, and its per-request metrics state dropped with it.
+    if (const Sequence* seq = engine.find(id); seq != nullptr) {
+      metrics_->on_finished(id, seq->timings(), "error");
+    }
     (*live.callback)(live.index, std::move(ev));
   }
   try {
@@ -265,8 +270,13 @@ void AsyncEngine::run() {
     process(commands);
     commands.clear();
     try {
-      if (engine.has_unfinished() || !live_.empty()) deliver(engine.step());
+      std::vector<RequestOutput> outputs;
+      if (engine.has_unfinished() || !live_.empty()) outputs = engine.step();
+      // The gauges before the callbacks: a response goes out only after /metrics counts its
+      // request gone (running, waiting, used KV blocks), so a client that reads /metrics once
+      // its response is complete never sees it still running.
       metrics_->update(engine.stats(), seconds_now());
+      deliver(outputs);
     } catch (const std::exception& e) {
       context_.logger().error("engine step failed: {}; failing {} requests", e.what(),
                               live_.size());

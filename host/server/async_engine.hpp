@@ -47,6 +47,7 @@ struct StreamEvent {
   std::vector<TokenLogprob> logprobs;  ///< one per new token when logprobs were asked
   bool finished = false;
   std::string finish_reason;  ///< "stop", "length", "abort"; "error" with `error` set
+  int32_t stop_string = -1;   ///< RequestOutput::stop_string: the index of the matched stop string
   std::string error;          ///< what went wrong when the engine failed the request
   int error_status = 500;     ///< HTTP status of `error`: 400 when the engine refused the request
                               ///< itself (e.g. it can never fit the KV pool) or its own sampling

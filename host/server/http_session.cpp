@@ -10,7 +10,9 @@
 #include "app/engine_host.hpp"
 #include "plinth/abi.h"
 #include "runtime/host_context.hpp"
+#include "server/anthropic_api.hpp"
 #include "server/api_error.hpp"
+#include "server/api_routes.hpp"
 #include "server/engine_requests.hpp"
 #include "server/tokenize_api.hpp"
 
@@ -96,6 +98,7 @@ void HttpSession::do_read() {
 }
 
 void HttpSession::on_read(beast::error_code ec) {
+  anthropic_errors_ = is_anthropic_route(std::string(parser_->get().target()));
   if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
       ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof) {
     return shutdown();
@@ -132,15 +135,20 @@ void HttpSession::handle(const Request& req) {
   std::string target(req.target());
   if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
   access_.begin(std::string(req.method_string()), target);
+  anthropic_errors_ = is_anthropic_route(target);
   const ServerOptions& o = state_->options;
   try {
     if (target.rfind("/v1/", 0) == 0 && !o.api_key.empty()) {
+      // OpenAI clients send "Authorization: Bearer KEY", Anthropic clients "x-api-key: KEY".
       auto auth = req.find(http::field::authorization);
-      std::string expected = "Bearer " + o.api_key;
-      if (auth == req.end() || auth->value() != expected) {
+      auto x_api_key = req.find("x-api-key");
+      const bool ok = (auth != req.end() && auth->value() == "Bearer " + o.api_key) ||
+                      (x_api_key != req.end() && x_api_key->value() == o.api_key);
+      if (!ok) {
         throw ApiError(401, "authentication_error",
-                       "missing or wrong API key; send \"Authorization: Bearer <key>\"", "",
-                       "invalid_api_key");
+                       "missing or wrong API key; send \"Authorization: Bearer <key>\" or "
+                       "\"x-api-key: <key>\"",
+                       "", "invalid_api_key");
       }
     }
     auto method_is = [&](http::verb v) {
@@ -205,10 +213,11 @@ void HttpSession::handle(const Request& req) {
                                             std::to_string(PLINTH_ABI_MINOR)}}),
                      kJson);
     }
+    if (handle_extra_routes(req, target)) return;
     throw ApiError(404, "not_found_error",
                    "no route " + target +
-                       " (try /v1/completions, /v1/chat/completions, /v1/models, "
-                       "/tokenize, /detokenize, /version, /health, /metrics)");
+                       " (try /v1/completions, /v1/chat/completions, /v1/messages, /v1/responses, "
+                       "/v1/models, /tokenize, /detokenize, /version, /health, /metrics)");
   } catch (const ApiError& e) {
     respond_error(static_cast<unsigned>(e.status()), e.body());
   } catch (const nlohmann::json::exception& e) {
@@ -221,7 +230,6 @@ void HttpSession::handle(const Request& req) {
 
 void HttpSession::start_generation(const Request& req, ApiKind kind) {
   ApiRequest api = parse_request(kind, req.body(), state_->engine.host(), state_->limits);
-  std::vector<GenerationRequest> requests = engine_requests(api);
   std::vector<std::string> echo_texts;
   if (api.echo) {
     for (const auto& prompt : api.prompts) {
@@ -230,13 +238,22 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
   }
   std::string id = (kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(unix_now()) +
                    "-" + std::to_string(state_->next_id++);
-  builder_.emplace(api, id, unix_now(), std::move(echo_texts));
+  auto builder = std::make_unique<ResponseBuilder>(api, id, unix_now(), std::move(echo_texts));
+  run_generation(api, std::move(builder), kind == ApiKind::kChat ? "max_tokens" : std::string());
+}
+
+void HttpSession::run_generation(const ApiRequest& api,
+                                 std::unique_ptr<GenerationResponse> response,
+                                 const std::string& max_tokens_field) {
+  std::vector<GenerationRequest> requests = engine_requests(api);
+  builder_ = std::move(response);
   choice_done_.assign(requests.size(), false);
   refusal_hint_.clear();
-  if (!api.max_tokens_given && kind == ApiKind::kChat) {
-    refusal_hint_ =
-        " (the request gives no max_tokens, so it defaults to the rest of the context, " +
-        std::to_string(api.params.max_tokens) + " tokens; pass a smaller max_tokens)";
+  if (!api.max_tokens_given && !max_tokens_field.empty()) {
+    refusal_hint_ = " (the request gives no " + max_tokens_field +
+                    ", so it defaults to the rest of the context, " +
+                    std::to_string(api.params.max_tokens) + " tokens; pass a smaller " +
+                    max_tokens_field + ")";
   }
   auto executor = stream_.get_executor();
   const uint64_t generation = ++generation_;
@@ -290,18 +307,18 @@ void HttpSession::on_event(uint64_t generation, size_t index, const StreamEvent&
 void HttpSession::finish_generation() {
   generating_ = false;
   handles_.clear();
-  ResponseBuilder b = std::move(*builder_);
-  builder_.reset();
+  std::unique_ptr<GenerationResponse> b = std::move(builder_);
   if (closed_) return;
-  if (b.stream()) {
-    send_chunk(b.stream_end());
+  if (b->stream()) {
+    send_chunk(b->stream_end());
     access_.end(200);
     response_complete_ = true;
     write("0\r\n\r\n");
-  } else if (!b.error().empty()) {
-    respond_generation_error(static_cast<unsigned>(b.error_status()), b.error(), b.error_param());
+  } else if (!b->error().empty()) {
+    respond_generation_error(static_cast<unsigned>(b->error_status()), b->error(),
+                             b->error_param());
   } else {
-    respond(200, b.body(), kJson);
+    respond(200, b->body(), kJson);
   }
 }
 
@@ -346,6 +363,10 @@ void HttpSession::respond(unsigned status, std::string body, const std::string& 
 
 void HttpSession::respond_error(unsigned status, const std::string& body,
                                 const Headers& extra_headers) {
+  if (anthropic_errors_) {  // Anthropic's API answers every invalid request with 400
+    return respond(status == 422 ? 400 : status, anthropic::error_body(status, body), kJson,
+                   extra_headers);
+  }
   respond(status, body, kJson, extra_headers);
 }
 

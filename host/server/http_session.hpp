@@ -42,6 +42,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_read(boost::beast::error_code ec);
   void handle(const Request& req);
   void start_generation(const Request& req, ApiKind kind);
+  /// Submits a parsed request of any generation API; `response` writes its answer.
+  void run_generation(const ApiRequest& api, std::unique_ptr<GenerationResponse> response,
+                      const std::string& max_tokens_field);
+  /// The routes of the Anthropic Messages API, the Responses API and the chat page
+  /// (api_routes.cpp); true when `target` was one of them and is answered.
+  bool handle_extra_routes(const Request& req, const std::string& target);
   /// An engine event of generation `generation` (events of an earlier one are dropped).
   void on_event(uint64_t generation, size_t index, const StreamEvent& event);
   void finish_generation();
@@ -96,7 +102,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string refusal_hint_;          // appended to a 400 from the engine (defaulted max_tokens)
   std::vector<uint64_t> handles_;
   std::vector<bool> choice_done_;
-  std::optional<ResponseBuilder> builder_;
+  std::unique_ptr<GenerationResponse> builder_;
+  /// The current request is on an Anthropic route: error bodies take Anthropic's shape.
+  bool anthropic_errors_ = false;
 };
 
 }  // namespace plinth::server

@@ -215,7 +215,42 @@ ChatMessage parse_message(const json& m, size_t i) {
                                                           "array of text parts, got " +
                                                           type_name(*content));
   }
+  // An assistant turn's reasoning given apart (vLLM's / llama-server's reasoning_content).
+  if (auto r = m.find("reasoning_content"); r != m.end() && !r->is_null()) {
+    if (!r->is_string()) {
+      throw ApiError::unprocessable(
+          where + ".reasoning_content",
+          where + ".reasoning_content: expected a string or null, got " + type_name(*r));
+    }
+    msg.reasoning_content = r->get<std::string>();
+  }
   return msg;
+}
+
+// chat_template_kwargs (vLLM's and llama-server's name): the template variables plinth's families
+// take, {"enable_thinking": bool} (Qwen3).
+ChatTemplate::RenderOptions parse_template_kwargs(const json& body) {
+  ChatTemplate::RenderOptions o;
+  auto it = body.find("chat_template_kwargs");
+  if (it == body.end() || it->is_null()) return o;
+  if (!it->is_object()) {
+    throw ApiError::unprocessable("chat_template_kwargs",
+                                  "chat_template_kwargs: expected an "
+                                  "object, got " +
+                                      type_name(*it));
+  }
+  for (const auto& [key, value] : it->items()) {
+    const std::string at = "chat_template_kwargs." + key;
+    if (key != "enable_thinking") {
+      throw ApiError::invalid(at, at + ": not a variable plinth's chat templates take (they "
+                                       "take enable_thinking)");
+    }
+    if (!value.is_boolean()) {
+      throw ApiError::unprocessable(at, at + ": expected a boolean, got " + type_name(value));
+    }
+    o.enable_thinking = value.get<bool>();
+  }
+  return o;
 }
 
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
@@ -232,7 +267,7 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) 
   messages.reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) messages.push_back(parse_message((*it)[i], i));
   try {
-    return host.encode_chat(messages);
+    return host.encode_chat(messages, parse_template_kwargs(body));
   } catch (const std::invalid_argument& e) {
     throw ApiError::invalid("messages", std::string("messages: ") + e.what());
   }

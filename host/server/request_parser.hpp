@@ -78,9 +78,10 @@ class RequestModel {
   virtual ~RequestModel() = default;
   /// Plain-text prompt → token ids; throws std::invalid_argument (invalid UTF-8).
   virtual std::vector<int32_t> encode(std::string_view text) const = 0;
-  /// Chat messages → token ids with the generation prompt; throws std::invalid_argument (no
-  /// template, unknown role).
-  virtual std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const = 0;
+  /// Chat messages → token ids with the generation prompt, `options` the request's template
+  /// variables (chat_template_kwargs); throws std::invalid_argument (no template, unknown role).
+  virtual std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages,
+                                           const ChatTemplate::RenderOptions& options) const = 0;
   /// Token ids are valid in [0, vocab_size()).
   virtual int64_t vocab_size() const = 0;
   /// Prompt + completion tokens at most.

@@ -11,8 +11,9 @@ class EngineHostModel final : public RequestModel {
  public:
   explicit EngineHostModel(const EngineHost& host) : host_(host) {}
   std::vector<int32_t> encode(std::string_view text) const override { return host_.encode(text); }
-  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const override {
-    return host_.encode_chat(messages);
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages,
+                                   const ChatTemplate::RenderOptions& options) const override {
+    return host_.encode_chat(messages, options);
   }
   int64_t vocab_size() const override { return host_.config().vocab_size; }
   int64_t context_length() const override { return host_.max_model_len(); }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tokenizer/utf8.hpp"
+
 namespace plinth::server {
 
 using nlohmann::json;
@@ -15,12 +17,53 @@ std::string sse_frame(const std::string& payload) {
   return "data: " + payload + "\n\n";
 }
 
+std::string logprob_token(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const utf8::Seq q = utf8::inspect(text, i);
+    if (q.status != utf8::SeqStatus::kComplete) break;
+    i += q.length;
+  }
+  if (i == text.size()) return text;
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = "bytes:";
+  for (unsigned char b : text) {
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
 namespace {
+
+bool is_continuation(char ch) {
+  return (static_cast<unsigned char>(ch) & 0xC0) == 0x80;
+}
 
 // Unicode code points in UTF-8 bytes: the bytes that are not continuation bytes.
 size_t count_chars(std::string_view s) {
   return static_cast<size_t>(
-      std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+      std::count_if(s.begin(), s.end(), [](char ch) { return !is_continuation(ch); }));
+}
+
+// text_offset of each of tokens [0, to): the character (code point) index of the character its
+// first byte belongs to, so a token that starts inside a character (a byte-level token) gets that
+// character's offset, as OpenAI's, never one past it. An empty token (a special token's text
+// skipped) takes the offset of the byte after it.
+std::vector<size_t> char_offsets(const std::vector<TokenLogprob>& tokens, size_t to) {
+  std::vector<size_t> offsets(to);
+  size_t chars = 0;  // characters started before the current byte
+  for (size_t i = 0; i < to; ++i) {
+    // The token's first byte, or the next token's when it has none.
+    char first = 0;
+    for (size_t j = i; j < to && first == 0; ++j) {
+      if (!tokens[j].text.empty()) first = tokens[j].text[0];
+    }
+    offsets[i] = chars > 0 && first != 0 && is_continuation(first) ? chars - 1 : chars;
+    chars += count_chars(tokens[i].text);
+  }
+  return offsets;
 }
 
 }  // namespace
@@ -65,19 +108,17 @@ size_t ResponseBuilder::num_visible(const Choice& c) {
 json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t to,
                                     size_t echo_chars) const {
   if (kind_ == ApiKind::kCompletion) {
-    size_t text_offset = echo_chars;
-    for (size_t i = 0; i < from; ++i) text_offset += count_chars(c.logprobs[i].text);
+    const std::vector<size_t> char_offset = char_offsets(c.logprobs, to);
     json tokens = json::array(), token_logprobs = json::array(), top = json::array(),
          offsets = json::array();
     for (size_t i = from; i < to; ++i) {
       const TokenLogprob& t = c.logprobs[i];
-      tokens.push_back(t.text);
+      tokens.push_back(logprob_token(t.text));
       token_logprobs.push_back(t.logprob);
       json alt = json::object();
-      for (const auto& [text, lp] : t.top) alt[text] = lp;
+      for (const auto& [text, lp] : t.top) alt[logprob_token(text)] = lp;
       top.push_back(std::move(alt));
-      offsets.push_back(text_offset);
-      text_offset += count_chars(t.text);
+      offsets.push_back(echo_chars + char_offset[i]);
     }
     return {{"tokens", tokens},
             {"token_logprobs", token_logprobs},
@@ -94,9 +135,9 @@ json ResponseBuilder::logprobs_json(const Choice& c, size_t from, size_t to,
     const TokenLogprob& t = c.logprobs[i];
     json top = json::array();
     for (const auto& [text, lp] : t.top) {
-      top.push_back({{"token", text}, {"logprob", lp}, {"bytes", bytes(text)}});
+      top.push_back({{"token", logprob_token(text)}, {"logprob", lp}, {"bytes", bytes(text)}});
     }
-    content.push_back({{"token", t.text},
+    content.push_back({{"token", logprob_token(t.text)},
                        {"logprob", t.logprob},
                        {"bytes", bytes(t.text)},
                        {"top_logprobs", top}});

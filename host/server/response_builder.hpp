@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/async_engine.hpp"
+#include "server/generation_response.hpp"
 #include "server/request_parser.hpp"
 
 namespace plinth::server {
@@ -31,8 +32,13 @@ namespace plinth::server {
 std::string dump_json(const nlohmann::json& j);
 /// One SSE frame: "data: <payload>\n\n".
 std::string sse_frame(const std::string& payload);
+/// How logprobs name a token whose bytes (`text`, as decoded) are not whole UTF-8 characters (a
+/// byte-level token, part of a character): "bytes:" and each byte as \xNN, lowercase hex, as
+/// OpenAI's and vLLM's (`bytes:\xe4\xb8`); any other token is its text. So two such tokens never
+/// share a name (completions' top_logprobs keys stay distinct) and no name needs U+FFFD.
+std::string logprob_token(const std::string& text);
 
-class ResponseBuilder {
+class ResponseBuilder final : public GenerationResponse {
  public:
   /// `id`: "cmpl-..." / "chatcmpl-..."; `created`: Unix seconds.
   /// `echo_texts`: with request.echo, each prompt's text (one per prompt), put before its choices'
@@ -42,20 +48,20 @@ class ResponseBuilder {
 
   /// Records an event of candidate `index` (= choice index unless best_of > n). Streaming: returns
   /// the SSE frames to send now (may be empty). Not streaming: returns "".
-  std::string on_event(size_t index, const StreamEvent& event);
-  bool stream() const { return stream_; }
+  std::string on_event(size_t index, const StreamEvent& event) override;
+  bool stream() const override { return stream_; }
   /// Every choice finished.
-  bool done() const { return num_finished_ == choices_.size(); }
+  bool done() const override { return num_finished_ == choices_.size(); }
   /// Some choice failed inside the engine; its message.
-  const std::string& error() const { return error_; }
+  const std::string& error() const override { return error_; }
   /// HTTP status of error(): 400 for a request the engine refused, else 500.
-  int error_status() const { return error_status_; }
+  int error_status() const override { return error_status_; }
   /// The request field error() names (StreamEvent::error_param), "" when none.
-  const std::string& error_param() const { return error_param_; }
+  const std::string& error_param() const override { return error_param_; }
   /// The non-streamed body (once done()).
-  std::string body() const;
+  std::string body() const override;
   /// The closing SSE frames: the usage chunk when asked, then "data: [DONE]".
-  std::string stream_end() const;
+  std::string stream_end() const override;
 
  private:
   struct Choice {

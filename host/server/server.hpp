@@ -5,6 +5,8 @@
 //   POST /v1/completions, POST /v1/chat/completions   JSON, or SSE with "stream": true
 //   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics  (Prometheus text 0.0.4)
 //   POST /tokenize, POST /detokenize (vLLM's and llama.cpp's shapes), GET /version
+//   POST /v1/messages, POST /v1/messages/count_tokens (Anthropic), POST /v1/responses (OpenAI
+//   Responses, stateless), GET / (the chat page, unless ServerOptions::web_ui is false)
 // Errors are OpenAI-style JSON bodies with 400 / 401 / 404 / 405 / 413 / 422 / 429 / 431 / 503.
 // Connections: at most ServerOptions::max_connections open (past it 503 and close), closed after
 // idle_timeout without a request, or when a write waits write_timeout for a client that does not
@@ -35,7 +37,8 @@ namespace plinth::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";  ///< address to bind; 0.0.0.0 to listen on every interface
   uint16_t port = 8000;            ///< 0 = a free port (see Server::port())
-  std::string api_key;  ///< "" = no authentication; else "Authorization: Bearer KEY" on /v1/*
+  /// "" = no authentication; else "Authorization: Bearer KEY" or "x-api-key: KEY" on /v1/*
+  std::string api_key;
   /// The `model` clients name (also accepted: the model's general.name); "" = the GGUF file's stem.
   std::string served_model_name;
   size_t body_limit = 1 << 20;     ///< request bodies over this many bytes get 413
@@ -54,6 +57,8 @@ struct ServerOptions {
   /// `Retry-After: 1` and `Connection: close`, and closed, so that a client learns why instead of
   /// hanging in the listen backlog.
   size_t max_connections = 1024;
+  /// Serve the chat page (GET /, /chat.js, /chat.css; compiled in from host/server/web/).
+  bool web_ui = true;
 };
 
 class Server {

@@ -23,9 +23,10 @@ class FuzzModel final : public server::RequestModel {
   std::vector<int32_t> encode(std::string_view text) const override {
     return m_.tokenizer->encode(text, true);
   }
-  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const override {
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages,
+                                   const ChatTemplate::RenderOptions& options) const override {
     std::vector<Tokenizer::Segment> segments;
-    for (const ChatTemplate::Segment& s : m_.chat->render(messages, true)) {
+    for (const ChatTemplate::Segment& s : m_.chat->render(messages, true, options)) {
       segments.push_back({s.text, s.special});
     }
     return m_.tokenizer->encode_segments(segments, true);

@@ -10,6 +10,7 @@
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "tokenizer/streaming_detokenizer.hpp"
+#include "tokenizer/token_attributes.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace plinth::fuzz {
@@ -35,7 +36,12 @@ void check_text(const Tokenizer& tok, std::string_view text) {
     return;  // a byte without a token (named with its offset)
   }
   crash_if(tok.decode(ids) != text, "decode(encode(text)) != text");
-  for (const int32_t id : ids) crash_if(tok.is_special(id), "encode produced a special token");
+  // A user-defined token's text becomes that token (as in llama.cpp); control and unknown
+  // tokens never come from text.
+  for (const int32_t id : ids) {
+    crash_if((tok.token_attributes(id) & (token_attr::kControl | token_attr::kUnknown)) != 0,
+             "encode produced a control token");
+  }
 }
 
 void check_segments(const Tokenizer& tok, std::string_view text) {

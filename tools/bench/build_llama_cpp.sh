@@ -48,7 +48,9 @@ if [[ ! -f "$src/CMakeLists.txt" ]]; then
   echo "== downloading llama-cpp-python==$version (source package) from the configured pip index"
   dl="$cache/download"
   mkdir -p "$dl"
-  python3 -m pip download --no-binary :all: --no-deps "llama-cpp-python==$version" -d "$dl"
+  # Only llama-cpp-python itself from source: with --no-binary :all: its build dependencies
+  # (scikit-build-core, cmake, ...) are compiled from source too, which takes tens of minutes.
+  python3 -m pip download --no-binary llama-cpp-python --no-deps "llama-cpp-python==$version" -d "$dl"
   tarball=$(ls "$dl"/llama_cpp_python-"$version".tar.gz)
   rm -rf "$cache/extract" && mkdir -p "$cache/extract"
   tar -xzf "$tarball" -C "$cache/extract"

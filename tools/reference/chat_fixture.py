@@ -7,7 +7,7 @@ raise_exception() raising TemplateError, strftime_now() — over a fixed clock, 
 the fixture does not depend on the day — and bos_token / eos_token and tools=None in the context).
 The template text is stored in each fixture so the C++ test needs no model file.
 
-Two modes:
+Three modes:
 
   * SmolLM2's own template, read from the GGUF file with the gguf package:
         python3 tools/reference/chat_fixture.py models/SmolLM2-135M-Instruct.Q4_1.gguf \
@@ -18,10 +18,19 @@ Two modes:
         python3 tools/reference/chat_fixture.py --families tests/fixtures/chat_templates \
             > tests/fixtures/chat_templates/expected.json
 
+  * The real templates in llama.cpp's models/templates/ (fetched into a cache by
+    tools/fetch_llama_cpp_assets, not committed), LLAMA_CPP_TEMPLATES below; Qwen3's also with
+    enable_thinking true / false, and conversations whose assistant turns carry <think> blocks:
+        python3 tools/reference/chat_fixture.py --llama-cpp \
+            "$(tools/fetch_llama_cpp_assets --print-dir)/templates" \
+            > tests/fixtures/chat_templates/llama_cpp_expected.json
+
 Needs `pip install jinja2` (3.1.6 used); the first mode also `gguf`.
 """
 import argparse
 import datetime
+import hashlib
+import itertools
 import json
 import pathlib
 import sys
@@ -32,6 +41,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 GGUF_COMMAND = ("python3 tools/reference/chat_fixture.py models/SmolLM2-135M-Instruct.Q4_1.gguf"
                 " > tests/host/chat/chat_fixture.json")
+LLAMA_CPP_COMMAND = ("python3 tools/reference/chat_fixture.py --llama-cpp"
+                     " \"$(tools/fetch_llama_cpp_assets --print-dir)/templates\""
+                     " > tests/fixtures/chat_templates/llama_cpp_expected.json")
 FAMILIES_COMMAND = ("python3 tools/reference/chat_fixture.py --families tests/fixtures/chat_templates"
                     " > tests/fixtures/chat_templates/expected.json")
 
@@ -121,6 +133,58 @@ FAMILY_TOKENS = {
 }
 
 
+# Reasoning models' history: assistant turns with <think> blocks (Qwen3 splits them off, keeps
+# them only after the last user query), a user turn that looks like a tool response.
+THINKING_CONVERSATIONS = {
+    "reasoning_history": [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "<think>\nstep 1\n</think>\n\nanswer 1"},
+        {"role": "user", "content": "q2"},
+    ],
+    "reasoning_last": [
+        {"role": "system", "content": "Think first."},
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "<think>\n\nplan\n\n</think>\n\n\nfinal\n"},
+    ],
+    "plain_answer_last": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "plain answer"},
+    ],
+    "after_tool_response": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "<think>why</think>calling"},
+        {"role": "user", "content": "<tool_response>42</tool_response>"},
+        {"role": "assistant", "content": "<think>\nnow\n</think>it is 42"},
+        {"role": "user", "content": "<tool_response>43</tool_response>"},
+    ],
+    "reasoning_content_field": [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "answer 1", "reasoning_content": "\nthought 1\n"},
+        {"role": "user", "content": "q2"},
+        {"role": "assistant", "content": "<think>ignored?</think>a2", "reasoning_content": ""},
+        {"role": "assistant", "content": "a3</think>", "reasoning_content": None},
+    ],
+    "nested_think_markers": [
+        {"role": "user", "content": "say </think> please"},
+        {"role": "assistant", "content": "a<think>b</think>c</think>\nd"},
+        {"role": "user", "content": "again"},
+        {"role": "assistant", "content": "x<think>y"},
+    ],
+}
+
+# Templates of llama.cpp's models/templates/ and the family that renders each, with the bos_token /
+# eos_token of the model's tokenizer_config.json ("" where it has none).
+LLAMA_CPP_TEMPLATES = [
+    ("qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja", "", "<|im_end|>"),
+    ("qwen3", "Qwen-Qwen3-0.6B.jinja", "", "<|im_end|>"),
+    ("llama3.1", "meta-llama-Llama-3.1-8B-Instruct.jinja", "<|begin_of_text|>", "<|eot_id|>"),
+    ("llama3.1", "meta-llama-Llama-3.3-70B-Instruct.jinja", "<|begin_of_text|>", "<|eot_id|>"),
+    ("llama3.2", "meta-llama-Llama-3.2-3B-Instruct.jinja", "<|begin_of_text|>", "<|eot_id|>"),
+    ("phi3", "microsoft-Phi-3.5-mini-instruct.jinja", "<s>", "<|endoftext|>"),
+    ("gemma", "google-gemma-2-2b-it.jinja", "<bos>", "<eos>"),
+    ("mistral-nemo", "mistralai-Mistral-Nemo-Instruct-2407.jinja", "<s>", "</s>"),
+]
+
 # The day strftime_now() sees (HF's returns datetime.now().strftime(format)).
 FIXED_NOW = datetime.datetime(2026, 3, 5, 12, 0, 0)
 
@@ -141,17 +205,22 @@ def environment():
     return env
 
 
-def render_cases(template, conversations, bos_token=None, eos_token=None):
+def render_cases(template, conversations, bos_token=None, eos_token=None,
+                 thinking=(None,)):
     compiled = environment().from_string(template)
     cases = []
     for name, messages in conversations.items():
-        for add_generation_prompt in (False, True):
+        for add_generation_prompt, enable_thinking in itertools.product((False, True), thinking):
+            think = "" if enable_thinking is None else f"+think={str(enable_thinking).lower()}"
             case = {
-                "name": f"{name}{'+gen' if add_generation_prompt else ''}",
+                "name": f"{name}{'+gen' if add_generation_prompt else ''}{think}",
                 "messages": messages,
                 "add_generation_prompt": add_generation_prompt,
             }
             context = dict(messages=messages, add_generation_prompt=add_generation_prompt)
+            if enable_thinking is not None:
+                case["enable_thinking"] = enable_thinking
+                context["enable_thinking"] = enable_thinking
             if bos_token is not None:
                 context.update(bos_token=bos_token, eos_token=eos_token, tools=None,
                                documents=None)
@@ -181,14 +250,37 @@ def families_fixture(directory):
             "strftime_now_date": strftime_now("%d %b %Y"), "families": families}
 
 
+def llama_cpp_fixture(directory):
+    entries = []
+    for family, file, bos, eos in LLAMA_CPP_TEMPLATES:
+        raw = (pathlib.Path(directory) / file).read_bytes()
+        thinking = (None, True, False) if family == "qwen3" else (None,)
+        entries.append({"family": family, "file": file,
+                        "sha256": hashlib.sha256(raw).hexdigest(), "bos_token": bos,
+                        "eos_token": eos,
+                        "cases": render_cases(raw.decode("utf-8"),
+                                              dict(FAMILY_CONVERSATIONS, **THINKING_CONVERSATIONS),
+                                              bos, eos, thinking)})
+    return {"command": LLAMA_CPP_COMMAND, "source": "llama-cpp-python==0.3.36 vendor/llama.cpp/"
+            "models/templates", "jinja2": jinja2.__version__,
+            "strftime_now_date": strftime_now("%d %b %Y"), "templates": entries}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("gguf", nargs="?", help="GGUF file whose tokenizer.chat_template to render")
     parser.add_argument("--families", metavar="DIR", help="render every <family>.jinja in DIR")
+    parser.add_argument("--llama-cpp", metavar="DIR",
+                        help="render LLAMA_CPP_TEMPLATES from llama.cpp's models/templates DIR")
     args = parser.parse_args()
-    if bool(args.gguf) == bool(args.families):
-        parser.error("give either a GGUF file or --families DIR")
-    fixture = families_fixture(args.families) if args.families else gguf_fixture(args.gguf)
+    if sum(map(bool, (args.gguf, args.families, args.llama_cpp))) != 1:
+        parser.error("give one of: a GGUF file, --families DIR, --llama-cpp DIR")
+    if args.llama_cpp:
+        fixture = llama_cpp_fixture(args.llama_cpp)
+    elif args.families:
+        fixture = families_fixture(args.families)
+    else:
+        fixture = gguf_fixture(args.gguf)
     json.dump(fixture, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 

@@ -133,6 +133,24 @@ def ensure_openai():
         return None
 
 
+def ensure_package(module, pip_name=None):
+    """Imports `module`, pip-installing `pip_name` (default: the module's name) when missing.
+    Returns the module, or None when it cannot be had (the caller skips)."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        pass
+    rc = subprocess.call([sys.executable, "-m", "pip", "install", "--quiet", pip_name or module],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    if rc != 0:
+        return None
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
 def run_tests(server, argv_rest):
     """Runs this module's unittest cases against `server`, then stops it (SIGINT, graceful drain).
     Returns the process exit code: 0 when every test passed and the server exited 0, else 1."""

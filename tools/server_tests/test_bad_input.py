@@ -194,6 +194,26 @@ def table():
         ("content part text 5", "/v1/chat/completions",
          chat([{"type": "text", "text": 5}]), 422, "messages[0].content[0].text"),
         ("content part 5", "/v1/chat/completions", chat([5]), 422, "messages[0].content[0]"),
+        ("reasoning_content 5", "/v1/chat/completions",
+         {"messages": [{"role": "user", "content": "q"},
+                       {"role": "assistant", "content": "a", "reasoning_content": 5},
+                       {"role": "user", "content": "q2"}]}, 422,
+         "messages[1].reasoning_content"),
+        ("reasoning_content null and a string", "/v1/chat/completions",
+         {"messages": [{"role": "user", "content": "q"},
+                       {"role": "assistant", "content": "a", "reasoning_content": None},
+                       {"role": "assistant", "content": "b", "reasoning_content": "r"},
+                       {"role": "user", "content": "q2"}], "max_tokens": 1}, 200, None),
+        ("chat_template_kwargs not an object", "/v1/chat/completions",
+         chat("Hi", chat_template_kwargs=[1]), 422, "chat_template_kwargs"),
+        ("chat_template_kwargs unknown variable", "/v1/chat/completions",
+         chat("Hi", chat_template_kwargs={"foo": 1}), 400, "chat_template_kwargs.foo",
+         "enable_thinking"),
+        ("enable_thinking not a boolean", "/v1/chat/completions",
+         chat("Hi", chat_template_kwargs={"enable_thinking": "no"}), 422,
+         "chat_template_kwargs.enable_thinking"),
+        ("enable_thinking false (ChatML ignores it)", "/v1/chat/completions",
+         chat("Hi", max_tokens=1, chat_template_kwargs={"enable_thinking": False}), 200, None),
         ("content part without type", "/v1/chat/completions",
          chat([{"text": "a"}]), 422, "messages[0].content[0].type"),
         ("content part image_url", "/v1/chat/completions",
@@ -295,15 +315,16 @@ class BadInput(unittest.TestCase):
         self.assertEqual(post("/v1/completions", cmpl("Hello"))[0], 200)
 
 
-def tiny_pool_manifest(directory):
-    """A copy of --manifest whose KV pool has 8 blocks of 16 tokens; returns its path."""
+def tiny_pool_manifest(directory, model=None, num_blocks=8):
+    """A copy of --manifest whose KV pool has `num_blocks` blocks of 16 tokens (and whose model is
+    `model` when given); returns its path."""
     with open(ARGS.manifest) as f:
         m = json.load(f)
     base = os.path.dirname(os.path.abspath(ARGS.manifest))
-    m["model"] = os.path.join(base, m["model"])
+    m["model"] = model or os.path.join(base, m["model"])
     for p in m["plugins"]:
         if p["kind"] == "kv_cache":
-            p.setdefault("config", {})["num_blocks"] = 8
+            p.setdefault("config", {})["num_blocks"] = num_blocks
         if "/" not in p["library"]:
             p["library"] = os.path.join(os.path.dirname(os.path.abspath(ARGS.plinth)),
                                         "plugins", "libplinth_" + p["library"] + ".so")
@@ -311,6 +332,33 @@ def tiny_pool_manifest(directory):
     with open(path, "w") as f:
         json.dump(m, f)
     return path
+
+
+class BaseModel(unittest.TestCase):
+    def test_model_without_chat_template_refuses_chat_naming_the_option(self):
+        """A base model (`plinth synth-model` writes no tokenizer.chat_template): chat is a 400
+        naming --chat-template, completions work."""
+        global SERVER
+        main_server = SERVER
+        with tempfile.TemporaryDirectory() as d:
+            model = os.path.join(d, "base.gguf")
+            subprocess.run([ARGS.plinth, "synth-model", "--layers", "1", "--output", model],
+                           check=True, stdout=subprocess.DEVNULL)
+            with PlinthServer(ARGS.plinth, tiny_pool_manifest(d, model, 64),
+                              "--max-model-len", "1024") as base:
+                try:
+                    SERVER = base
+                    for stream in (False, True):
+                        status, _, data = post("/v1/chat/completions",
+                                               chat("Hi", stream=stream, max_tokens=1))
+                        self.assertEqual(status, 400, data)
+                        err = json.loads(data)["error"]
+                        self.assertEqual(err["param"], "messages")
+                        self.assertIn("no tokenizer.chat_template", err["message"])
+                        self.assertIn("--chat-template", err["message"])
+                    self.assertEqual(post("/v1/completions", cmpl("Hi"))[0], 200)
+                finally:
+                    SERVER = main_server
 
 
 class TinyPool(unittest.TestCase):

@@ -1,4 +1,5 @@
-"""Runs examples/embedded_server: it must serve a completion over HTTP and exit 0 on SIGINT."""
+"""Runs examples/embedded_server: it must serve a completion and the chat page (GET /, compiled
+into libplinth.so) over HTTP and exit 0 on SIGINT."""
 import argparse
 import json
 import signal
@@ -25,6 +26,11 @@ def main():
                                  headers={"Content-Type": "application/json"})
     body = json.loads(urllib.request.urlopen(req, timeout=60).read())
     ok = body["usage"]["completion_tokens"] == 3 and body["choices"][0]["finish_reason"] == "length"
+    with urllib.request.urlopen(url + "/", timeout=60) as r:
+        page = r.read().decode()
+        page_ok = r.headers["Content-Type"].startswith("text/html") and "/chat.js" in page
+    print(f"chat page: {'ok' if page_ok else 'MISSING'}")
+    ok = ok and page_ok
     proc.send_signal(signal.SIGINT)
     rc = proc.wait(60)
     print(f"completion {body['choices'][0]['text']!r}, exit {rc}")

@@ -8,7 +8,10 @@
     in 0..1) under vLLM's names, equal to plinth's own;
   - after requests: the latency and token histograms count them, request_success_total by
     finished_reason, plinth_http_requests_total by route and status (a 404 too);
-  - one access line per request on the server's stderr (route, status, tokens, TTFT, latency).
+  - one access line per request on the server's stderr (route, status, tokens, TTFT, latency);
+  - the gauges agree with the responses: /metrics read the moment a response is complete
+    (plain and streamed, 40 times, no polling) shows no request running or waiting and no KV
+    block in use, and request_success_total already counts it.
 
   python3 tools/server_tests/test_metrics.py --plinth build/plinth --manifest manifests/cpu.json
 
@@ -148,6 +151,24 @@ class Metrics(unittest.TestCase):
         self.assertEqual(ttft[-1].labels["le"], "+Inf")
         self.assertEqual(ttft[-1].value, m["plinth_time_to_first_token_seconds_count"])
         self.assertEqual([s.value for s in ttft], sorted(s.value for s in ttft))
+
+    def test_gauges_agree_with_a_completed_response(self):
+        # The gauges are set before a response's last event is handed to its connection, so
+        # there is nothing to wait for: the server is idle the moment the response is complete.
+        length = 'plinth_request_success_total{finished_reason="length"}'
+        stale = []
+        for i in range(40):
+            done = SERVER.metrics().get(length, 0.0)
+            status, data = raw("POST", "/v1/completions",
+                               {"prompt": "Count: one, two,", "max_tokens": 3, "ignore_eos": True,
+                                "stream": i % 2 == 1})
+            self.assertEqual(status, 200, data)
+            m = SERVER.metrics()
+            seen = {k: m[k] for k in ("plinth_num_requests_running", "plinth_num_requests_waiting",
+                                      "plinth_kv_cache_used_blocks", "vllm:num_requests_running")}
+            if any(seen.values()) or m.get(length, 0.0) != done + 1:
+                stale.append((i, seen, m.get(length, 0.0) - done))
+        self.assertEqual(stale, [], "/metrics lagged the response (iteration, gauges, finished)")
 
     def test_access_lines(self):
         line = re.compile(r"POST /v1/completions 200 prompt_tokens=(\d+) generation_tokens=(\d+) "

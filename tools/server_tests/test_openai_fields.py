@@ -258,6 +258,75 @@ class Fields(unittest.TestCase):
                                      c["message"]["content"])
                     self.assertTrue(all(math.isfinite(t["logprob"]) for t in content))
 
+    def test_byte_level_tokens_keep_logprobs_well_formed(self):
+        # SmolLM2 writes these characters as byte-level tokens (parts of a character), and several
+        # of the 20 alternatives are parts too: each is named "bytes:\\xNN..." in tokens and
+        # top_logprobs alike (no two alternatives may share a key, as they did when all became
+        # U+FFFD), and text_offset of a token that starts inside a character is that character's.
+        def token_bytes(name):
+            if name.startswith("bytes:"):
+                hexes = name[len("bytes:"):].split("\\x")[1:]
+                b = bytes(int(h, 16) for h in hexes)
+                self.assertEqual(name, "bytes:" + "".join(f"\\x{x:02x}" for x in b))
+                with self.assertRaises(UnicodeDecodeError, msg=f"{name} is whole characters"):
+                    b.decode("utf-8")
+                return b
+            self.assertNotIn("\ufffd", name)
+            return name.encode()
+
+        for prompt in ("中文：你好，世界。日本語：", "Emoji: 🎉🎉"):
+            with self.subTest(prompt=prompt):
+                u = urllib.parse.urlparse(SERVER.url)
+                conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+                body = {"model": SERVER.model, "prompt": prompt, "max_tokens": 12,
+                        "temperature": 0, "logprobs": 20}
+                conn.request("POST", "/v1/completions", body=json.dumps(body),
+                             headers={"Authorization": f"Bearer {API_KEY}",
+                                      "Content-Type": "application/json"})
+                data = conn.getresponse().read()
+                conn.close()
+                duplicates = []
+
+                def no_duplicates(pairs):
+                    keys = [k for k, _ in pairs]
+                    if len(set(keys)) != len(keys):
+                        duplicates.append(keys)
+                    return dict(pairs)
+
+                j = json.loads(data, object_pairs_hook=no_duplicates)
+                self.assertEqual(duplicates, [], "an object with duplicate keys")
+                c = j["choices"][0]
+                lp = c["logprobs"]
+                names = lp["tokens"]
+                self.assertTrue(any(n.startswith("bytes:") for n in names), names)
+                joined, starts = b"", []
+                for name in names:
+                    starts.append(len(joined))
+                    joined += token_bytes(name)
+                text = c["text"]
+                self.assertEqual(joined, text.encode())
+                # The offset of the character a token's first byte belongs to (Python's decoder
+                # drops the partial character at the end of the bytes before it).
+                expected = [len(joined[:p].decode("utf-8", errors="ignore")) for p in starts]
+                self.assertEqual(lp["text_offset"], expected)
+                self.assertTrue(all(o < len(text) for o in lp["text_offset"]), lp["text_offset"])
+                for name, top in zip(names, lp["top_logprobs"]):
+                    self.assertEqual(len(top), 20, top)
+                    self.assertIn(name, top)  # greedy: the token is its own top alternative
+                    for alt in top:
+                        token_bytes(alt)
+                _, s_lp, _ = streamed("/v1/completions", {"prompt": prompt, "max_tokens": 12,
+                                                          "logprobs": 20})
+                self.assertEqual(s_lp["tokens"], names)
+                self.assertEqual(s_lp["text_offset"], lp["text_offset"])
+                # Chat names them the same, with the true bytes in `bytes`.
+                chat_j = chat(messages=[{"role": "user", "content": prompt}], max_tokens=12,
+                              logprobs=True, top_logprobs=5)
+                for t in chat_j["choices"][0]["logprobs"]["content"]:
+                    self.assertEqual(token_bytes(t["token"]), bytes(t["bytes"]))
+                    for alt in t["top_logprobs"]:
+                        self.assertEqual(token_bytes(alt["token"]), bytes(alt["bytes"]))
+
 
 def main():
     global ARGS, SERVER, openai

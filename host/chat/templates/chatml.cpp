@@ -20,10 +20,13 @@ class ChatMl final : public Family {
     return "ChatML (<|im_start|>role ... <|im_end|>; SmolLM2, Qwen, OpenHermes)";
   }
   bool recognises(std::string_view t) const override {
-    // Phi-4's "<|im_start|>system<|im_sep|>" is another format.
-    return has(t, kStart) && has(t, kEnd) && !has(t, "<|im_sep|>");
+    // Phi-4's "<|im_start|>system<|im_sep|>" is another format; Qwen2.5 and Qwen3 are families of
+    // their own (qwen.cpp); a template that handles <think> blocks (QwQ, DeepSeek-R1 distills)
+    // renders history differently from plain ChatML.
+    return has(t, kStart) && has(t, kEnd) && !has(t, "<|im_sep|>") && !has(t, "<think>") &&
+           !qwen2_5_family().recognises(t) && !qwen3_family().recognises(t);
   }
-  SpecialTexts default_special_texts() const override { return {"", std::string(kEnd), ""}; }
+  SpecialTexts default_special_texts() const override { return {"", std::string(kEnd), "", {}}; }
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd)};
   }

@@ -96,9 +96,10 @@ std::span<const Family* const> all_families() {
   // The signatures are disjoint (each family also checks the others' distinguishing phrases),
   // so the order is only the order names are listed in.
   static const Family* const kAll[] = {
-      &chatml_family(),   &llama2_family(),  &llama3_family(),     &llama3_1_family(),
-      &llama3_2_family(), &mistral_family(), &mistral_v1_family(), &mistral_v3_family(),
-      &gemma_family(),    &gemma3_family(),  &phi3_family(),       &zephyr_family(),
+      &chatml_family(),     &qwen2_5_family(),    &qwen3_family(),        &llama2_family(),
+      &llama3_family(),     &llama3_1_family(),   &llama3_2_family(),     &mistral_family(),
+      &mistral_v1_family(), &mistral_v3_family(), &mistral_nemo_family(), &gemma_family(),
+      &gemma3_family(),     &phi3_family(),       &zephyr_family(),
   };
   return kAll;
 }

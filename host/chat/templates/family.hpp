@@ -3,6 +3,7 @@
 // what they share: the prompt under construction, the conversation with message indices for
 // errors, Python's str.strip() (the `trim` filter and `.strip()` of the templates).
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,11 +38,13 @@ class Prompt {
   std::vector<Piece> pieces_;
 };
 
-/// The texts a template gets as bos_token / eos_token ("" = the model has none), and its
-/// date_string ("" = not given: the template's own default).
+/// The texts a template gets as bos_token / eos_token ("" = the model has none), its
+/// date_string ("" = not given: the template's own default), and enable_thinking (Qwen3's switch;
+/// nullopt = undefined in the template).
 struct SpecialTexts {
   std::string bos, eos;
   std::string date_string;
+  std::optional<bool> enable_thinking;
 };
 
 /// The messages a family renders: the caller's, after an optional default system message.
@@ -66,6 +69,10 @@ class Family {
   virtual bool recognises(std::string_view jinja_text) const = 0;
   /// bos_token / eos_token of the family's models when the vocabulary does not say.
   virtual SpecialTexts default_special_texts() const = 0;
+  /// The system prompt the family's template writes when the conversation has none (Qwen2.5's
+  /// "You are Qwen, ..."); "" = none. A template text's own literal takes precedence
+  /// (extract_chatml_default_system).
+  virtual std::string_view default_system() const { return {}; }
   /// Every marker render() may write except bos / eos.
   virtual std::vector<std::string> markers() const = 0;
   /// Renders `conv` exactly as the family's template does with jinja2 (HF apply_chat_template).
@@ -95,6 +102,8 @@ inline bool has(std::string_view haystack, std::string_view needle) {
 std::span<const Family* const> all_families();
 
 const Family& chatml_family();
+const Family& qwen2_5_family();
+const Family& qwen3_family();
 const Family& llama2_family();
 const Family& llama3_family();
 const Family& llama3_1_family();
@@ -102,6 +111,7 @@ const Family& llama3_2_family();
 const Family& mistral_family();
 const Family& mistral_v1_family();
 const Family& mistral_v3_family();
+const Family& mistral_nemo_family();
 const Family& gemma_family();
 const Family& gemma3_family();
 const Family& phi3_family();

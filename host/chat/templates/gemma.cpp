@@ -26,7 +26,7 @@ class Gemma final : public Family {
                ? has(t, "first_user_prefix")
                : has(t, "System role not supported") && has(t, "message['content'] | trim");
   }
-  SpecialTexts default_special_texts() const override { return {"<bos>", "<eos>", ""}; }
+  SpecialTexts default_special_texts() const override { return {"<bos>", "<eos>", "", {}}; }
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd)};
   }

@@ -14,7 +14,7 @@ class Llama2 final : public Family {
   bool recognises(std::string_view t) const override {
     return has(t, "[INST]") && has(t, "<<SYS>>") && has(t, "[/INST]");
   }
-  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", ""}; }
+  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", "", {}}; }
   std::vector<std::string> markers() const override {
     return {"[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"};
   }

@@ -21,7 +21,7 @@ class Llama3 final : public Family {
     return has(t, kStart) && has(t, kEot) && !has(t, "Cutting Knowledge Date");
   }
   SpecialTexts default_special_texts() const override {
-    return {"<|begin_of_text|>", std::string(kEot), ""};
+    return {"<|begin_of_text|>", std::string(kEot), "", {}};
   }
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd), std::string(kEot)};

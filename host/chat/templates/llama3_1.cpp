@@ -41,7 +41,7 @@ class Llama31 final : public Family {
            has(t, "set date_string = \"26 Jul 2024\"") && has(t, "strftime_now") == today_;
   }
   SpecialTexts default_special_texts() const override {
-    return {"<|begin_of_text|>", std::string(kEot), ""};
+    return {"<|begin_of_text|>", std::string(kEot), "", {}};
   }
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd), std::string(kEot)};

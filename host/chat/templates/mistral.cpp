@@ -5,8 +5,11 @@
 //    folded into the first user turn (mistralai/Mistral-7B-Instruct-v0.1 today);
 //  - "mistral-v3": "<s>[INST] {user}[/INST] {assistant trimmed}</s>", the system message folded
 //    into the last user turn when the conversation ends with one
-//    (mistralai/Mistral-7B-Instruct-v0.3, tools not supported).
-// Templates: tests/fixtures/chat_templates/mistral*.jinja.
+//    (mistralai/Mistral-7B-Instruct-v0.3, tools not supported);
+//  - "mistral-nemo": v3 without the spaces, "<s>[INST]{user}[/INST]{assistant}</s>" (the
+//    Tekken-tokenizer template of mistralai/Mistral-Nemo-Instruct-2407, tools not supported).
+// Templates: tests/fixtures/chat_templates/mistral*.jinja, llama.cpp's models/templates/
+// mistralai-Mistral-Nemo-Instruct-2407.jinja.
 #include "chat/templates/family.hpp"
 
 namespace plinth::chat {
@@ -17,7 +20,7 @@ constexpr std::string_view kAlternate =
 constexpr std::string_view kOnlyUserAssistant =
     "supports only user and assistant roles after the optional first system message";
 
-enum class Style { kClassic, kV1, kV3 };
+enum class Style { kClassic, kV1, kV3, kNemo };
 
 class Mistral final : public Family {
  public:
@@ -25,7 +28,8 @@ class Mistral final : public Family {
   std::string_view name() const override {
     return style_ == Style::kClassic ? "mistral"
            : style_ == Style::kV1    ? "mistral-v1"
-                                     : "mistral-v3";
+           : style_ == Style::kV3    ? "mistral-v3"
+                                     : "mistral-nemo";
   }
   std::string_view description() const override {
     switch (style_) {
@@ -35,6 +39,8 @@ class Mistral final : public Family {
         return "Mistral v1 ( [INST] system\\n\\nuser [/INST], system in the first user turn)";
       case Style::kV3:
         return "Mistral v3 ([INST] user[/INST], system in the last user turn)";
+      case Style::kNemo:
+        return "Mistral Nemo / Tekken ([INST]user[/INST], system in the last user turn)";
     }
     return "";
   }
@@ -50,27 +56,19 @@ class Mistral final : public Family {
       case Style::kV3:
         return has(t, "\"[INST] \" + message[\"content\"] + \"[/INST]\"") &&
                has(t, "\" \" + message[\"content\"]|trim + eos_token");
+      case Style::kNemo:
+        return has(t, "\"[INST]\" + message[\"content\"] + \"[/INST]\"") &&
+               has(t, "{{- message[\"content\"] + eos_token}}");
     }
     return false;
   }
-  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", ""}; }
+  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", "", {}}; }
   std::vector<std::string> markers() const override { return {"[INST]", "[/INST]"}; }
 
   void render(const Conversation& conv, bool, const SpecialTexts& st, Prompt& out) const override {
     const auto& msgs = conv.messages;
     if (style_ == Style::kClassic) {
-      out.marker(st.bos);
-      for (size_t i = 0; i < msgs.size(); ++i) {
-        check_alternation(conv, i, i);
-        if (msgs[i].role == "user") {
-          user_turn(out, "", msgs[i].content, " ");
-        } else if (msgs[i].role == "assistant") {
-          out.text(msgs[i].content);
-          out.marker(st.eos);
-        } else {
-          throw_message_error(conv, i, name(), "supports only user and assistant roles");
-        }
-      }
+      render_classic(conv, st, out);
       return;
     }
     if (msgs.empty()) throw_empty_error(name());
@@ -88,10 +86,10 @@ class Mistral final : public Family {
           out.text(" ");
           user_turn(out, system, m.content, " ");
         } else {
-          user_turn(out, system, m.content, "");
+          user_turn(out, system, m.content, "", style_ == Style::kNemo ? "" : " ");
         }
       } else if (m.role == "assistant") {
-        out.text(" " + (style_ == Style::kV3 ? python_strip(m.content) : m.content));
+        out.text(assistant_text(m.content));
         out.marker(st.eos);
       } else {
         throw_message_error(conv, i, name(), kOnlyUserAssistant);
@@ -101,11 +99,33 @@ class Mistral final : public Family {
   std::vector<std::string> stop_texts(const SpecialTexts& st) const override { return {st.eos}; }
 
  private:
-  /// "[INST] " + system + content + before_close + "[/INST]".
+  /// "mistral": "[INST] user [/INST]assistant</s>" per pair, no system role.
+  void render_classic(const Conversation& conv, const SpecialTexts& st, Prompt& out) const {
+    const auto& msgs = conv.messages;
+    out.marker(st.bos);
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      check_alternation(conv, i, i);
+      if (msgs[i].role == "user") {
+        user_turn(out, "", msgs[i].content, " ");
+      } else if (msgs[i].role == "assistant") {
+        out.text(msgs[i].content);
+        out.marker(st.eos);
+      } else {
+        throw_message_error(conv, i, name(), "supports only user and assistant roles");
+      }
+    }
+  }
+  /// What an assistant turn writes before eos: " " + content (v3: trimmed; Nemo: no space).
+  std::string assistant_text(const std::string& content) const {
+    std::string reply = style_ == Style::kV3 ? python_strip(content) : content;
+    if (style_ != Style::kNemo) reply.insert(0, 1, ' ');
+    return reply;
+  }
+  /// "[INST]" + after_open + system + content + before_close + "[/INST]".
   static void user_turn(Prompt& out, const std::string& system, const std::string& content,
-                        std::string_view before_close) {
+                        std::string_view before_close, std::string_view after_open = " ") {
     out.marker("[INST]");
-    out.text(" " + system + content + std::string(before_close));
+    out.text(std::string(after_open) + system + content + std::string(before_close));
     out.marker("[/INST]");
   }
   void check_alternation(const Conversation& conv, size_t i, size_t position) const {
@@ -133,6 +153,10 @@ const Family& mistral_v1_family() {
 }
 const Family& mistral_v3_family() {
   static const Mistral f(Style::kV3);
+  return f;
+}
+const Family& mistral_nemo_family() {
+  static const Mistral f(Style::kNemo);
   return f;
 }
 

@@ -19,7 +19,7 @@ class Phi3 final : public Family {
            has(t, "<|end|>") && has(t, "message['role'] == 'system' and message['content']") &&
            has(t, "{% else %}{{ eos_token }}") && !has(t, "bos_token");
   }
-  SpecialTexts default_special_texts() const override { return {"<s>", "<|endoftext|>", ""}; }
+  SpecialTexts default_special_texts() const override { return {"<s>", "<|endoftext|>", "", {}}; }
   std::vector<std::string> markers() const override {
     return {"<|system|>", "<|user|>", "<|assistant|>", "<|end|>"};
   }

@@ -17,7 +17,7 @@ class Zephyr final : public Family {
            has(t, "message['content'] + eos_token") &&
            has(t, "loop.last and add_generation_prompt");
   }
-  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", ""}; }
+  SpecialTexts default_special_texts() const override { return {"<s>", "</s>", "", {}}; }
   std::vector<std::string> markers() const override {
     return {"<|system|>", "<|user|>", "<|assistant|>"};
   }

@@ -40,7 +40,10 @@ typedef struct plinth_seq_view {
   uint32_t flags;             /* plinth_seq_flags */
   const char* cache_salt;     /* [cache_salt_len] bytes (not NUL-terminated; may be NULL when the
                                  length is 0): the request's prefix-cache namespace. Sequences
-                                 with different salts must never share a cached block. */
+                                 with different salts must never share a cached block. plinth's
+                                 host passes a fixed-size digest (32 bytes, SHA-256) of the
+                                 request's cache_salt, never the client's string, so a plugin
+                                 that keeps it keeps a bounded amount per namespace. */
   uint32_t cache_salt_len;
 } plinth_seq_view;
 

@@ -308,7 +308,23 @@ TEST_F(GgufWriterTest, WriteFileErrorsNameThePathAndReason) {
   EXPECT_NE(m.find(missing), std::string::npos) << m;
   EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
   m = message(dir_.path().string());
-  EXPECT_NE(m.find("Is a directory"), std::string::npos) << m;
+  EXPECT_NE(m.find(dir_.path().string() + " is a directory, not a regular file"), std::string::npos)
+      << m;
+  // Never renamed over something that is not a regular file: a FIFO, or a link to it, stays.
+  const fs::path fifo = dir_.path() / "fifo.gguf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  fs::create_symlink(fifo, dir_.path() / "link.gguf");
+  m = message(fifo.string());
+  EXPECT_NE(m.find(fifo.string() + " is a FIFO (named pipe), not a regular file"),
+            std::string::npos)
+      << m;
+  m = message((dir_.path() / "link.gguf").string());
+  EXPECT_NE(m.find("link.gguf is a symbolic link to a FIFO (named pipe)"), std::string::npos) << m;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_symlink(dir_.path() / "link.gguf"));
+  for (const auto& e : fs::directory_iterator(dir_.path())) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  }
   // A directory we cannot create files in: a read-only one, or /sys where even root cannot.
   const fs::path ro = dir_.path() / "ro";
   fs::create_directory(ro);

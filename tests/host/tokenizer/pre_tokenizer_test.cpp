@@ -58,7 +58,7 @@ TEST(PreTokenizerSmollm, UnicodeClasses) {
 }
 
 TEST(PreTokenizerGpt2, NumbersStayTogether) {
-  const PreTokenizer pre("gpt2");
+  const PreTokenizer pre("gpt-2");
   EXPECT_EQ(split(pre, "a 123 b"), (V{"a", " 123", " b"}));
 }
 

@@ -306,6 +306,64 @@ TEST_F(CliBatch, OpenAiBatchFileRoundTripsIntoTheOutputShape) {
   EXPECT_NE(bad_body.out.find(":1: key \"temperature\""), std::string::npos) << bad_body.out;
 }
 
+// OpenAI's Batch API rules for custom_id: required in an OpenAI batch line (missing, null or empty
+// is refused), a string, unique within the file (also among plinth lines that give one); each
+// refused before anything runs, naming the line and, for a duplicate, the line it repeats.
+TEST_F(CliBatch, CustomIdIsRequiredInOpenAiLinesAndUnique) {
+  const std::string body =
+      R"("method": "POST", "url": "/v1/completions", "body": {"prompt": "Hi", "max_tokens": 2}})";
+  const std::string first = R"({"custom_id": "a", )" + body;
+  struct Case {
+    std::vector<std::string> lines;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{first, "{" + body}, ":2: key \"custom_id\": missing"},
+      {{first, R"({"custom_id": null, )" + body}, ":2: key \"custom_id\": null"},
+      {{first, R"({"custom_id": "", )" + body}, ":2: key \"custom_id\": empty"},
+      {{first, R"({"custom_id": 7, )" + body}, ":2: key \"custom_id\": expected a string"},
+      {{first, R"({"prompt": "Hi"})", R"({"custom_id": "a", )" + body},
+       ":3: key \"custom_id\": \"a\" is also the custom_id of line 1"},
+      {{R"({"custom_id": "p", "prompt": "Hi"})", R"({"custom_id": "p", "prompt": "Ho"})"},
+       ":2: key \"custom_id\": \"p\" is also the custom_id of line 1"},
+  };
+  for (const Case& c : cases) {
+    CliRun r = run_file(c.lines);
+    EXPECT_EQ(r.code, 2) << c.message << ":\n" << r.out;
+    EXPECT_NE(r.out.find(in().string() + c.message), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out()) && fs::file_size(out()) > 0) << "ran despite a bad line";
+  }
+  // A plinth line may leave it out (its result line then has none).
+  CliRun ok = run_file({first, R"({"prompt": "Hi", "max_tokens": 2})"});
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+// A line that fails on its own request parameters while running (a repetition_penalty that
+// overflows a logit) is answered as the server answers the same body — status 400,
+// invalid_request_error, param naming the field — while the other lines get their answers; the
+// run then exits 1 naming how many lines failed and the first.
+TEST_F(CliBatch, ALineFailingOnItsOwnParameterIsA400AndTheRestRuns) {
+  CliRun r = run_file({
+      R"({"custom_id": "ok", "method": "POST", "url": "/v1/completions", "body": {"prompt": "The capital of France is", "max_tokens": 4}})",
+      R"({"custom_id": "bad", "method": "POST", "url": "/v1/completions", "body": {"prompt": "The capital of France is Paris. The capital of France is", "max_tokens": 4, "repetition_penalty": 1e-40}})",
+  });
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("1 of 2 lines failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(in().string() + ":2: (custom_id \"bad\") key \"repetition_penalty\""),
+            std::string::npos)
+      << r.out;
+  std::map<std::string, json> by_id;
+  for (const json& j : read_lines(out())) by_id[j.at("custom_id").get<std::string>()] = j;
+  ASSERT_EQ(by_id.size(), 2u) << r.out;
+  EXPECT_EQ(by_id["ok"].at("response").at("status_code"), 200);
+  const json& bad = by_id["bad"].at("response");
+  EXPECT_EQ(bad.at("status_code"), 400) << bad;
+  const json& error = bad.at("body").at("error");
+  EXPECT_EQ(error.at("type"), "invalid_request_error") << error;
+  EXPECT_EQ(error.at("param"), "repetition_penalty") << error;
+  EXPECT_NE(error.at("message").get<std::string>().find("repetition_penalty"), std::string::npos);
+}
+
 // Runs `plinth ARGS` with stderr on a pseudo-terminal; returns what it wrote there.
 std::string stderr_on_a_terminal(const std::string& args) {
   const int master = posix_openpt(O_RDWR | O_NOCTTY);

@@ -23,13 +23,15 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-/// `plinth ARGS` (ARGS already quoted as the shell needs), the build tree's binary, stdout and
-/// stderr through one pipe. Blocks until the process exits.
-inline CliRun run_plinth(const std::string& args) {
-  const std::string cmd =
-      shell_quote((std::filesystem::path(PLINTH_BUILD_DIR) / "plinth").string()) + " " + args +
-      " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+/// The build tree's `plinth`, quoted for /bin/sh.
+inline std::string plinth_command() {
+  return shell_quote((std::filesystem::path(PLINTH_BUILD_DIR) / "plinth").string());
+}
+
+/// `/bin/sh -c SCRIPT` with stdout and stderr through one pipe (SCRIPT must send its commands'
+/// stderr to stdout itself, e.g. `... 2>&1`). Blocks until the shell exits.
+inline CliRun run_shell(const std::string& script) {
+  FILE* p = popen(script.c_str(), "r");
   std::string out;
   if (p == nullptr) return {-1, out};
   std::array<char, 4096> buf{};
@@ -37,6 +39,12 @@ inline CliRun run_plinth(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+/// `plinth ARGS` (ARGS already quoted as the shell needs), the build tree's binary, stdout and
+/// stderr through one pipe. Blocks until the process exits.
+inline CliRun run_plinth(const std::string& args) {
+  return run_shell(plinth_command() + " " + args + " 2>&1");
 }
 
 }  // namespace plinth::test

@@ -20,7 +20,7 @@ inline Tokenizer tiny_tokenizer() {
   const std::string chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-";
   std::vector<std::string> tokens;
   for (char c : chars) tokens.emplace_back(1, c);
-  return Tokenizer(tokens, {}, {}, "gpt2", -1, -1, false);
+  return Tokenizer(tokens, {}, {}, "gpt-2", -1, -1, false);
 }
 
 /// The fake model's greedy continuation of `prompt`: max_tokens ids.

@@ -62,6 +62,30 @@ TEST(CliSynthModel, TwoLayerModelRunsOnBackendCpu) {
   }
 }
 
+// A base model has no tokenizer.chat_template (synth-model writes none): `generate --chat`
+// refuses, naming --chat-template; with --chat-template it renders; `manifest check` says so.
+TEST(CliSynthModel, BaseModelChatNeedsChatTemplate) {
+  plinth::test::TempDir tmp;
+  const fs::path model = tmp.path() / "base.gguf";
+  ASSERT_EQ(plinth("synth-model --layers 1 --output " + quote(model.string())).code, 0);
+  ASSERT_FALSE(plinth::GgufFile::open(model)->has("tokenizer.chat_template"));
+  const std::string run = "generate --manifest " + quote(kManifest.string()) + " --model " +
+                          quote(model.string()) + " --prompt hi --max-tokens 2 --ignore-eos --chat";
+  CliRun r = plinth(run);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("no tokenizer.chat_template"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--chat-template"), std::string::npos) << r.out;
+  r = plinth(run + " --chat-template chatml");
+  EXPECT_EQ(r.code, 0) << r.out;
+  // manifest check names the tokenizer and says what chat needs.
+  r = plinth("manifest check " + quote(kManifest.string()) + " --model " + quote(model.string()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("tokenizer: gpt2 (pre smollm)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("chat template: none (a base model: chat needs --chat-template"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliSynthModel, SameSeedSameFile) {
   plinth::test::TempDir tmp;
   const fs::path a = tmp.path() / "a.gguf", b = tmp.path() / "b.gguf";

@@ -1,6 +1,7 @@
 #pragma once
 // plinth::embed::Server — the OpenAI-compatible HTTP server (docs/server.md: /v1/completions,
-// /v1/chat/completions, /v1/models, /health, /metrics, /tokenize ...) over an Engine, on a
+// /v1/chat/completions, /v1/models, /health, /metrics, /tokenize ...; docs/clients.md: the
+// Anthropic /v1/messages, the Responses API /v1/responses, the chat page at /) over an Engine, on a
 // boost::asio::io_context the program owns and runs (CMake: plinth::server, which brings Boost's
 // headers; the program must use the Boost version plinth was built with, which find_package(plinth)
 // asks for). examples/embedded_server/main.cpp:
@@ -30,13 +31,14 @@ namespace plinth::embed {
 struct ServerOptions {
   std::string host = "127.0.0.1";         ///< address to bind; 0.0.0.0 to listen on every interface
   uint16_t port = 8000;                   ///< 0 = a free port (see Server::port())
-  std::string api_key;                    ///< "" = none; else "Authorization: Bearer KEY" on /v1/*
+  std::string api_key;                    ///< "" = none; else Bearer KEY or x-api-key on /v1/*
   std::string served_model_name;          ///< the `model` clients name; "" = the GGUF file's stem
   size_t body_limit = 1 << 20;            ///< request bodies over this many bytes get 413
   size_t header_limit = 64 << 10;         ///< request lines + headers over this many bytes get 431
   int32_t max_n = 16;                     ///< n in [1, max_n]
   std::chrono::seconds idle_timeout{60};  ///< an idle or slow connection is closed after this
   size_t max_connections = 1024;          ///< open connections at most (past it: 503, close)
+  bool web_ui = true;                     ///< serve the chat page at GET /
 };
 
 class PLINTH_EMBED_API Server {

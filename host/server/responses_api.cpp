@@ -1,0 +1,385 @@
+#include "server/responses_api.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <utility>
+
+#include "app/engine_host.hpp"
+#include "server/api_error.hpp"
+#include "server/api_json.hpp"
+#include "server/async_engine.hpp"
+
+namespace plinth::server::responses {
+
+namespace {
+
+using nlohmann::json;
+
+ApiError bad(const std::string& field, const std::string& message) {
+  return ApiError::invalid(field, message);
+}
+
+constexpr const char* kNoGrammar =
+    "needs constrained decoding (a grammar plugin), which plinth does not have yet; remove it "
+    "from the request";
+
+// The text of one content part of an input message, `at` naming it.
+std::string part_text(const json& part, const std::string& at) {
+  if (!part.is_object()) throw bad(at, at + ": expected an object {\"type\": \"input_text\", ...}");
+  const json* type = find_field(part, "type");
+  if (type == nullptr || !type->is_string()) throw bad(at + ".type", at + ".type: required string");
+  const auto& t = type->get_ref<const std::string&>();
+  if (t == "input_text" || t == "output_text") {
+    const json* text = find_field(part, "text");
+    if (text == nullptr || !text->is_string())
+      throw bad(at + ".text", at + ".text: required string");
+    return text->get<std::string>();
+  }
+  if (t == "input_image" || t == "input_file" || t == "input_audio") {
+    throw bad(at + ".type", at + ".type = \"" + t +
+                                "\": images, files and audio are not supported by this server (a "
+                                "text-only model); send input_text parts");
+  }
+  throw bad(at + ".type", at + ".type = \"" + t +
+                              "\": unknown content part type; this server supports \"input_text\" "
+                              "and \"output_text\"");
+}
+
+// One input item: a message {"type": "message"?, "role", "content": string | parts}.
+json input_message(const json& item, const std::string& at) {
+  if (!item.is_object()) throw bad(at, at + ": expected a message object {\"role\", \"content\"}");
+  const std::string type = item.value("type", "message");
+  if (type != "message") {
+    throw bad(at + ".type", at + ".type = \"" + type +
+                                "\": only message items are supported (tool calls, their outputs, "
+                                "reasoning and item references are not)");
+  }
+  const json* role = find_field(item, "role");
+  static constexpr std::array<const char*, 4> kRoles = {"user", "assistant", "system", "developer"};
+  if (role == nullptr || !role->is_string() ||
+      std::none_of(kRoles.begin(), kRoles.end(), [&](const char* r) { return *role == r; })) {
+    throw bad(at + ".role",
+              at + ".role: must be \"user\", \"assistant\", \"system\" or \"developer\"");
+  }
+  const json* content = find_field(item, "content");
+  if (content == nullptr) throw bad(at + ".content", at + ".content: required");
+  std::string text;
+  if (content->is_string()) {
+    text = content->get<std::string>();
+  } else if (content->is_array()) {
+    for (size_t j = 0; j < content->size(); ++j) {
+      text += part_text((*content)[j], at + ".content[" + std::to_string(j) + "]");
+    }
+  } else {
+    throw bad(at + ".content", at + ".content: expected a string or an array of content parts");
+  }
+  // The chat templates know a developer message as a system message.
+  return {{"role", *role == "developer" ? "system" : role->get<std::string>()}, {"content", text}};
+}
+
+json input_messages(const json& body) {
+  json messages = json::array();
+  if (const json* instructions = find_field(body, "instructions"); instructions != nullptr) {
+    if (!instructions->is_string()) throw bad("instructions", "instructions: expected a string");
+    messages.push_back({{"role", "system"}, {"content", *instructions}});
+  }
+  const json* input = find_field(body, "input");
+  if (input == nullptr) throw bad("input", "input: required (a string or an array of messages)");
+  if (input->is_string()) {
+    messages.push_back({{"role", "user"}, {"content", *input}});
+  } else if (input->is_array()) {
+    if (input->empty()) throw bad("input", "input: must not be empty");
+    for (size_t i = 0; i < input->size(); ++i) {
+      messages.push_back(input_message((*input)[i], "input[" + std::to_string(i) + "]"));
+    }
+  } else {
+    throw bad("input", "input: expected a string or an array of messages, got " +
+                           std::string(input->type_name()));
+  }
+  return messages;
+}
+
+// What a stateless server without a grammar plugin cannot do: refused unless it asks for nothing.
+void refuse_state(const json& body) {
+  if (const json* store = find_field(body, "store"); store != nullptr && *store != false) {
+    throw bad("store",
+              "store: this server keeps no responses (the stateless subset of the Responses API); "
+              "send store: false or leave it out");
+  }
+  for (const char* key : {"previous_response_id", "conversation", "prompt"}) {
+    if (find_field(body, key) != nullptr) {
+      throw bad(key, std::string(key) +
+                         ": this server keeps no responses, conversations or prompts (the "
+                         "stateless subset of the Responses API); send the whole conversation in "
+                         "`input`");
+    }
+  }
+  if (const json* bg = find_field(body, "background"); bg != nullptr && *bg != false) {
+    throw bad("background", "background: background responses are not supported");
+  }
+  for (const char* key : {"background_options", "context_management", "image"}) {
+    if (find_field(body, key) != nullptr) {
+      throw bad(key, std::string(key) + ": not supported by this server; leave it out");
+    }
+  }
+}
+
+void refuse_features(const json& body) {
+  if (const json* tools = find_field(body, "tools"); tools != nullptr && !tools->empty()) {
+    throw bad("tools", std::string("tools: function and built-in tools ") + kNoGrammar);
+  }
+  if (const json* choice = find_field(body, "tool_choice");
+      choice != nullptr && *choice != "none" && *choice != "auto") {
+    throw bad("tool_choice", std::string("tool_choice: tools ") + kNoGrammar);
+  }
+  if (const json* text = find_field(body, "text"); text != nullptr) {
+    if (!text->is_object()) throw bad("text", "text: expected an object");
+    const json* format = find_field(*text, "format");
+    if (format != nullptr && !(format->is_object() && format->value("type", "") == "text")) {
+      throw bad("text.format", std::string("text.format: structured output (json_schema, "
+                                           "json_object) ") +
+                                   kNoGrammar);
+    }
+    if (const json* v = find_field(*text, "verbosity"); v != nullptr && *v != "medium") {
+      throw bad("text.verbosity", "text.verbosity: not supported; leave it out");
+    }
+  }
+  if (const json* reasoning = find_field(body, "reasoning");
+      reasoning != nullptr &&
+      !(reasoning->is_object() && find_field(*reasoning, "effort") == nullptr &&
+        find_field(*reasoning, "summary") == nullptr)) {
+    throw bad("reasoning", "reasoning: this model has no reasoning settings; leave it out");
+  }
+  if (const json* include = find_field(body, "include"); include != nullptr && !include->empty()) {
+    throw bad("include", "include: no extra output data is available; leave it out");
+  }
+  if (const json* top = find_field(body, "top_logprobs"); top != nullptr && *top != 0) {
+    throw bad("top_logprobs",
+              "top_logprobs: not supported on /v1/responses (use /v1/chat/completions)");
+  }
+  if (const json* t = find_field(body, "truncation"); t != nullptr && *t != "disabled") {
+    throw bad("truncation",
+              "truncation: only \"disabled\" (an input over the context is an error)");
+  }
+}
+
+void check_stream_options(const json& body) {
+  const json* so = find_field(body, "stream_options");
+  if (so == nullptr) return;
+  if (!so->is_object()) throw bad("stream_options", "stream_options: expected an object");
+  if (body.value("stream", false) != true) {
+    throw bad("stream_options", "stream_options: only with stream: true");
+  }
+  for (const auto& [key, value] : so->items()) {
+    if (key != "include_obfuscation") {
+      throw bad("stream_options." + key,
+                "stream_options." + key + ": unknown option (supported: include_obfuscation)");
+    }
+    if (!value.is_boolean()) {
+      throw bad("stream_options.include_obfuscation",
+                "stream_options.include_obfuscation: expected a boolean");
+    }
+  }
+}
+
+// parse_request names the chat fields; say the Responses ones instead.
+ApiError renamed(const ApiError& e) {
+  std::string param = e.param(), message = e.what();
+  if (param == "messages") param = "input";
+  if (param == "max_tokens") {
+    param = "max_output_tokens";
+    for (size_t at = message.find("max_tokens"); at != std::string::npos;
+         at = message.find("max_tokens", at + 17)) {
+      message.replace(at, 10, "max_output_tokens");
+    }
+  }
+  return {e.status(), e.type(), message, param, e.code()};
+}
+
+int64_t unix_now() {
+  using namespace std::chrono;
+  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+json translate(const json& body) {
+  refuse_state(body);
+  refuse_features(body);
+  check_stream_options(body);
+  json chat = {{"messages", input_messages(body)}};
+  if (const json* max = find_field(body, "max_output_tokens"); max != nullptr) {
+    chat["max_tokens"] = *max;
+  }
+  static constexpr std::array<const char*, 8> kSame = {
+      "model", "temperature", "top_p", "stream", "user", "cache_salt", "speculative", "seed"};
+  for (const char* key : kSame) {
+    if (const json* v = find_field(body, key); v != nullptr) chat[key] = *v;
+  }
+  if (const json* meta = find_field(body, "metadata"); meta != nullptr && !meta->is_object()) {
+    throw bad("metadata", "metadata: expected an object of strings");
+  }
+  return chat;
+}
+
+PreparedGeneration prepare(std::string_view text, const EngineHost& host, const ParseLimits& limits,
+                           std::string id) {
+  const json body = parse_json_object(text);
+  const json chat = translate(body);
+  PreparedGeneration p;
+  try {
+    p.api = parse_request(ApiKind::kChat, dump_json(chat), host, limits);
+  } catch (const ApiError& e) {
+    throw renamed(e);
+  }
+  p.response = std::make_unique<ResponsesResponse>(
+      std::move(id), p.api.model, p.api.stream, static_cast<uint32_t>(p.api.prompts.front().size()),
+      body);
+  p.max_tokens_field = "max_output_tokens";
+  return p;
+}
+
+ResponsesResponse::ResponsesResponse(std::string id, std::string model, bool stream,
+                                     uint32_t input_tokens, const json& request)
+    : id_(std::move(id)),
+      item_id_("msg_" + id_.substr(id_.find('_') + 1)),
+      model_(std::move(model)),
+      stream_(stream),
+      created_at_(unix_now()),
+      input_tokens_(input_tokens) {
+  auto get = [&](const char* key, const json& fallback) {
+    const json* v = find_field(request, key);
+    return v != nullptr ? *v : fallback;
+  };
+  echo_ = {{"instructions", get("instructions", nullptr)},
+           {"max_output_tokens", get("max_output_tokens", nullptr)},
+           {"temperature", get("temperature", 1.0)},
+           {"top_p", get("top_p", 1.0)},
+           {"metadata", get("metadata", json::object())},
+           {"user", get("user", nullptr)}};
+}
+
+json ResponsesResponse::text_part() const {
+  return {{"type", "output_text"},
+          {"text", text_},
+          {"annotations", json::array()},
+          {"logprobs", json::array()}};
+}
+
+json ResponsesResponse::message_item(bool final) const {
+  const char* status = !final                       ? "in_progress"
+                       : finish_reason_ == "length" ? "incomplete"
+                                                    : "completed";
+  return {{"id", item_id_},
+          {"type", "message"},
+          {"status", status},
+          {"role", "assistant"},
+          {"content", final ? json::array({text_part()}) : json::array()}};
+}
+
+json ResponsesResponse::object(bool final) const {
+  std::string status = "in_progress";
+  json incomplete = nullptr, error = nullptr;
+  if (final && !error_.empty()) {
+    status = "failed";
+    error = {{"code", "server_error"}, {"message", error_}};
+  } else if (final && finish_reason_ == "length") {
+    status = "incomplete";
+    incomplete = {{"reason", "max_output_tokens"}};
+  } else if (final) {
+    status = "completed";
+  }
+  json j = {{"id", id_},
+            {"object", "response"},
+            {"created_at", created_at_},
+            {"status", status},
+            {"background", false},
+            {"error", error},
+            {"incomplete_details", incomplete},
+            {"model", model_},
+            {"output", final ? json::array({message_item(true)}) : json::array()},
+            {"parallel_tool_calls", true},
+            {"previous_response_id", nullptr},
+            {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
+            {"store", false},
+            {"text", {{"format", {{"type", "text"}}}}},
+            {"tool_choice", "auto"},
+            {"tools", json::array()},
+            {"truncation", "disabled"},
+            {"usage", nullptr}};
+  j.update(echo_);
+  if (final) {
+    j["usage"] = {{"input_tokens", input_tokens_},
+                  {"input_tokens_details", {{"cached_tokens", 0}}},
+                  {"output_tokens", output_tokens_},
+                  {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                  {"total_tokens", input_tokens_ + output_tokens_}};
+  }
+  return j;
+}
+
+std::string ResponsesResponse::event(const std::string& type, json data) const {
+  data["type"] = type;
+  data["sequence_number"] = sequence_number_++;
+  return sse_event(type, data);
+}
+
+std::string ResponsesResponse::on_event(size_t, const StreamEvent& ev) {
+  if (finished_) return {};
+  text_ += ev.text_delta;
+  output_tokens_ = std::max(output_tokens_, ev.num_generated_tokens);
+  if (ev.finished) {
+    finished_ = true;
+    finish_reason_ = ev.finish_reason;
+    if (ev.finish_reason == "error") {
+      error_ = ev.error;
+      error_status_ = ev.error_status;
+      error_param_ = ev.error_param;
+    }
+  }
+  if (!stream_) return {};
+  std::string out;
+  const json where = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}};
+  if (!started_) {
+    started_ = true;
+    out += event("response.created", {{"response", object(false)}});
+    out += event("response.in_progress", {{"response", object(false)}});
+    out +=
+        event("response.output_item.added", {{"output_index", 0}, {"item", message_item(false)}});
+    json part = where;
+    part["part"] = {{"type", "output_text"},
+                    {"text", ""},
+                    {"annotations", json::array()},
+                    {"logprobs", json::array()}};
+    out += event("response.content_part.added", std::move(part));
+  }
+  if (!ev.text_delta.empty()) {
+    json delta = where;
+    delta["delta"] = ev.text_delta;
+    delta["logprobs"] = json::array();
+    out += event("response.output_text.delta", std::move(delta));
+  }
+  return out;
+}
+
+std::string ResponsesResponse::stream_end() const {
+  if (!error_.empty()) return event("response.failed", {{"response", object(true)}});
+  json done = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}};
+  json text_done = done;
+  text_done["text"] = text_;
+  text_done["logprobs"] = json::array();
+  std::string out = event("response.output_text.done", std::move(text_done));
+  done["part"] = text_part();
+  out += event("response.content_part.done", std::move(done));
+  out += event("response.output_item.done", {{"output_index", 0}, {"item", message_item(true)}});
+  const char* last = finish_reason_ == "length" ? "response.incomplete" : "response.completed";
+  out += event(last, {{"response", object(true)}});
+  return out;
+}
+
+std::string ResponsesResponse::body() const {
+  return dump_json(object(true));
+}
+
+}  // namespace plinth::server::responses
