@@ -60,7 +60,7 @@ endfunction()
 # of a released ABI, tests/fixtures/abi_<major>_<minor>/include, instead of sdk/include: it
 # declares that version in its descriptor and fills that version's struct and table sizes, as a
 # plugin built with the old SDK does. The frozen folder comes first on the include path and
-# sdk/include is not on it (only a copy of its ABI-free plinth/config.hpp): LIBS must not carry
+# sdk/include is not on it (only copies of its ABI-free plinth/config.hpp and ggml_format.hpp): LIBS must not carry
 # plinth_sdk (checked here through their link interfaces), and a generated source fails to compile
 # when the headers found are not that version.
 function(plinth_add_released_abi_plugin target)
@@ -105,11 +105,12 @@ static_assert(PLINTH_ABI_MAJOR == @major@ && PLINTH_ABI_MINOR == @minor@,
   target_include_directories(${target} BEFORE PRIVATE ${headers})
   target_include_directories(${target} PRIVATE ${A_INCLUDES})
   # The SDK's helpers that are no part of the ABI serve a plugin of any version, copied alone so
-  # that no newer ABI header comes with them: plinth/config.hpp (reading a config; it includes no
-  # plinth header) and plinth/model_spec.hpp (the model description and tensor binder; it reads
-  # only the fields of the plugin's own minor, through the frozen headers found first).
+  # that no newer ABI header comes with them: plinth/config.hpp (reading a config),
+  # plinth/ggml_format.hpp (the tensor format table and decoder; both include no plinth header)
+  # and plinth/model_spec.hpp (the model description and tensor binder; it reads only the fields
+  # of the plugin's own minor, through the frozen headers found first).
   set(helpers ${CMAKE_BINARY_DIR}/sdk_abi_free_helpers)
-  foreach(h config.hpp model_spec.hpp)
+  foreach(h config.hpp ggml_format.hpp model_spec.hpp)
     configure_file(${PROJECT_SOURCE_DIR}/sdk/include/plinth/${h} ${helpers}/plinth/${h} COPYONLY)
   endforeach()
   target_include_directories(${target} PRIVATE ${helpers})

@@ -11,6 +11,7 @@
 
 #include "chat/chat_template.hpp"
 #include "cli/commands.hpp"
+#include "model/ggml_weight_mix.hpp"
 #include "model/gguf.hpp"
 #include "model/model_desc.hpp"
 #include "runtime/call.hpp"
@@ -111,6 +112,31 @@ void print_memory_plan(const Pipeline& p) {
   }
 }
 
+std::string p_backend_name(const Pipeline& p) {
+  const PipelinePlugin* b = p.plugin(PLINTH_KIND_BACKEND);
+  return b != nullptr ? b->entry.name : std::string();
+}
+
+// The file's tensor type mix and the memory the backend's copies of its weights take (the SDK's
+// format table: backend_cpu's panel layouts, backend_cuda's bf16).
+std::string mib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
+  return buf;
+}
+
+void print_weights(const GgufFile& f, const std::string& backend) {
+  std::printf("weights: %s\n", ggml_type_mix_text(ggml_type_mix(f)).c_str());
+  if (backend.find("cuda") != std::string::npos) {
+    std::printf("  backend \"%s\": bf16 matrices %s on the device\n", backend.c_str(),
+                mib(ggml_bf16_matrix_bytes(f)).c_str());
+  } else {
+    std::printf(
+        "  packed weights (backend_cpu panels): %s, besides the %s file mapping read in place\n",
+        mib(ggml_cpu_panel_bytes(f)).c_str(), mib(f.size()).c_str());
+  }
+}
+
 // The model's tokenizer (an unsupported one throws, naming the key and what would work) and chat
 // template (unrecognised or absent: a note, since a base model serves completions only).
 void print_tokenizer_and_chat(const GgufFile& file) {
@@ -160,6 +186,7 @@ void check_manifest(const CheckOptions& o) {
               model.config.features == 0 ? "none (the plain LLaMA block)"
                                          : sdk::arch_feature_names(model.config.features).c_str());
   print_tokenizer_and_chat(*model.file);
+  print_weights(*model.file, p_backend_name(*pipeline));
   // Every plugin: the prefix cache checks the kv_cache it is wired to at create, the speculator
   // its cross-option rules (min_n <= max_n, exit_layer below the layer count, the backend
   // extension layer_skip needs, a draft backend), the graph runner that its backend offers the

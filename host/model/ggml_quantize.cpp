@@ -2,12 +2,13 @@
 #include "model/ggml_quantize.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "plinth/ggml_format.hpp"
 
 namespace plinth {
 namespace {
@@ -16,11 +17,6 @@ constexpr size_t kQk = 32;  // elements per Q block (QK4_0 = QK4_1 = QK8_0)
 
 void put16(std::byte* p, uint16_t v) {
   std::memcpy(p, &v, 2);
-}
-uint16_t get16(const std::byte* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
 }
 
 void check_count(GgmlType type, size_t count) {
@@ -86,49 +82,16 @@ void q8_0_block(const float* x, std::byte* y) {
 }  // namespace
 
 uint16_t f32_to_f16_bits(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  const uint32_t exp = (x >> 23) & 0xff;
-  uint32_t mant = x & 0x7fffff;
-  if (exp == 0xff) {  // inf, NaN (quiet, top payload bits kept)
-    return static_cast<uint16_t>(sign | 0x7c00 | (mant != 0 ? 0x200 | (mant >> 13) : 0));
-  }
-  const int32_t e = static_cast<int32_t>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  if (e <= 0) {  // a binary16 subnormal or zero
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t half = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1u) != 0)) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (half & 1u) != 0)) ++half;  // a carry reaches inf
-  return static_cast<uint16_t>(sign | half);
+  return ggml::f32_to_f16(f);
 }
-
 float f16_bits_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0) {
-    const float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign != 0 ? -v : v;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000 | (mant << 13));
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+  return ggml::f16_to_f32(h);
 }
-
 uint16_t f32_to_bf16_bits(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+  return ggml::f32_to_bf16(f);
 }
-
 float bf16_bits_to_f32(uint16_t b) {
-  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+  return ggml::bf16_to_f32(b);
 }
 
 std::vector<std::byte> ggml_quantize(GgmlType type, std::span<const float> values) {
@@ -156,6 +119,10 @@ std::vector<std::byte> ggml_quantize(GgmlType type, std::span<const float> value
     case GgmlType::kQ8_0:
       for (size_t i = 0; i < blocks; ++i) q8_0_block(x + i * kQk, y + i * 34);
       break;
+    default:  // the other table types are read, never written, by plinth
+      throw std::invalid_argument(std::string("ggml_quantize: no encoder for ") +
+                                  ggml_type_name(type) +
+                                  " (plinth writes F32, F16, BF16, Q4_0, Q4_1, Q8_0)");
   }
   return out;
 }
@@ -170,44 +137,7 @@ std::vector<float> ggml_dequantize(GgmlType type, std::span<const std::byte> dat
                                 std::to_string(blocks * ggml_type_size(type)));
   }
   std::vector<float> out(count);
-  const std::byte* p = data.data();
-  auto nibble = [](const std::byte* qs, size_t j) {
-    const auto b = static_cast<uint8_t>(qs[j % 16]);
-    return j < 16 ? (b & 0x0f) : (b >> 4);
-  };
-  for (size_t i = 0; i < blocks; ++i) {
-    switch (type) {
-      case GgmlType::kF32:
-        std::memcpy(&out[i], p + 4 * i, 4);
-        break;
-      case GgmlType::kF16:
-        out[i] = f16_bits_to_f32(get16(p + 2 * i));
-        break;
-      case GgmlType::kBF16:
-        out[i] = bf16_bits_to_f32(get16(p + 2 * i));
-        break;
-      case GgmlType::kQ4_0: {
-        const std::byte* b = p + i * 18;
-        const float d = f16_bits_to_f32(get16(b));
-        for (size_t j = 0; j < kQk; ++j) out[i * kQk + j] = (nibble(b + 2, j) - 8) * d;
-        break;
-      }
-      case GgmlType::kQ4_1: {
-        const std::byte* b = p + i * 20;
-        const float d = f16_bits_to_f32(get16(b)), m = f16_bits_to_f32(get16(b + 2));
-        for (size_t j = 0; j < kQk; ++j) out[i * kQk + j] = nibble(b + 4, j) * d + m;
-        break;
-      }
-      case GgmlType::kQ8_0: {
-        const std::byte* b = p + i * 34;
-        const float d = f16_bits_to_f32(get16(b));
-        for (size_t j = 0; j < kQk; ++j) {
-          out[i * kQk + j] = static_cast<int8_t>(static_cast<uint8_t>(b[2 + j])) * d;
-        }
-        break;
-      }
-    }
-  }
+  ggml::decode_blocks(static_cast<int32_t>(type), data.data(), blocks, out.data());
   return out;
 }
 

@@ -28,10 +28,11 @@ float bf16_bits_to_f32(uint16_t b);
 /// Q4_1: d = (max-min)/15, m = min, q = min(15, trunc((x-m)/d + 0.5)); Q8_0: d = amax/127,
 /// q = round(x/d); element j of a 4-bit block is the low nibble of byte j (j < 16), else the high
 /// nibble of byte j-16. Throws std::invalid_argument when values.size() is not a multiple of the
-/// type's block size.
+/// type's block size, or for a type plinth only reads (Q5_0, the K-quants, IQ4).
 std::vector<std::byte> ggml_quantize(GgmlType type, std::span<const float> values);
 
-/// The f32 values of `data` (`count` elements of `type`), as ggml dequantizes them. Throws
+/// The f32 values of `data` (`count` elements of any type of the format table), as gguf-py
+/// dequantizes them (the SDK's one decoder, plinth/ggml_format.hpp). Throws
 /// std::invalid_argument when data.size() is not the byte size of `count` elements.
 std::vector<float> ggml_dequantize(GgmlType type, std::span<const std::byte> data, size_t count);
 

@@ -221,6 +221,25 @@ uint32_t gguf_file_type(GgmlType dtype) {
       return 7;
     case GgmlType::kBF16:
       return 32;
+    // llama_ftype (llama.h) of a file mostly of that type (the K-quants: the _M mix).
+    case GgmlType::kQ5_0:
+      return 8;
+    case GgmlType::kQ5_1:
+      return 9;
+    case GgmlType::kQ2_K:
+      return 10;
+    case GgmlType::kQ3_K:
+      return 12;
+    case GgmlType::kQ4_K:
+      return 15;
+    case GgmlType::kQ5_K:
+      return 17;
+    case GgmlType::kQ6_K:
+      return 18;
+    case GgmlType::kIQ4_NL:
+      return 25;
+    case GgmlType::kIQ4_XS:
+      return 30;
   }
   return 0;
 }

@@ -10,25 +10,13 @@
 #include <sys/mman.h>
 #endif
 
+#include "plinth/ggml_format.hpp"
 #include "plinth/plugin.hpp"
 
 namespace plinth::cpu {
 
 uint16_t fp32_to_fp16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof x);
-  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // NaN
-  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // ≥ 65520 → inf
-  if (a < 0x38800000u) {  // below the smallest normal half (2^-14): subnormal or zero
-    float af;
-    std::memcpy(&af, &a, sizeof af);
-    // af * 2^24 is exact; lrintf rounds to nearest even. 0x400 becomes the smallest normal.
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::lrintf(af * 16777216.0f)));
-  }
-  a += 0xfffu + ((a >> 13) & 1u);  // round the 13 dropped bits to nearest even
-  return static_cast<uint16_t>(sign | ((a - 0x38000000u) >> 13));  // rebias 127 → 15
+  return ggml::f32_to_f16(f);  // the SDK's conversion (round to nearest even, NaN kept)
 }
 
 PagedKvStorage::PagedKvStorage(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim,

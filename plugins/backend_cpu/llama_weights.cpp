@@ -17,28 +17,7 @@ namespace {
 using sdk::Error;
 
 bool to_weight_type(int32_t dtype, WeightType* out) {
-  switch (dtype) {
-    case PLINTH_DTYPE_F32:
-      *out = WeightType::kF32;
-      return true;
-    case PLINTH_DTYPE_F16:
-      *out = WeightType::kF16;
-      return true;
-    case PLINTH_DTYPE_BF16:
-      *out = WeightType::kBF16;
-      return true;
-    case PLINTH_DTYPE_Q8_0:
-      *out = WeightType::kQ8_0;
-      return true;
-    case PLINTH_DTYPE_Q4_0:
-      *out = WeightType::kQ4_0;
-      return true;
-    case PLINTH_DTYPE_Q4_1:
-      *out = WeightType::kQ4_1;
-      return true;
-    default:
-      return false;
-  }
+  return weight_type_from_dtype(dtype, out);  // the SDK's format table
 }
 
 // Kernel views of the SDK's bound tensors (sdk::bind_model_tensors checked names and dims).
@@ -51,9 +30,8 @@ class Binder {
     if (!to_weight_type(t.dtype, &wt)) {
       throw Error(PLINTH_ERR_UNSUPPORTED,
                   path_ + ": tensor " + std::string(t.name) + " has ggml type " +
-                      std::to_string(t.dtype) +
-                      ", which backend_cpu cannot read (supported: F32, F16, BF16, Q8_0, Q4_0, "
-                      "Q4_1); re-quantize the model to one of them");
+                      std::to_string(t.dtype) + ", which backend_cpu cannot read (supported: " +
+                      ggml::supported_names() + "); re-quantize the model to one of them");
     }
     return wt;
   }

@@ -11,11 +11,14 @@
 # --llama-cpp-lib <cache>/build/bin. Prints the flags used and ggml's system info.
 #
 #   tools/bench/build_llama_cpp.sh [--version 0.3.36] [--jobs 2] [--quantize MODEL.gguf]
+#                                  [--types "Q4_0 Q8_0"]
 #
-# --quantize F.gguf also writes F's Q4_0 and Q8_0 siblings (models/*.Q4_0.gguf, *.Q8_0.gguf) with
-# llama-quantize --allow-requantize. Caveat: they are requantized from the Q4_1 weights, not made
-# from the f16/f32 original, so they carry Q4_1's rounding error plus their own; fine for speed,
-# not for quality comparisons.
+# --quantize F.gguf also writes F's siblings of each llama-quantize type in --types (default Q4_0
+# and Q8_0: models/*.Q4_0.gguf, *.Q8_0.gguf; the K-quant mixes too, e.g. --types "Q4_K_M Q5_K_M
+# Q6_K Q3_K_M Q2_K IQ4_XS", whose rows not a multiple of 256 fall back to Q5_0 / Q5_1 / Q8_0 /
+# Q4_0 / IQ4_NL) with llama-quantize --allow-requantize. Caveat: they are requantized from the Q4_1
+# weights, not made from the f16/f32 original, so they carry Q4_1's rounding error plus their own;
+# fine for speed and for comparing two engines on the same file, not for quality comparisons.
 #
 # Environment: PLINTH_CACHE (default ~/.cache/plinth). Needs pip, cmake, a C++ compiler; the build
 # takes ~20-40 minutes on 2 cores (run it under nice). Idempotent: an existing build is reused.
@@ -24,12 +27,14 @@ set -euo pipefail
 version=0.3.36   # the version tools/bench/llama_cpp_bench.py and bench/generate pin
 jobs=2
 quantize=""
+types="Q4_0 Q8_0"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --version) version="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --quantize) quantize="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --types) types="$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "build_llama_cpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -69,7 +74,7 @@ ninja -C "$build" -j"$jobs" llama-bench llama-quantize
 if [[ -n "$quantize" ]]; then
   base="${quantize%.gguf}"
   base="${base%.Q4_1}"
-  for type in Q4_0 Q8_0; do
+  for type in $types; do
     out="$base.$type.gguf"
     if [[ -f "$out" ]]; then echo "== $out exists"; continue; fi
     echo "== $out (requantized from $quantize: Q4_1 rounding error included)"

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Writes the weight-format fixtures of the CPU kernels tests (tests/fixtures/quant/).
 
-For each type (F32, F16, BF16, Q8_0, Q4_0, Q4_1) random float rows are quantized with gguf-py
-(gguf.quants.quantize) and dequantized back with gguf.quants.dequantize, the independent
-reference the C++ dequantize must match bit for bit. Activation rows x are stored as f32 together
+For each type gguf-py can write (F32, F16, BF16, Q8_0, Q4_0, Q4_1) random float rows are quantized
+with gguf-py (gguf.quants.quantize) and dequantized back with gguf.quants.dequantize, the
+independent reference the C++ dequantize must match bit for bit. For the types plinth only reads
+(Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS: gguf-py has no quantizer for most)
+the blocks are random bytes whose f16 fields (d, dmin, m) are drawn from zero (either sign), f16
+subnormals, normal values and negative normal values, and gguf.quants.dequantize decodes them. Activation rows x are stored as f32 together
 with their gguf Q8_0 quantization, which the C++ activation quantizer must match too.
 
 Regenerate (deterministic, seed fixed):
@@ -18,9 +21,40 @@ import gguf
 import numpy as np
 
 ROWS = 19  # odd: not a multiple of the thread count
-COLS = 160  # 5 blocks of 32
+COLS = 512  # 16 blocks of 32, 2 super-blocks of 256
 N = 7  # activation rows: one group of 4 + a remainder of 3
 TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1"]
+# Read-only types: byte offsets of the f16 fields in one block (ggml-common.h).
+RANDOM_TYPES = {
+    "Q5_0": [0],
+    "Q5_1": [0, 2],
+    "Q2_K": [80, 82],
+    "Q3_K": [108],
+    "Q4_K": [0, 2],
+    "Q5_K": [0, 2],
+    "Q6_K": [208],
+    "IQ4_NL": [0],
+    "IQ4_XS": [0],
+}
+
+
+def f16_field(rng: np.random.Generator, count: int) -> np.ndarray:
+    """f16 values: 10% zero (either sign), 10% subnormal, 60% normal, 20% negative normal."""
+    kind = rng.choice(4, size=count, p=[0.1, 0.1, 0.6, 0.2])
+    normal = rng.uniform(1e-3, 0.05, count).astype(np.float16).view(np.uint16)
+    subnormal = rng.integers(1, 0x400, count, dtype=np.uint16) | (rng.integers(0, 2, count, dtype=np.uint16) << 15)
+    zero = rng.integers(0, 2, count, dtype=np.uint16) << 15
+    out = np.where(kind == 0, zero, np.where(kind == 1, subnormal, normal))
+    return np.where(kind == 3, normal | np.uint16(0x8000), out).astype(np.uint16)
+
+
+def random_blocks(rng: np.random.Generator, qtype, fields: list) -> np.ndarray:
+    block_elems, block_bytes = gguf.constants.GGML_QUANT_SIZES[qtype]
+    nblocks = ROWS * COLS // block_elems
+    raw = rng.integers(0, 256, size=(nblocks, block_bytes), dtype=np.uint8)
+    for off in fields:
+        raw[:, off:off + 2] = f16_field(rng, nblocks).view(np.uint8).reshape(nblocks, 2)
+    return raw.reshape(ROWS, -1)
 
 
 def weights(rng: np.random.Generator) -> np.ndarray:
@@ -75,6 +109,16 @@ def main() -> None:
         (out / f"w_{name}.bin").write_bytes(raw)
         deq.tofile(out / f"w_{name}.deq.f32")
         index["types"][name] = {"weights": f"w_{name}.bin", "bytes": len(raw), "dequantized": f"w_{name}.deq.f32"}
+
+    for name, fields in RANDOM_TYPES.items():
+        qtype = gguf.GGMLQuantizationType[name]
+        q = random_blocks(rng, qtype, fields)
+        deq = gguf.quants.dequantize(q, qtype).astype(np.float32, copy=False).reshape(ROWS, COLS)
+        raw = q.tobytes()
+        (out / f"w_{name}.bin").write_bytes(raw)
+        deq.tofile(out / f"w_{name}.deq.f32")
+        index["types"][name] = {"weights": f"w_{name}.bin", "bytes": len(raw), "dequantized": f"w_{name}.deq.f32",
+                                "source": "random bytes, f16 fields drawn from zero/subnormal/normal/negative"}
 
     (out / "index.json").write_text(json.dumps(index, indent=2) + "\n")
     total = sum(p.stat().st_size for p in out.iterdir())

@@ -12,6 +12,11 @@
 //                     int64_t b, const int32_t* const* qsum, __m256i (&s)[MR][H]);
 //     s[r][h] = P of weight block b (at half[h] + blk) against activation row r's block b,
 //     including the −o·Σqx term of matmul_int8.hpp for Q4_0 / Q8_0 (qsum[r][b] = Σqx).
+//   template <class F, int MR, int H>
+//   static void part(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq,
+//                    int64_t b, int part, const int32_t* const* qoff16, __m256i (&s)[MR][H]);
+//     S16: s[r][h] = P_part, over the quants of the 16-element half `part` (groups 4part ..
+//     4part+3, stored q + 128), qoff16[r][2b + part] = −128·Σqx of that half.
 #pragma once
 
 #include <immintrin.h>
@@ -33,11 +38,76 @@ inline __m256 load_half8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// kvalues_iq4nl as 16 bytes in both 128-bit lanes, signed (`plus128` false) or + 128 (unsigned).
+inline __m256i iq4_table256(bool plus128) {
+  __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data()));
+  if (plus128) t = _mm_xor_si128(t, _mm_set1_epi8(static_cast<char>(0x80)));
+  return _mm256_broadcastsi128_si256(t);
+}
+
+// Q5: ORs bit 4 of each quant byte of group g of half panel h into lo / hi from the [g][r]
+// high-bit bytes (rows 8(h % 2) .. +7 at the panel + kQH + 16g + 8(h % 2); half = the panel +
+// 32(h % 2)): each lane's 4 bits spread to its 4 bytes by a carry-free multiply (kSpread4).
+template <class F>
+inline void add_high_bits(const uint8_t* half, int h, int64_t blk, int g, __m256i& lo,
+                          __m256i& hi) {
+  const uint8_t* p = half - std::ptrdiff_t{24} * (h % 2) + blk + F::kQH + std::ptrdiff_t{16} * g;
+  const __m256i hb = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i spread = _mm256_set1_epi32(static_cast<int>(kSpread4));
+  const __m256i ones = _mm256_set1_epi32(0x01010101);
+  const __m256i l = _mm256_mullo_epi32(_mm256_and_si256(hb, _mm256_set1_epi32(0x0f)), spread);
+  const __m256i u = _mm256_mullo_epi32(_mm256_srli_epi32(hb, 4), spread);
+  lo = _mm256_or_si256(lo, _mm256_slli_epi32(_mm256_and_si256(l, ones), 4));
+  hi = _mm256_or_si256(hi, _mm256_slli_epi32(_mm256_and_si256(u, ones), 4));
+}
+
+// The 8 scales (or minimums) of half panel h at `off` into the block: IEEE halves at
+// half16 + off (half16 = the panel + 16·(h % 2)), or K4's f32 at the panel + 32·(h % 2) + off.
+template <class F>
+inline __m256 load_scale8(const uint8_t* half16, int h, int64_t off) {
+  if constexpr (F::kF32) {
+    return _mm256_loadu_ps(
+        reinterpret_cast<const float*>(half16 + std::ptrdiff_t{16} * (h % 2) + off));
+  } else {
+    return load_half8(half16 + off);
+  }
+}
+
 template <class D>
 struct Avx256Tile {
   // Up to 2 activation rows × 1 panel (4 int32 block sums + 4 f32 accumulators), 1–2 rows ×
   // 2 panels when n <= 2 (decode: 4 independent dot chains): 16 YMM registers, no AVX-512.
   static constexpr int kMaxRows = 2, kWide = 2, kNarrow = 1;
+
+  // S16 (matmul_int8.hpp): D_0 ⊗ dx · P_0, D_1 ⊗ dx · P_1, then M_0·s_0, M_1·s_1 for block b.
+  // Half panel h's 8 f32 D of part t at half[h] + 64t (half[h] is 32(h % 2) into the block), M
+  // at kM past it.
+  template <class F, int MR, int H>
+  static void halves(const uint8_t* const (&half)[H], int64_t blk, const BlockQ8A* const (&xq)[MR],
+                     int64_t b, const int32_t* const (&qoff16)[MR], const float* const (&s16)[MR],
+                     __m256 (&acc)[MR][H]) {
+    for (int t = 0; t < 2; ++t) {
+      __m256i s[MR][H];
+      D::template part<F, MR, H>(half, blk, xq, b, t, qoff16, s);
+      for (int h = 0; h < H; ++h) {
+        const __m256 d =
+            _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + std::ptrdiff_t{64} * t));
+        for (int r = 0; r < MR; ++r) {
+          const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
+          acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
+        }
+      }
+    }
+    for (int t = 0; t < 2; ++t) {
+      for (int h = 0; h < H; ++h) {
+        const __m256 m = _mm256_loadu_ps(
+            reinterpret_cast<const float*>(half[h] + blk + F::kM + std::ptrdiff_t{64} * t));
+        for (int r = 0; r < MR; ++r) {
+          acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(s16[r][2 * b + t]), acc[r][h]);
+        }
+      }
+    }
+  }
 
   template <class F, int MR, int NV>
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
@@ -53,25 +123,33 @@ struct Avx256Tile {
     }
     const BlockQ8A* xq[MR];
     const int32_t* qsum[MR];
+    const int32_t* qoff16[MR];
+    const float* s16[MR];
     for (int r = 0; r < MR; ++r) {
       xq[r] = j.xq + (i + r) * j.nb;
       qsum[r] = j.qsum != nullptr ? j.qsum + (i + r) * j.nb : nullptr;
+      qoff16[r] = j.qoff16 != nullptr ? j.qoff16 + (i + r) * 2 * j.nb : nullptr;
+      s16[r] = j.s16 != nullptr ? j.s16 + (i + r) * 2 * j.nb : nullptr;
     }
     __m256 acc[MR][H];
     for (int r = 0; r < MR; ++r)
       for (int h = 0; h < H; ++h) acc[r][h] = _mm256_setzero_ps();
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
+      if constexpr (F::kHalves) {
+        halves<F, MR, H>(half, blk, xq, b, qoff16, s16, acc);
+        continue;
+      }
       __m256i s[MR][H];
       D::template block<F, MR, H>(half, blk, xq, b, qsum, s);
       for (int h = 0; h < H; ++h) {
-        const __m256 d = load_half8(scales[h] + blk);
+        const __m256 d = load_scale8<F>(scales[h], h, blk);
         for (int r = 0; r < MR; ++r) {
           const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
           acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
         }
         if constexpr (F::kMin) {
-          const __m256 m = load_half8(scales[h] + blk + F::kM);
+          const __m256 m = load_scale8<F>(scales[h], h, blk + F::kM);
           for (int r = 0; r < MR; ++r) {
             acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(xq[r][b].s), acc[r][h]);
           }

@@ -68,13 +68,14 @@ struct KernelTable {
 /// Every output element follows the one arithmetic sequence of matmul_float.hpp, whatever n, the
 /// panel range, the tile shape or the ISA, so the three run functions give the same bits.
 struct PanelJob {
-  WeightType type;        // Q8_0, Q4_0 or Q4_1
+  PanelKind kind;         // the panels' kind (weight_types.hpp panel_kind)
   const uint8_t* panels;  // packed_bytes(W) bytes
   int64_t nb;             // blocks per weight row (cols / 32)
   int64_t panel_bytes;    // nb · panel_block_bytes(type)
   int64_t rows;           // output rows of W = row length of y
   const float* x;         // [n, nb · 32]
-  const float* sx;        // Q4_1: [n, sx_stride] block sums (block_sums); else unused
+  const float* sx;        // Q4_1: [n, sx_stride] block sums (block_sums); S16: [n, sx_stride]
+                          // sums of 16-element halves (half_sums; entry 2b + h); else unused
   int64_t sx_stride;
   int64_t n;
   float* y;  // [n, rows]
@@ -82,6 +83,10 @@ struct PanelJob {
   const BlockQ8A* xq = nullptr;   // [n, nb] the activation rows quantized (quantize_row_q8a)
   const int32_t* qsum = nullptr;  // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
   const int32_t* qoff = nullptr;  // Q4_0 / Q8_0: [n, nb] −o·qsum (o = 8, 128); else unused
+  // S16 only, [n, 2·nb], entry 2b + h for the 16-element half h of block b:
+  const int32_t* qsum16 = nullptr;  // Σ of the half's 16 int8
+  const int32_t* qoff16 = nullptr;  // −128·qsum16
+  const float* s16 = nullptr;       // dx_b · float(qsum16), one f32 rounding
 };
 using PanelRunFn = void (*)(const PanelJob& job, int64_t p0, int64_t p1);  // panels [p0, p1)
 

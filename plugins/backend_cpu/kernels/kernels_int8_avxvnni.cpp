@@ -36,8 +36,14 @@ struct VnniDot {
       for (int h = 0; h < H; ++h) {
         const __m256i raw =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-        const __m256i lo = _mm256_and_si256(raw, low4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        __m256i lo = _mm256_and_si256(raw, low4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        if constexpr (F::kQh) panel::add_high_bits<F>(half[h], h, blk, g, lo, hi);
+        if constexpr (F::kLut) {  // IQ4_NL: u = kvalues_iq4nl[nibble] + 128
+          const __m256i table = panel::iq4_table256(true);
+          lo = _mm256_shuffle_epi8(table, lo);
+          hi = _mm256_shuffle_epi8(table, hi);
+        }
         for (int r = 0; r < MR; ++r) {
           s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], lo, xl[r]);
           s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], hi, xh[r]);
@@ -61,6 +67,25 @@ struct VnniDot {
     }
   }
 
+  // S16: the half `part`'s 4 groups of q + 128, from −128·Σqx of that half.
+  template <class F, int MR, int H>
+  static void part(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
+                   int part, const int32_t* const* qoff16, __m256i (&s)[MR][H]) {
+    for (int r = 0; r < MR; ++r) {
+      const __m256i off = _mm256_set1_epi32(qoff16[r][2 * b + part]);
+      for (int h = 0; h < H; ++h) s[r][h] = off;
+    }
+    for (int g = 4 * part; g < 4 * part + 4; ++g) {
+      __m256i xg[MR];
+      for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
+      for (int h = 0; h < H; ++h) {
+        const __m256i q =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+        for (int r = 0; r < MR; ++r) s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], q, xg[r]);
+      }
+    }
+  }
+
   template <class F, int MR, int H>
   static void block(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
                     const int32_t* const* qsum, __m256i (&s)[MR][H]) {
@@ -71,8 +96,8 @@ struct VnniDot {
     } else {
       byte_sums<F>(half, blk, xq, b, s);
     }
-    if constexpr (F::kOffset8 || !F::kNibbles) {  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
-      constexpr int32_t o = F::kNibbles ? 8 : 128;
+    if constexpr (F::kOff != 0) {  // Q4_0: −8·Σqx; Q5: −16·Σqx; Q8_0: −128·Σqx
+      constexpr int32_t o = F::kOff;
       for (int r = 0; r < MR; ++r) {
         const __m256i off = _mm256_set1_epi32(o * qsum[r][b]);
         for (int h = 0; h < H; ++h) s[r][h] = _mm256_sub_epi32(s[r][h], off);

@@ -29,6 +29,29 @@ __m512 load_half16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// kvalues_iq4nl + 128 as 16 unsigned bytes (vpdpbusd's unsigned operand).
+__m128i iq4_table_u8() {
+  return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data())),
+                       _mm_set1_epi8(static_cast<char>(0x80)));
+}
+
+// Q5: each lane's 4 bits (0..15) → 0x10 in byte k where bit k is set (panel_driver.hpp kSpread4).
+__m512i spread5(__m512i bits4) {
+  const __m512i spread =
+      _mm512_mullo_epi32(bits4, _mm512_set1_epi32(static_cast<int>(panel::kSpread4)));
+  return _mm512_slli_epi32(_mm512_and_si512(spread, _mm512_set1_epi32(0x01010101)), 4);
+}
+
+// The 16 scales (or minimums) at p: IEEE halves widened, or K4's f32.
+template <class F>
+__m512 load_scale16(const uint8_t* p) {
+  if constexpr (F::kF32) {
+    return _mm512_loadu_ps(p);
+  } else {
+    return load_half16(p);
+  }
+}
+
 // The 4 activation bytes qx[k .. k+3] in every lane (the signed operand of vpdpbusd).
 // (No standard-library call in this TU: see panel_driver.hpp.)
 __m512i bcast4(const int8_t* qx) {
@@ -68,9 +91,11 @@ struct Vnni {
   // forced inline, so the tile compiles to one loop nest with every array in registers.
   template <int MR, int NV>
   struct Operands {
-    const uint8_t* base[NV];  // panel v's first block
-    const BlockQ8A* xq[MR];   // row r's quantized blocks
-    const int32_t* qoff[MR];  // row r's −o·Σqx per block (Q4_0 / Q8_0)
+    const uint8_t* base[NV];    // panel v's first block
+    const BlockQ8A* xq[MR];     // row r's quantized blocks
+    const int32_t* qoff[MR];    // row r's −o·Σqx per block (Q4_0 / Q8_0)
+    const int32_t* qoff16[MR];  // S16: row r's −128·Σqx per 16-element half (2 per block)
+    const float* s16[MR];       // S16: row r's dx·Σqx per half
   };
 
   template <class F, int MR, int NV>
@@ -80,6 +105,8 @@ struct Vnni {
     for (int r = 0; r < MR; ++r) {
       o.xq[r] = j.xq + (i + r) * j.nb;
       o.qoff[r] = j.qoff != nullptr ? j.qoff + (i + r) * j.nb : nullptr;
+      o.qoff16[r] = j.qoff16 != nullptr ? j.qoff16 + (i + r) * 2 * j.nb : nullptr;
+      o.s16[r] = j.s16 != nullptr ? j.s16 + (i + r) * 2 * j.nb : nullptr;
     }
     return o;
   }
@@ -96,6 +123,17 @@ struct Vnni {
         const __m512i raw = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
         lo[v] = _mm512_and_si512(raw, low4);
         hi[v] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+        if constexpr (F::kLut) {  // IQ4_NL: u = kvalues_iq4nl[nibble] + 128 by a byte shuffle
+          const __m512i table = _mm512_broadcast_i32x4(iq4_table_u8());
+          lo[v] = _mm512_shuffle_epi8(table, lo[v]);
+          hi[v] = _mm512_shuffle_epi8(table, hi[v]);
+        }
+        if constexpr (F::kQh) {  // Q5: the [g][r] high-bit bytes spread to bit 4 of each byte
+          const __m512i hb = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.base[v] + blk + F::kQH + 16 * g)));
+          lo[v] = _mm512_or_si512(lo[v], spread5(_mm512_and_si512(hb, _mm512_set1_epi32(0x0f))));
+          hi[v] = _mm512_or_si512(hi[v], spread5(_mm512_srli_epi32(hb, 4)));
+        }
       }
       for (int r = 0; r < MR; ++r) {
         const __m512i xl = bcast4(o.xq[r][b].qs + 4 * g);
@@ -126,7 +164,7 @@ struct Vnni {
   template <class F, int MR, int NV>
   static PLINTH_INLINE void block_sums(const Operands<MR, NV>& o, int64_t b, int64_t blk,
                                        __m512i (&s)[MR][NV]) {
-    constexpr bool kOffset = F::kOffset8 || !F::kNibbles;  // Q4_0: −8·Σqx; Q8_0: −128·Σqx
+    constexpr bool kOffset = F::kOff != 0;  // Q4_0: −8·Σqx; Q5: −16·Σqx; Q8_0: −128·Σqx
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v) s[r][v] = kOffset ? bcast_i32(o.qoff[r] + b) : zero_i32();
     if constexpr (F::kNibbles) {
@@ -141,15 +179,50 @@ struct Vnni {
   static PLINTH_INLINE void scale_add(const Operands<MR, NV>& o, int64_t b, int64_t blk,
                                       const __m512i (&s)[MR][NV], __m512 (&acc)[MR][NV]) {
     for (int v = 0; v < NV; ++v) {
-      const __m512 d = load_half16(o.base[v] + blk);
+      const __m512 d = load_scale16<F>(o.base[v] + blk);
       for (int r = 0; r < MR; ++r) {
         const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
         acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
       }
       if constexpr (F::kMin) {
-        const __m512 m = load_half16(o.base[v] + blk + F::kM);
+        const __m512 m = load_scale16<F>(o.base[v] + blk + F::kM);
         for (int r = 0; r < MR; ++r) {
           acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.xq[r][b].s), acc[r][v]);
+        }
+      }
+    }
+  }
+
+  // S16: P_h over the 16-element half h (groups 4h .. 4h+3, quants q + 128), from −128·Σqx_h,
+  // then A = fma(D_h ⊗ dx, float(P_h), A) for h = 0, 1 and A = fma(M_h, s_h, A) for h = 0, 1.
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void halves(const Operands<MR, NV>& o, int64_t b, int64_t blk,
+                                   __m512 (&acc)[MR][NV]) {
+    for (int h = 0; h < 2; ++h) {
+      __m512i s[MR][NV];
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) s[r][v] = bcast_i32(o.qoff16[r] + 2 * b + h);
+      for (int g = 4 * h; g < 4 * h + 4; ++g) {
+        __m512i q[NV];
+        for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
+        for (int r = 0; r < MR; ++r) {
+          const __m512i xg = bcast4(o.xq[r][b].qs + 4 * g);
+          for (int v = 0; v < NV; ++v) s[r][v] = dpbusd(s[r][v], q[v], xg);
+        }
+      }
+      for (int v = 0; v < NV; ++v) {
+        const __m512 d = _mm512_loadu_ps(o.base[v] + blk + 64 * h);
+        for (int r = 0; r < MR; ++r) {
+          const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
+          acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
+        }
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      for (int v = 0; v < NV; ++v) {
+        const __m512 m = _mm512_loadu_ps(o.base[v] + blk + F::kM + 64 * h);
+        for (int r = 0; r < MR; ++r) {
+          acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.s16[r][2 * b + h]), acc[r][v]);
         }
       }
     }
@@ -163,9 +236,13 @@ struct Vnni {
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = b * F::kBytes;
-      __m512i s[MR][NV];
-      block_sums<F>(o, b, blk, s);
-      scale_add<F>(o, b, blk, s, acc);
+      if constexpr (F::kHalves) {
+        halves<F>(o, b, blk, acc);
+      } else {
+        __m512i s[MR][NV];
+        block_sums<F>(o, b, blk, s);
+        scale_add<F>(o, b, blk, s, acc);
+      }
     }
     for (int r = 0; r < MR; ++r) {
       for (int v = 0; v < NV; ++v) {

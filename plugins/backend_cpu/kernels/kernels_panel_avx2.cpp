@@ -26,6 +26,9 @@ struct V256 {
   static reg load_half(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
+  static reg load_f32(const uint8_t* p) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  }
   static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
   static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
   template <bool kOffset8>
@@ -39,6 +42,37 @@ struct V256 {
     }
     lo = _mm256_cvtepi32_ps(l);
     hi = _mm256_cvtepi32_ps(h);
+  }
+  template <int kOff>
+  static void nibbles5(const uint8_t* q, const uint8_t* qhp, int t, reg& lo, reg& hi) {
+    const __m256i raw = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
+    const __m256i one = _mm256_set1_epi32(1), sixteen = _mm256_set1_epi32(kOff);
+    __m256i l = _mm256_and_si256(raw, _mm256_set1_epi32(0x0f));
+    __m256i h = _mm256_srli_epi32(raw, 4);
+    l = _mm256_or_si256(
+        l, _mm256_slli_epi32(_mm256_and_si256(_mm256_srl_epi32(qh, _mm_cvtsi32_si128(t)), one), 4));
+    h = _mm256_or_si256(
+        h, _mm256_slli_epi32(_mm256_and_si256(_mm256_srl_epi32(qh, _mm_cvtsi32_si128(t + 16)), one),
+                             4));
+    lo = _mm256_cvtepi32_ps(_mm256_sub_epi32(l, sixteen));
+    hi = _mm256_cvtepi32_ps(_mm256_sub_epi32(h, sixteen));
+  }
+  static void nibbles_lut(const uint8_t* q, reg& lo, reg& hi) {
+    const __m256i raw = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+    const auto* kv = ggml::kIq4nlValues.data();
+    const __m256 t0 = _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kv))));
+    const __m256 t1 = _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kv + 8))));
+    const auto look = [&](__m256i idx) {  // entries 0..7 from t0, 8..15 from t1
+      const __m256 a = _mm256_permutevar8x32_ps(t0, idx);
+      const __m256 b = _mm256_permutevar8x32_ps(t1, idx);
+      const __m256i high = _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(7));
+      return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(high));
+    };
+    lo = look(_mm256_and_si256(raw, _mm256_set1_epi32(0x0f)));
+    hi = look(_mm256_srli_epi32(raw, 4));
   }
   static reg int8s(const uint8_t* q) {
     return _mm256_cvtepi32_ps(

@@ -31,6 +31,9 @@ struct V512 {
   static reg load_half(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
+  static reg load_f32(const uint8_t* p) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
+  }
   static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   template <bool kOffset8>
@@ -44,6 +47,28 @@ struct V512 {
     }
     lo = _mm512_cvtepi32_ps(l);
     hi = _mm512_cvtepi32_ps(h);
+  }
+  template <int kOff>
+  static void nibbles5(const uint8_t* q, const uint8_t* qhp, int t, reg& lo, reg& hi) {
+    const __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+    const __m512i qh = _mm512_loadu_si512(qhp);
+    const __m512i one = _mm512_set1_epi32(1), sixteen = _mm512_set1_epi32(kOff);
+    __m512i l = _mm512_and_si512(raw, _mm512_set1_epi32(0x0f));
+    __m512i h = _mm512_srli_epi32(raw, 4);
+    l = _mm512_or_si512(
+        l, _mm512_slli_epi32(_mm512_and_si512(_mm512_srl_epi32(qh, _mm_cvtsi32_si128(t)), one), 4));
+    h = _mm512_or_si512(
+        h, _mm512_slli_epi32(_mm512_and_si512(_mm512_srl_epi32(qh, _mm_cvtsi32_si128(t + 16)), one),
+                             4));
+    lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(l, sixteen));
+    hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(h, sixteen));
+  }
+  static void nibbles_lut(const uint8_t* q, reg& lo, reg& hi) {
+    const __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+    const __m512 table = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data()))));
+    lo = _mm512_permutexvar_ps(_mm512_and_si512(raw, _mm512_set1_epi32(0x0f)), table);
+    hi = _mm512_permutexvar_ps(_mm512_srli_epi32(raw, 4), table);
   }
   static reg int8s(const uint8_t* q) {
     return _mm512_cvtepi32_ps(

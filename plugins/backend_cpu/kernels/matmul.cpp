@@ -22,30 +22,47 @@ constexpr int64_t kRowTile = 16;
 // From this many activation rows on, dequantize + sgemm beats the int8 kernels (bench_kernels).
 constexpr int64_t kBlasMinRows = 64;
 
-detail::QuantDotFn quant_dot_for(const KernelTable& k, WeightType type) {
+// The Simd path's row kernels: the file's blocks of Q8_0 / Q4_0 / Q4_1, and F32 / F16 / BF16 rows.
+// Every other type runs the Int8 path (matmul below), so it never reaches these.
+bool has_simd_row_kernel(WeightType type) {
   switch (type) {
     case WeightType::kQ8_0:
-      return k.dot_q8_0;
     case WeightType::kQ4_0:
-      return k.dot_q4_0;
     case WeightType::kQ4_1:
-      return k.dot_q4_1;
-    default:
-      return nullptr;
+    case WeightType::kF32:
+    case WeightType::kF16:
+    case WeightType::kBF16:
+      return true;
+    case WeightType::kQ5_0:
+    case WeightType::kQ5_1:
+    case WeightType::kQ2_K:
+    case WeightType::kQ3_K:
+    case WeightType::kQ4_K:
+    case WeightType::kQ5_K:
+    case WeightType::kQ6_K:
+    case WeightType::kIQ4_NL:
+    case WeightType::kIQ4_XS:
+      return false;
   }
+  throw std::invalid_argument(std::string("matmul: weight type ") +
+                              std::to_string(static_cast<int32_t>(type)) +
+                              " is not in the format table");
+}
+
+detail::QuantDotFn quant_dot_for(const KernelTable& k, WeightType type) {
+  if (type == WeightType::kQ8_0) return k.dot_q8_0;
+  if (type == WeightType::kQ4_0) return k.dot_q4_0;
+  if (type == WeightType::kQ4_1) return k.dot_q4_1;
+  throw std::invalid_argument(std::string("matmul simd: no row kernel for ") +
+                              weight_type_name(type));
 }
 
 detail::FloatDotFn float_dot_for(const KernelTable& k, WeightType type) {
-  switch (type) {
-    case WeightType::kF32:
-      return k.dot_f32;
-    case WeightType::kF16:
-      return k.dot_f16;
-    case WeightType::kBF16:
-      return k.dot_bf16;
-    default:
-      return nullptr;
-  }
+  if (type == WeightType::kF32) return k.dot_f32;
+  if (type == WeightType::kF16) return k.dot_f16;
+  if (type == WeightType::kBF16) return k.dot_bf16;
+  throw std::invalid_argument(std::string("matmul simd: no row kernel for ") +
+                              weight_type_name(type));
 }
 
 // Loops a dot kernel over output rows [r0, r1) × all n activation rows.
@@ -145,7 +162,9 @@ void matmul(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool
     detail::matmul_blas(w, x, n, y, pool);
   } else if (path == MatmulPath::kFloat && is_quantized(w.type)) {
     detail::matmul_float_quant(w, x, n, y, pool);
-  } else if (path == MatmulPath::kInt8 && is_quantized(w.type)) {
+  } else if ((path == MatmulPath::kInt8 && is_quantized(w.type)) || !has_simd_row_kernel(w.type)) {
+    // The Simd row kernels read the file's blocks of Q8_0 / Q4_0 / Q4_1 only; the other quantized
+    // types run the Int8 path there too (llama.cpp's activation numerics, like Simd).
     detail::matmul_int8_quant(w, x, n, y, pool);
   } else if (is_quantized(w.type)) {
     matmul_simd_quant(w, x, n, y, pool);

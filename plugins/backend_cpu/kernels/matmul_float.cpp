@@ -41,6 +41,17 @@ void block_sums(const float* x, int64_t cols, float* out) {
   for (int64_t b = nb; b < padded_blocks(nb); ++b) out[b] = 0.0f;
 }
 
+void half_sums(const float* x, int64_t cols, float* out) {
+  const int64_t nh = cols / (kQuantBlock / 2);
+  for (int64_t h = 0; h < nh; ++h) {
+    const float* xh = x + h * (kQuantBlock / 2);
+    float a[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) a[l] = xh[l] + xh[8 + l];
+    out[h] = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+  }
+  for (int64_t h = nh; h < 2 * padded_blocks(nh / 2); ++h) out[h] = 0.0f;
+}
+
 void run_panels_parallel(const PanelJob& job, PanelRunFn run, ThreadPool& pool) {
   const int64_t panels = panel_count(job.rows);
   const int64_t group = panels >= int64_t{16} * pool.size() ? 4 : 2;
@@ -99,15 +110,24 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
     pack_weights(w, packed.data(), pool);
     panels = packed.data();
   }
-  // Q4_1: the block sums of each activation row, once per call, shared by all weight rows.
-  const int64_t nbp = padded_blocks(nb);
+  // Q4_1: the block sums of each activation row, once per call, shared by all weight rows; S16:
+  // the sums of each 16-element half.
+  const PanelKind kind = panel_kind(w.type);
+  const int64_t nbp = padded_blocks(nb) * (kind == PanelKind::kS16 ? 2 : 1);
   const float* sx = nullptr;
-  if (w.type == WeightType::kQ4_1) {
+  if (kind == PanelKind::kQ4_1 || kind == PanelKind::kQ5_1 || kind == PanelKind::kK4 ||
+      kind == PanelKind::kK5 || kind == PanelKind::kS16) {
     thread_local std::vector<float> sx_buf;
     if (static_cast<int64_t>(sx_buf.size()) < n * nbp) sx_buf.resize(static_cast<size_t>(n * nbp));
     float* out = sx_buf.data();
     const auto sums = [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) block_sums(x + i * w.cols, w.cols, out + i * nbp);
+      for (int64_t i = b; i < e; ++i) {
+        if (kind == PanelKind::kS16) {
+          half_sums(x + i * w.cols, w.cols, out + i * nbp);
+        } else {
+          block_sums(x + i * w.cols, w.cols, out + i * nbp);
+        }
+      }
     };
     if (n >= 64) {
       pool.parallel_for(n, sums);
@@ -116,7 +136,7 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
     }
     sx = out;
   }
-  const PanelJob job{w.type, panels, nb, nb * panel_block_bytes(w.type), w.rows, x, sx, nbp, n, y};
+  const PanelJob job{kind, panels, nb, nb * panel_block_bytes(kind), w.rows, x, sx, nbp, n, y};
   run_panels_parallel(job, active_panel_kernel(), pool);
 }
 

@@ -8,6 +8,79 @@
 #include "panel_layout.hpp"
 
 namespace plinth::cpu::detail {
+namespace {
+
+// Per block of an activation row (nb blocks), split into `parts` (1, or 2 halves of 16): the sum
+// of the int8 values, −o times it and, when s16 is set, dx · that sum (one f32 rounding).
+void block_sums_q8(const BlockQ8A* xq, int64_t nb, int parts, int32_t o, int32_t* qsum,
+                   int32_t* qoff, float* s16) {
+  const int len = kQuantBlock / parts;
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    for (int t = 0; t < parts; ++t) {
+      int32_t sum = 0;
+      for (int j = t * len; j < (t + 1) * len; ++j) sum += xq[blk].qs[j];
+      const int64_t at = blk * parts + t;
+      qsum[at] = sum;
+      qoff[at] = -o * sum;
+      if (s16 != nullptr) s16[at] = xq[blk].d * static_cast<float>(sum);
+    }
+  }
+}
+
+// The activation rows quantized (quantize_row_q8a) and the per-block sums the panel kind needs
+// (thread-local buffers, valid until the thread's next call).
+struct ActivationQ8 {
+  BlockQ8A* xq;
+  int32_t* qsum;
+  int32_t* qoff;
+  float* s16;
+  bool offset;  // Q4_0 / Q8_0 / Q5 / IQ4 / IQ4X: −o·Σqx per block
+  bool halves;  // S16: −128·Σqx and dx·Σqx per 16-element half
+};
+
+ActivationQ8 quantize_activations(const WeightView& w, const float* x, int64_t n, PanelKind kind,
+                                  ThreadPool& pool) {
+  const int64_t nb = w.cols / kQuantBlock;
+  const KernelTable& k = active_kernels();
+  thread_local std::vector<BlockQ8A> xq_buf;
+  thread_local std::vector<int32_t> qsum_buf, qoff_buf;
+  thread_local std::vector<float> s16_buf;
+  ActivationQ8 q{};
+  q.offset = kind == PanelKind::kQ4_0 || kind == PanelKind::kQ8_0 || kind == PanelKind::kQ5 ||
+             kind == PanelKind::kIQ4 || kind == PanelKind::kIQ4X;
+  q.halves = kind == PanelKind::kS16;
+  const int64_t per_row = q.halves ? 2 * nb : nb;
+  const auto fit = [](auto& v, int64_t size) {
+    if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
+  };
+  fit(xq_buf, n * nb);
+  if (q.offset || q.halves) {
+    fit(qsum_buf, n * per_row);
+    fit(qoff_buf, n * per_row);
+  }
+  if (q.halves) fit(s16_buf, n * per_row);
+  q.xq = xq_buf.data();
+  q.qsum = qsum_buf.data();
+  q.qoff = qoff_buf.data();
+  q.s16 = s16_buf.data();
+  const int32_t o = kind == PanelKind::kQ4_0 ? 8 : kind == PanelKind::kQ5 ? 16 : 128;
+  const auto quantize = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      k.quantize_row_q8a(x + i * w.cols, w.cols, q.xq + i * nb);
+      if (!q.offset && !q.halves) continue;
+      block_sums_q8(q.xq + i * nb, nb, q.halves ? 2 : 1, o, q.qsum + i * per_row,
+                    q.qoff + i * per_row, q.halves ? q.s16 + i * per_row : nullptr);
+    }
+  };
+  if (n >= 8) {
+    pool.parallel_for(n, quantize);
+  } else {
+    quantize(0, n);
+  }
+  return q;
+}
+
+}  // namespace
 
 void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
   const int64_t nb = w.cols / kQuantBlock;
@@ -18,49 +91,24 @@ void matmul_int8_quant(const WeightView& w, const float* x, int64_t n, float* y,
     pack_weights(w, packed.data(), pool, PanelOrder::kInt8);
     panels = packed.data();
   }
-  const KernelTable& k = active_kernels();
-  thread_local std::vector<BlockQ8A> xq_buf;
-  thread_local std::vector<int32_t> qsum_buf, qoff_buf;
-  if (static_cast<int64_t>(xq_buf.size()) < n * nb) xq_buf.resize(static_cast<size_t>(n * nb));
-  const bool offset = w.type != WeightType::kQ4_1;  // Q4_0 / Q8_0 subtract o·Σqx
-  if (offset && static_cast<int64_t>(qsum_buf.size()) < n * nb) {
-    qsum_buf.resize(static_cast<size_t>(n * nb));
-    qoff_buf.resize(static_cast<size_t>(n * nb));
-  }
-  const int32_t o = w.type == WeightType::kQ8_0 ? 128 : 8;
-  BlockQ8A* xq = xq_buf.data();
-  int32_t* qsum = qsum_buf.data();
-  int32_t* qoff = qoff_buf.data();
-  const auto quantize = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      k.quantize_row_q8a(x + i * w.cols, w.cols, xq + i * nb);
-      if (!offset) continue;
-      for (int64_t blk = i * nb; blk < (i + 1) * nb; ++blk) {
-        int32_t s = 0;
-        for (const int8_t q : xq[blk].qs) s += q;
-        qsum[blk] = s;
-        qoff[blk] = -o * s;
-      }
-    }
-  };
-  if (n >= 8) {
-    pool.parallel_for(n, quantize);
-  } else {
-    quantize(0, n);
-  }
-  PanelJob job{w.type,
+  const PanelKind kind = panel_kind(w.type);
+  const ActivationQ8 q = quantize_activations(w, x, n, kind, pool);
+  PanelJob job{kind,
                panels,
                nb,
-               nb * panel_block_bytes(w.type),
+               nb * panel_block_bytes(kind),
                w.rows,
                nullptr,
                nullptr,
                0,
                n,
                y,
-               xq,
-               offset ? qsum : nullptr,
-               offset ? qoff : nullptr};
+               q.xq,
+               q.offset ? q.qsum : nullptr,
+               q.offset ? q.qoff : nullptr,
+               q.halves ? q.qsum : nullptr,
+               q.halves ? q.qoff : nullptr,
+               q.halves ? q.s16 : nullptr};
   PanelRunFn run = run_int8_panels_scalar;
   switch (int8_kernel()) {
     case Int8Kernel::kAvx512Vnni:

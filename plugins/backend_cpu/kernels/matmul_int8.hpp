@@ -15,6 +15,13 @@
 //     A = fma(d_b ⊗ dx_b, float(P), A)                 ⊗: one rounded f32 product; float(P) exact
 //     Q4_1: A = fma(m_b, sx_b, A)
 //   y = A
+// K4 panels (Q4_K): Q4_1's sequence with the f32 D = d·sc, M = −dmin·m per 32 for d_b, m_b.
+//
+// S16 panels (f32 D_{b,h}, M_{b,h} per 16-element half h, int8 q stored as u = q + 128):
+//     P_h = Σ_{j∈h} u_{b,j}·qx_{b,j} − 128·Σ_{j∈h} qx_{b,j}       exact in int32   (h = 0, 1)
+//     A = fma(D_{b,0} ⊗ dx_b, float(P_0), A);  A = fma(D_{b,1} ⊗ dx_b, float(P_1), A)
+//     A = fma(M_{b,0}, s_{b,0}, A);  A = fma(M_{b,1}, s_{b,1}, A)    s_{b,h} = dx_b ⊗ Σ_{j∈h}
+//     qx_{b,j}
 //
 // |P| ≤ 32·255·127 < 2²⁴, so float(P) is exact, and the integer part has no order: the scalar
 // kernel (int32 loops, std::fma), the AVX2 one (vpmaddubsw + vpmaddwd, operands chosen so that no
@@ -31,7 +38,7 @@
 
 namespace plinth::cpu::detail {
 
-/// y[n, w.rows] = x[n, w.cols] · Wᵀ for Q8_0, Q4_0, Q4_1 weights by the formula above. Reads
+/// y[n, w.rows] = x[n, w.cols] · Wᵀ for every quantized type by the formula above. Reads
 /// w.int8_panels, or packs per call when it is null. Panels (16 output rows) are split across
 /// `pool`; the AVX-512 VNNI tile holds up to 5 activation rows × 2 panels (2 × 4 when n ≤ 2), the
 /// 256-bit ones 2 × 1 (1–2 × 2 when n ≤ 2).

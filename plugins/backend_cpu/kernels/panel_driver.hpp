@@ -29,18 +29,82 @@ namespace {
 
 // Byte offsets inside a panel block (panel_layout.hpp): the 16 f16 scales d at 0, Q4_1's 16 f16
 // minimums m at kM, the quants at kQ.
+// kHalves (S16): f32 D and M per 16-element half (D[h] at 64h, M[h] at kM + 64h), int8 quants.
 struct Q4_1 {
-  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false;
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = false, kLut = false;
+  static constexpr int kOff = 0;
   static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
 };
 struct Q4_0 {
-  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true;
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false,
+                        kF32 = false, kQh = false, kLut = false;
+  static constexpr int kOff = 8;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
 };
 struct Q8_0 {
-  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false;
+  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = false, kLut = false;
+  static constexpr int kOff = 128;
   static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
 };
+// kQh (Q5): Q5_0 — nibbles plus a high-bit plane at kQH (panel_layout.hpp), q − 16 (kOff).
+struct Q5 {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = true, kLut = false;
+  static constexpr int kOff = 16;
+  static constexpr int64_t kM = 0, kQH = 32, kQ = 96, kBytes = 352;
+};
+struct Q5_1 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = true, kLut = false;
+  static constexpr int kOff = 0;
+  static constexpr int64_t kM = 32, kQH = 64, kQ = 128, kBytes = 384;
+};
+// kLut (IQ4): Q4_0's layout, each nibble an index into kvalues_iq4nl (kOff: the Int8 kernels'
+// u = value + 128 operand where they use one).
+struct IQ4 {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = false, kQh = false, kLut = true;
+  static constexpr int kOff = 128;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
+};
+// K5 (Q5_K): Q5_1's layout with f32 D, M; IQ4X (IQ4_XS): IQ4's with an f32 D.
+struct K5 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = true, kQh = true, kLut = false;
+  static constexpr int kOff = 0;
+  static constexpr int64_t kM = 64, kQH = 128, kQ = 192, kBytes = 448;
+};
+struct IQ4X {
+  static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
+                        kF32 = true, kQh = false, kLut = true;
+  static constexpr int kOff = 128;
+  static constexpr int64_t kM = 0, kQ = 64, kBytes = 320;
+};
+// kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
+struct K4 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = true, kQh = false, kLut = false;
+  static constexpr int kOff = 0;
+  static constexpr int64_t kM = 64, kQ = 128, kBytes = 384;
+};
+struct S16 {
+  static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true,
+                        kF32 = true, kQh = false, kLut = false;
+  static constexpr int kOff = 128;
+  static constexpr int64_t kM = 128, kQ = 256, kBytes = 768;
+};
+static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1) &&
+              Q4_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0) &&
+              Q8_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ8_0) &&
+              K4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4) &&
+              K5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK5) &&
+              IQ4X::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4X) &&
+              Q5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5) &&
+              Q5_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1) &&
+              IQ4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4) &&
+              S16::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16));
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
 template <class K>
@@ -96,15 +160,57 @@ void drive(const PanelJob& j, int64_t p0, int64_t p1) {
   }
 }
 
+// Every PanelKind has its case and no default: a new kind fails to compile here (-Wswitch) rather
+// than running as another. A value outside the enum (memory corruption) traps.
 template <class K>
 void run(const PanelJob& j, int64_t p0, int64_t p1) {
-  switch (j.type) {
-    case WeightType::kQ4_1:
+  switch (j.kind) {
+    case PanelKind::kQ4_1:
       return drive<K, Q4_1>(j, p0, p1);
-    case WeightType::kQ4_0:
+    case PanelKind::kQ4_0:
       return drive<K, Q4_0>(j, p0, p1);
-    default:
+    case PanelKind::kQ8_0:
       return drive<K, Q8_0>(j, p0, p1);
+    case PanelKind::kQ5:
+      return drive<K, Q5>(j, p0, p1);
+    case PanelKind::kQ5_1:
+      return drive<K, Q5_1>(j, p0, p1);
+    case PanelKind::kIQ4:
+      return drive<K, IQ4>(j, p0, p1);
+    case PanelKind::kK4:
+      return drive<K, K4>(j, p0, p1);
+    case PanelKind::kK5:
+      return drive<K, K5>(j, p0, p1);
+    case PanelKind::kIQ4X:
+      return drive<K, IQ4X>(j, p0, p1);
+    case PanelKind::kS16:
+      return drive<K, S16>(j, p0, p1);
+  }
+  __builtin_trap();
+}
+
+// The f32 at p (an S16 panel block's D or M entry; p need not be aligned).
+inline float f32_at(const uint8_t* p) {
+  float f;
+  __builtin_memcpy(&f, p, sizeof f);
+  return f;
+}
+
+// Q5, Int8 order: the 4-bit groups of `bits4` (one per int32 lane, 0..15) spread to bit 4 of the
+// lane's 4 bytes (bit k → byte k): the multiply places bit k at 8k with no carries.
+// (Used by the vector kernels through their own integer types.)
+constexpr uint32_t kSpread4 = 0x00204081u;
+
+// Row r's scale (off = 0) or minimum (off = F::kM) of the panel block at pb, as f32: IEEE half
+// bits widened exactly, or K4's f32.
+template <class F>
+inline float scale_at(const uint8_t* pb, int64_t off, int64_t r) {
+  if constexpr (F::kF32) {
+    return f32_at(pb + off + 4 * r);
+  } else {
+    uint16_t h;
+    __builtin_memcpy(&h, pb + off + 2 * r, sizeof h);
+    return ggml::f16_to_f32(h);
   }
 }
 

@@ -5,10 +5,13 @@
 // and the neighbouring rows never change a bit of it.
 //
 // V provides: reg, kLanes, kMaxRows, kWide, kNarrow, zero(), set1(float),
-// load_half(const uint8_t*) (kLanes IEEE halves → exact f32), store(float*, reg), fma(a, b, c) =
+// load_half(const uint8_t*) (kLanes IEEE halves → exact f32), load_f32(const uint8_t*) (kLanes
+// f32, unaligned), store(float*, reg), fma(a, b, c) =
 // a·b + c rounded once, nibbles<kOffset8>(const uint8_t* q, reg& lo, reg& hi) (kLanes bytes → low /
-// high nibbles, minus 8 when kOffset8, as exact f32) and int8s(const uint8_t* q) (kLanes int8 →
-// exact f32).
+// high nibbles, minus 8 when kOffset8, as exact f32), nibbles5(q, qh, t, lo, hi) (Q5: the same
+// with bit t / t + 16 of kLanes u32 at qh as bit 4, minus 16), nibbles_lut(q, lo, hi) (IQ4_NL:
+// kvalues_iq4nl of the nibbles) and int8s(const uint8_t* q) (kLanes
+// int8 → exact f32).
 #pragma once
 
 #include "panel_driver.hpp"
@@ -20,6 +23,36 @@ template <class V>
 struct Simd {
   static constexpr int kMaxRows = V::kMaxRows, kWide = V::kWide, kNarrow = V::kNarrow;
   static constexpr int kPerPanel = static_cast<int>(kPanelRows) / V::kLanes;
+
+  // kLanes scales (or minimums) at p from lane `lane`: IEEE halves widened, or K4's f32.
+  template <class F>
+  __attribute__((always_inline)) static typename V::reg load_scale(const uint8_t* p, int64_t lane) {
+    if constexpr (F::kF32) {
+      return V::load_f32(p + 4 * lane);
+    } else {
+      return V::load_half(p + 2 * lane);
+    }
+  }
+
+  // s[r][c] += q_e · x_e for the int8 quants e in [e0, e1) of the block at `blk`.
+  template <class F, int MR, int C>
+  __attribute__((always_inline)) static void int8_range(const uint8_t* const (&base)[C],
+                                                        int64_t blk, const float* xb, int64_t xs,
+                                                        int64_t e0, int64_t e1,
+                                                        typename V::reg (&s)[MR][C]) {
+    using R = typename V::reg;
+    for (int64_t e = e0; e < e1; ++e) {
+      R q[C];
+      for (int c = 0; c < C; ++c) {
+        q[c] = V::int8s(base[c] + blk + F::kQ + e * kPanelRows +
+                        static_cast<int64_t>(c % kPerPanel) * V::kLanes);
+      }
+      for (int r = 0; r < MR; ++r) {
+        const R xe = V::set1(xb[r * xs + e]);
+        for (int c = 0; c < C; ++c) s[r][c] = V::fma(q[c], xe, s[r][c]);
+      }
+    }
+  }
 
   // The hot micro-kernel: its unrolled constexpr loops count as branches, and splitting them
   // would cost the registers the tile keeps live.
@@ -49,8 +82,16 @@ struct Simd {
         for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
           R lo[C], hi[C];
           for (int c = 0; c < C; ++c) {
-            V::template nibbles<F::kOffset8>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
-                                             lo[c], hi[c]);
+            if constexpr (F::kLut) {
+              V::nibbles_lut(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c), lo[c], hi[c]);
+            } else if constexpr (F::kQh) {
+              V::template nibbles5<F::kOff>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
+                                            base[c] + blk + F::kQH + 4 * lane_off(c),
+                                            static_cast<int>(t), lo[c], hi[c]);
+            } else {
+              V::template nibbles<F::kOffset8>(base[c] + blk + F::kQ + t * kPanelRows + lane_off(c),
+                                               lo[c], hi[c]);
+            }
           }
           for (int r = 0; r < MR; ++r) {
             const R xl = V::set1(xb[r * xs + t]);
@@ -61,25 +102,39 @@ struct Simd {
             }
           }
         }
-      } else {
-        for (int64_t e = 0; e < kQuantBlock; ++e) {
-          R q[C];
-          for (int c = 0; c < C; ++c) {
-            q[c] = V::int8s(base[c] + blk + F::kQ + e * kPanelRows + lane_off(c));
+      } else if constexpr (F::kHalves) {
+        // S16: S_0, S_1 over the two 16-element halves, then D_0·S_0, D_1·S_1, M_0·sx_0, M_1·sx_1
+        // (the scalar kernel's order).
+        for (int h = 0; h < 2; ++h) {
+          if (h == 1) {
+            for (int r = 0; r < MR; ++r)
+              for (int c = 0; c < C; ++c) s[r][c] = V::zero();
           }
-          for (int r = 0; r < MR; ++r) {
-            const R xe = V::set1(xb[r * xs + e]);
-            for (int c = 0; c < C; ++c) s[r][c] = V::fma(q[c], xe, s[r][c]);
+          int8_range<F, MR, C>(base, blk, xb, xs, 16 * h, 16 * h + 16, s);
+          for (int c = 0; c < C; ++c) {
+            const R d = V::load_f32(base[c] + blk + 64 * h + 4 * lane_off(c));
+            for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
           }
         }
+        for (int h = 0; h < 2; ++h) {
+          for (int c = 0; c < C; ++c) {
+            const R m = V::load_f32(base[c] + blk + F::kM + 64 * h + 4 * lane_off(c));
+            for (int r = 0; r < MR; ++r) {
+              acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + 2 * b + h]), acc[r][c]);
+            }
+          }
+        }
+        continue;
+      } else {
+        int8_range<F, MR, C>(base, blk, xb, xs, 0, kQuantBlock, s);
       }
       for (int c = 0; c < C; ++c) {
-        const R d = V::load_half(base[c] + blk + 2 * lane_off(c));
+        const R d = load_scale<F>(base[c] + blk, lane_off(c));
         for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
       }
       if constexpr (F::kMin) {
         for (int c = 0; c < C; ++c) {
-          const R m = V::load_half(base[c] + blk + F::kM + 2 * lane_off(c));
+          const R m = load_scale<F>(base[c] + blk + F::kM, lane_off(c));
           for (int r = 0; r < MR; ++r) {
             acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + b]), acc[r][c]);
           }

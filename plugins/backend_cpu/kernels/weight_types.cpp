@@ -4,56 +4,87 @@
 #include <string>
 
 namespace plinth::cpu {
+namespace {
+
+const ggml::Format& row(WeightType type) {
+  return ggml::format(static_cast<int32_t>(type));  // throws for a type outside the table
+}
+
+}  // namespace
 
 const char* weight_type_name(WeightType type) {
-  switch (type) {
-    case WeightType::kF32:
-      return "F32";
-    case WeightType::kF16:
-      return "F16";
-    case WeightType::kBF16:
-      return "BF16";
-    case WeightType::kQ8_0:
-      return "Q8_0";
-    case WeightType::kQ4_0:
-      return "Q4_0";
-    case WeightType::kQ4_1:
-      return "Q4_1";
-  }
-  return "unknown";
+  const ggml::Format* f = ggml::find_format(static_cast<int32_t>(type));
+  return f != nullptr ? f->name : "unknown";
 }
 
 int64_t block_elems(WeightType type) {
-  switch (type) {
-    case WeightType::kF32:
-    case WeightType::kF16:
-    case WeightType::kBF16:
-      return 1;
-    case WeightType::kQ8_0:
-    case WeightType::kQ4_0:
-    case WeightType::kQ4_1:
-      return kQuantBlock;
-  }
-  throw std::invalid_argument("block_elems: unknown WeightType " +
-                              std::to_string(static_cast<int>(type)));
+  return row(type).block_elems;
 }
 
 int64_t block_bytes(WeightType type) {
-  switch (type) {
-    case WeightType::kF32:
-      return 4;
-    case WeightType::kF16:
-    case WeightType::kBF16:
-      return 2;
-    case WeightType::kQ8_0:
-      return sizeof(BlockQ8_0);
-    case WeightType::kQ4_0:
-      return sizeof(BlockQ4_0);
-    case WeightType::kQ4_1:
-      return sizeof(BlockQ4_1);
+  return row(type).block_bytes;
+}
+
+bool weight_type_from_dtype(int32_t dtype, WeightType* out) {
+  if (ggml::find_format(dtype) == nullptr) return false;
+  *out = static_cast<WeightType>(dtype);
+  return true;
+}
+
+PanelKind panel_kind(WeightType type) {
+  // The format table's row says which panel layout serves the type.
+  switch (row(type).cpu_panel) {
+    case ggml::CpuPanel::kQ4_0:
+      return PanelKind::kQ4_0;
+    case ggml::CpuPanel::kQ4_1:
+      return PanelKind::kQ4_1;
+    case ggml::CpuPanel::kQ8_0:
+      return PanelKind::kQ8_0;
+    case ggml::CpuPanel::kQ5:
+      return PanelKind::kQ5;
+    case ggml::CpuPanel::kQ5_1:
+      return PanelKind::kQ5_1;
+    case ggml::CpuPanel::kIQ4:
+      return PanelKind::kIQ4;
+    case ggml::CpuPanel::kK4:
+      return PanelKind::kK4;
+    case ggml::CpuPanel::kK5:
+      return PanelKind::kK5;
+    case ggml::CpuPanel::kIQ4X:
+      return PanelKind::kIQ4X;
+    case ggml::CpuPanel::kS16:
+      return PanelKind::kS16;
+    case ggml::CpuPanel::kNone:
+      break;
   }
-  throw std::invalid_argument("block_bytes: unknown WeightType " +
-                              std::to_string(static_cast<int>(type)));
+  throw std::invalid_argument(std::string("panel layout: weight type ") + weight_type_name(type) +
+                              " has none (quantized types of the format table only)");
+}
+
+const char* panel_kind_name(PanelKind kind) {
+  switch (kind) {
+    case PanelKind::kQ4_0:
+      return "Q4_0";
+    case PanelKind::kQ4_1:
+      return "Q4_1";
+    case PanelKind::kQ8_0:
+      return "Q8_0";
+    case PanelKind::kQ5:
+      return "Q5";
+    case PanelKind::kQ5_1:
+      return "Q5_1";
+    case PanelKind::kIQ4:
+      return "IQ4";
+    case PanelKind::kK4:
+      return "K4";
+    case PanelKind::kK5:
+      return "K5";
+    case PanelKind::kIQ4X:
+      return "IQ4X";
+    case PanelKind::kS16:
+      return "S16";
+  }
+  return "unknown";
 }
 
 int64_t row_bytes(WeightType type, int64_t cols) {
@@ -67,11 +98,15 @@ int64_t row_bytes(WeightType type, int64_t cols) {
 }
 
 bool is_quantized(WeightType type) {
-  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_1;
+  return row(type).quantized;
 }
 
 void validate(const WeightView& w) {
   const std::string name = std::string("WeightView(") + weight_type_name(w.type) + ")";
+  if (ggml::find_format(static_cast<int32_t>(w.type)) == nullptr) {
+    throw std::invalid_argument(name + ": type " + std::to_string(static_cast<int32_t>(w.type)) +
+                                " is not in the format table");
+  }
   if (w.data == nullptr && w.panels == nullptr && w.int8_panels == nullptr) {
     throw std::invalid_argument(name + ": data is null (and no panel copy is set)");
   }

@@ -1,20 +1,57 @@
 // Weight storage formats the CPU kernels read, and their ggml block layouts.
-// Source: ggml/src/ggml-common.h (block_q8_0, block_q4_0, block_q4_1) and gguf-py quants.py.
+// Source: ggml/src/ggml-common.h and gguf-py quants.py, through the SDK's format table.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "plinth/ggml_format.hpp"
+
 namespace plinth::cpu {
 
-/// Element type of a weight matrix, as stored in GGUF. The quantized types are ggml block
-/// formats of 32 elements each:
+/// Element type of a weight matrix, as stored in GGUF: the values are ggml's type ids, and the
+/// block layouts and decodings are the SDK's format table (plinth/ggml_format.hpp), which this
+/// backend reads for everything but the panel kind that serves a type (panel_kind below).
+/// Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL are 32-element blocks; the K-quants and IQ4_XS are
+/// 256-element super-blocks (8 sub-blocks of 32 or 16 of 16, each with its own scale).
+/// The classic ones:
 ///  - Q8_0: f16 d, int8 q[32];            value = q * d
 ///  - Q4_0: f16 d, uint8 nibbles[16];     value = (q - 8) * d
 ///  - Q4_1: f16 d, f16 m, nibbles[16];    value = q * d + m
 /// Nibble order as ggml: the low nibble of byte i is element i, the high nibble element i + 16.
-enum class WeightType { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_1 };
+enum class WeightType : int32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kIQ4_NL = 20,
+  kIQ4_XS = 23,
+  kBF16 = 30
+};
+
+/// How the panel paths (Float, Int8; panel_layout.hpp) hold a quantized type. A type is repacked
+/// into its kind exactly (the same integers and scales, no value rounded):
+///  - kQ4_0, kQ4_1, kQ8_0: the file's own 32-element blocks (f16 scales), 16 rows interleaved;
+///  - kIQ4: IQ4_NL's blocks as Q4_0's panels (the file's size), nibbles looked up in the table.
+///  - kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles (Q4's order) and its 32 high bits per
+///    block (the file's size).
+///  - kK5: kQ5_1's panels with f32 D, M per 32 (Q5_K; 0.875 bytes per weight for 0.6875).
+///  - kIQ4X: kIQ4's panels with an f32 D per 32 (IQ4_XS; 0.625 bytes per weight for 0.53).
+///  - kK4: Q4_1's nibble panels with an f32 scale D = d·sc and minimum M = −dmin·m per 32: Q4_K
+///    (0.75 bytes per weight for the file's 0.5625).
+///  - kS16: per 16 elements an f32 scale D and f32 minimum M, int8 quants (value = D·q + M): every
+///    other type (Q2_K, Q3_K, Q6_K: 16-element sub-blocks), whose scales are products d·sc exact in
+///    f32 but not in f16. Correct on every kernel; 1.5 bytes per weight (not yet the file's size).
+enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kK5, kIQ4X, kS16 };
 
 /// A weight matrix `W[rows, cols]` in row-major blocks, not owned. `rows` = output features (ggml
 /// ne1), `cols` = input features (ggml ne0); for quantized types `cols` must be a multiple of 32
@@ -35,7 +72,7 @@ struct WeightView {
   const uint8_t* int8_panels = nullptr;
 };
 
-inline constexpr int64_t kQuantBlock = 32;  ///< elements per Q8_0/Q4_0/Q4_1 block
+inline constexpr int64_t kQuantBlock = 32;  ///< elements per kernel block (and Q8_0/Q4_x block)
 
 struct BlockQ8_0 {
   uint16_t d;  // f16 bits
@@ -62,53 +99,37 @@ struct BlockQ8A {
 };
 static_assert(sizeof(BlockQ8A) == 40);
 
-/// "F32", "Q4_1", ...
+/// "F32", "Q4_K", ... Throws std::invalid_argument for a value outside the format table.
 const char* weight_type_name(WeightType type);
-/// Elements per block: 1 for F32/F16/BF16, 32 for the quantized types.
+/// Elements per block: 1 for F32/F16/BF16, 32 or 256 for the quantized types (the format table).
 int64_t block_elems(WeightType type);
-/// Bytes per block (4, 2, 2, 34, 18, 20).
+/// Bytes per block (the format table: 4, 2, 2, 34, 18, 20, 144 ...).
 int64_t block_bytes(WeightType type);
+/// The WeightType of a ggml / plinth_dtype id, or false when the format table has no such row.
+bool weight_type_from_dtype(int32_t dtype, WeightType* out);
+/// The panel kind serving a quantized type (above). Throws std::invalid_argument for F32 / F16 /
+/// BF16 (no panels) and for a value outside the format table.
+PanelKind panel_kind(WeightType type);
+/// "Q4_0", "Q4_1", "Q8_0", "S16" (docs, bench output).
+const char* panel_kind_name(PanelKind kind);
 /// Bytes of one row of `cols` elements. Throws std::invalid_argument when `cols` is not a
 /// multiple of the block size.
 int64_t row_bytes(WeightType type, int64_t cols);
-/// True for the block-quantized types (Q8_0, Q4_0, Q4_1): those with a panel layout
-/// (panel_layout.hpp) and the Int8 / Float paths' quantized kernels.
+/// True for the block-quantized types (every table row but F32 / F16 / BF16): those with a panel
+/// layout (panel_layout.hpp) and the Int8 / Float paths' quantized kernels.
 bool is_quantized(WeightType type);
 /// Throws std::invalid_argument naming the field when `w` is not a valid view (null data without
 /// a panel copy, non-positive dimensions, cols not a multiple of the block size).
 void validate(const WeightView& w);
 
-/// IEEE half → float, exact for every input (subnormals, inf, NaN payloads kept).
+/// IEEE half → float, exact for every input (subnormals, inf, NaN payloads kept): the SDK's.
 inline float fp16_to_fp32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {  // subnormal half: normalize
-    exp = 113;
-    while ((mant & 0x400u) == 0) {
-      mant <<= 1;
-      --exp;
-    }
-    bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+  return ggml::f16_to_f32(h);
 }
 
-/// bfloat16 → float (exact: the bf16 bits are the high half of the float).
+/// bfloat16 → float (exact: the bf16 bits are the high half of the float): the SDK's.
 inline float bf16_to_fp32(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+  return ggml::bf16_to_f32(b);
 }
 
 }  // namespace plinth::cpu

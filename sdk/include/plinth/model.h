@@ -9,15 +9,25 @@
 extern "C" {
 #endif
 
-/* Tensor element types, numbered as ggml's ggml_type / the GGUF spec. Block formats: Q8_0 = 32
- * elements as f16 scale + 32 int8; Q4_0 = f16 scale + 16 bytes of nibbles; Q4_1 = f16 scale,
- * f16 min + 16 bytes of nibbles. */
+/* Tensor element types, numbered as ggml's ggml_type / the GGUF spec. The block layouts, sizes
+ * and decodings are the format table of plinth/ggml_format.hpp (ggml-common.h): e.g. Q8_0 = 32
+ * elements as f16 scale + 32 int8; Q4_K = 256 elements in 8 sub-blocks of 32 with 6-bit scales and
+ * minimums. */
 typedef enum plinth_dtype {
   PLINTH_DTYPE_F32 = 0,
   PLINTH_DTYPE_F16 = 1,
   PLINTH_DTYPE_Q4_0 = 2,
   PLINTH_DTYPE_Q4_1 = 3,
+  PLINTH_DTYPE_Q5_0 = 6,
+  PLINTH_DTYPE_Q5_1 = 7,
   PLINTH_DTYPE_Q8_0 = 8,
+  PLINTH_DTYPE_Q2_K = 10,
+  PLINTH_DTYPE_Q3_K = 11,
+  PLINTH_DTYPE_Q4_K = 12,
+  PLINTH_DTYPE_Q5_K = 13,
+  PLINTH_DTYPE_Q6_K = 14,
+  PLINTH_DTYPE_IQ4_NL = 20,
+  PLINTH_DTYPE_IQ4_XS = 23,
   PLINTH_DTYPE_BF16 = 30
 } plinth_dtype;
 

@@ -7,6 +7,7 @@
 
 #include "gguf_test_files.hpp"
 #include "model/gguf.hpp"
+#include "plinth/ggml_format.hpp"
 
 namespace plinth {
 namespace {
@@ -243,16 +244,28 @@ TEST_F(GgufMalformed, UnknownTensorType) {
   auto m = test::marks(w);
   put<uint32_t>(b, m["a.weight.type"], 99);
   expect_error(b, m["a.weight.type"], "a.weight.type",
-               "tensor type 99 (unknown to ggml) is not supported; supported: F32, F16, BF16, "
-               "Q4_0, Q4_1, Q8_0");
+               "tensor type 99 (unknown to ggml) is not supported; supported: F32, F16, Q4_0, "
+               "Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, BF16");
 }
 
 TEST_F(GgufMalformed, UnsupportedKnownTensorType) {
   GgufWriter w = base_writer();
   Bytes b = w.build();
   auto m = test::marks(w);
+  put<uint32_t>(b, m["b.weight.type"], 16);
+  expect_error(b, m["b.weight.type"], "b.weight.type", "tensor type 16 (IQ2_XXS)");
+  put<uint32_t>(b, m["b.weight.type"], 15);  // Q8_K: ggml's activation type, never a weight
+  expect_error(b, m["b.weight.type"], "b.weight.type", "tensor type 15 (Q8_K)");
+}
+
+// A super-block type whose row is not a whole number of 256-element blocks is named.
+TEST_F(GgufMalformed, KQuantRowNotMultipleOfSuperBlock) {
+  GgufWriter w = base_writer();
+  Bytes b = w.build();
+  auto m = test::marks(w);
   put<uint32_t>(b, m["b.weight.type"], 12);
-  expect_error(b, m["b.weight.type"], "b.weight.type", "tensor type 12 (Q4_K)");
+  expect_error(b, m["b.weight.dims"], "b.weight.dims[0]",
+               "is not a multiple of the Q4_K block size 256");
 }
 
 TEST_F(GgufMalformed, RowNotMultipleOfBlock) {
@@ -277,6 +290,26 @@ TEST_F(GgufMalformed, TensorDataPastEndOfFile) {
   auto m = test::marks(w);
   b.resize(m["end:b.weight"] - 1);  // the last data byte and the padding after it cut off
   expect_error(b, m["b.weight.offset"], "b.weight.offset", "past the end of the file");
+}
+
+// Every type of the format table opens with its block geometry, and a truncated K-quant / IQ4
+// tensor is an error naming it, never a read past the mapping.
+TEST_F(GgufMalformed, EveryTableTypeOpensAndTruncationIsNamed) {
+  for (const ggml::Format& fmt : ggml::kFormats) {
+    GgufWriter w = base_writer();
+    const auto type = static_cast<GgmlType>(fmt.id);
+    const uint64_t elems = fmt.block_elems == 1 ? 256 : uint64_t{fmt.block_elems};
+    std::vector<std::byte> data(elems / fmt.block_elems * fmt.block_bytes * 3, std::byte{0x11});
+    w.add_tensor("q.weight", type, {elems, 3}, data);
+    Bytes b = w.build();
+    const auto f = GgufFile::open(dir_.write("ok.gguf", b));
+    const GgufTensor* t = f->find_tensor("q.weight");
+    ASSERT_NE(t, nullptr) << fmt.name;
+    EXPECT_EQ(t->nbytes, data.size()) << fmt.name;
+    auto m = test::marks(w);
+    b.resize(m["end:q.weight"] - 1);
+    expect_error(b, m["q.weight.offset"], "q.weight.offset", "past the end of the file");
+  }
 }
 
 TEST_F(GgufMalformed, TensorOffsetHuge) {

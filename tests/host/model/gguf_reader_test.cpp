@@ -255,7 +255,9 @@ TEST(GgmlType, Traits) {
   EXPECT_EQ(ggml_type_size(GgmlType::kBF16), 2u);
   EXPECT_EQ(ggml_block_size(GgmlType::kF32), 1u);
   EXPECT_STREQ(ggml_type_name(GgmlType::kBF16), "BF16");
-  EXPECT_THROW(ggml_block_size(static_cast<GgmlType>(12)), std::invalid_argument);
+  EXPECT_THROW(ggml_block_size(static_cast<GgmlType>(16)), std::invalid_argument);  // IQ2_XXS
+  EXPECT_EQ(ggml_block_size(GgmlType::kQ4_K), 256u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kQ6_K), 210u);
   EXPECT_STREQ(ggml_type_name_any(12), "Q4_K");
   EXPECT_EQ(ggml_type_name_any(1000), nullptr);
 }

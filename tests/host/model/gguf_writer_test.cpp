@@ -215,7 +215,7 @@ TEST_F(GgufWriterTest, RefusesInvalidInputNamingIt) {
   refuses([&] { w.add_tensor("u", GgmlType::kF32, {4, 0}, four); }, "dimension is 0");
   refuses([&] { w.add_tensor("u", GgmlType::kF32, {5}, four); }, "expected 20");
   refuses([&] { w.add_tensor("u", GgmlType::kQ8_0, {16}, four); }, "block size 32");
-  refuses([&] { w.add_tensor("u", static_cast<GgmlType>(12), {256}, four); }, "not supported");
+  refuses([&] { w.add_tensor("u", static_cast<GgmlType>(16), {256}, four); }, "not supported");
   // Nothing refused was added.
   EXPECT_EQ(w.num_kvs(), 1u);
   EXPECT_EQ(w.num_tensors(), 1u);

@@ -7,8 +7,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
+
+#include "plinth/ggml_format.hpp"
 
 namespace plinth {
 namespace {
@@ -154,6 +159,59 @@ TEST(Quantize, RejectsPartialBlocks) {
   EXPECT_THROW(ggml_quantize(GgmlType::kQ4_1, x), std::invalid_argument);
   EXPECT_THROW(ggml_dequantize(GgmlType::kQ8_0, std::vector<std::byte>(33), 32),
                std::invalid_argument);
+}
+
+// The host's decoder (the SDK's ggml::decode_blocks) on every type of the format table equals
+// gguf-py's gguf.quants.dequantize bit for bit (tests/fixtures/quant, tools/reference/
+// quant_fixture.py: the K-quants and IQ4 as random-byte blocks with zero, subnormal, normal and
+// negative f16 fields).
+TEST(GgmlDequantize, EveryTableTypeMatchesGgufPy) {
+  const std::string dir = std::string(PLINTH_SOURCE_DIR) + "/tests/fixtures/quant/";
+  std::ifstream index_file(dir + "index.json");
+  ASSERT_TRUE(index_file) << dir << "index.json";
+  const auto index = nlohmann::json::parse(index_file);
+  const size_t count = index.at("rows").get<size_t>() * index.at("cols").get<size_t>();
+  const auto read = [&](const std::string& name) {
+    std::ifstream in(dir + name, std::ios::binary);
+    return std::vector<char>((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  };
+  for (const ggml::Format& f : ggml::kFormats) {
+    const auto& e = index.at("types").at(f.name);
+    const std::vector<char> raw = read(e.at("weights"));
+    const std::vector<char> deq = read(e.at("dequantized"));
+    ASSERT_EQ(deq.size(), count * 4) << f.name;
+    const std::vector<float> out = ggml_dequantize(
+        static_cast<GgmlType>(f.id),
+        std::span(reinterpret_cast<const std::byte*>(raw.data()), raw.size()), count);
+    for (size_t i = 0; i < count; ++i) {
+      uint32_t want = 0, got = 0;
+      std::memcpy(&want, deq.data() + 4 * i, 4);
+      std::memcpy(&got, &out[i], 4);
+      ASSERT_EQ(got, want) << f.name << " element " << i;
+    }
+  }
+}
+
+// The table's geometry is ggml's (ggml-common.h static_asserts: sizeof(block_*)).
+TEST(GgmlFormatTable, BlockSizesAreGgmls) {
+  const std::pair<const char*, std::pair<uint32_t, uint32_t>> ggml[] = {
+      {"Q4_0", {32, 18}},   {"Q4_1", {32, 20}},   {"Q5_0", {32, 22}},   {"Q5_1", {32, 24}},
+      {"Q8_0", {32, 34}},   {"Q2_K", {256, 84}},  {"Q3_K", {256, 110}}, {"Q4_K", {256, 144}},
+      {"Q5_K", {256, 176}}, {"Q6_K", {256, 210}}, {"IQ4_NL", {32, 18}}, {"IQ4_XS", {256, 136}}};
+  for (const auto& [name, geo] : ggml) {
+    bool found = false;
+    for (const ggml::Format& f : ggml::kFormats) {
+      if (std::string(f.name) != name) continue;
+      found = true;
+      EXPECT_EQ(f.block_elems, geo.first) << name;
+      EXPECT_EQ(f.block_bytes, geo.second) << name;
+      EXPECT_STREQ(ggml::ggml_name_any(static_cast<uint32_t>(f.id)), name);
+    }
+    EXPECT_TRUE(found) << name;
+  }
+  EXPECT_THROW(ggml::format(15), std::invalid_argument);  // Q8_K: not a weight type
+  EXPECT_EQ(ggml::find_format(16), nullptr);              // IQ2_XXS
 }
 
 }  // namespace

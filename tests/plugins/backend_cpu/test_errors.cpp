@@ -75,7 +75,7 @@ TEST(BackendCpuCreate, RefusesWhatItCannotRun) {
     }
     throw std::runtime_error("no view " + name);
   };
-  view("blk.1.attn_k.weight").dtype = 12;  // GGML_TYPE_Q4_K
+  view("blk.1.attn_k.weight").dtype = 16;  // GGML_TYPE_IQ2_XXS: not in the format table
   expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_UNSUPPORTED, "blk.1.attn_k.weight");
   view("blk.1.attn_k.weight").dtype = PLINTH_DTYPE_F32;
 

@@ -26,8 +26,21 @@ const QuantFixture& quant_fixture();
 
 std::vector<uint8_t> read_bytes(const std::string& path);
 
-/// Every weight type with its name, for parameterized tests.
-inline const WeightType kAllTypes[] = {WeightType::kF32,  WeightType::kF16,  WeightType::kBF16,
-                                       WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1};
+/// Every weight type with its name, for parameterized tests: each row of the format table.
+inline const WeightType kAllTypes[] = {WeightType::kF32,  WeightType::kF16,    WeightType::kBF16,
+                                       WeightType::kQ8_0, WeightType::kQ4_0,   WeightType::kQ4_1,
+                                       WeightType::kQ5_0, WeightType::kQ5_1,   WeightType::kQ2_K,
+                                       WeightType::kQ3_K, WeightType::kQ4_K,   WeightType::kQ5_K,
+                                       WeightType::kQ6_K, WeightType::kIQ4_NL, WeightType::kIQ4_XS};
+/// The quantized ones (those with panels).
+inline const WeightType kQuantTypes[] = {
+    WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1,   WeightType::kQ5_0,
+    WeightType::kQ5_1, WeightType::kQ2_K, WeightType::kQ3_K,   WeightType::kQ4_K,
+    WeightType::kQ5_K, WeightType::kQ6_K, WeightType::kIQ4_NL, WeightType::kIQ4_XS};
+/// `cols` rounded up to a whole number of blocks of `t` (576 → 768 for the 256-element types).
+inline int64_t fit_cols(WeightType t, int64_t cols) {
+  const int64_t be = block_elems(t);
+  return (cols + be - 1) / be * be;
+}
 
 }  // namespace plinth::cpu::test

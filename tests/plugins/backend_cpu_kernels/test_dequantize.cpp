@@ -38,9 +38,12 @@ TEST_P(DequantizeTest, WholeMatrixIsBitExactWithGguf) {
 TEST_P(DequantizeTest, RowAndBlockRangesMatchTheWholeMatrix) {
   const auto& f = quant_fixture();
   const auto& w = f.weights.at(GetParam());
-  // One embedding row (row 5) and a range that starts mid-row (block 3 of row 2, 64 elements).
-  for (auto [first, count] : {std::pair<int64_t, int64_t>{5 * f.cols, f.cols},
-                              std::pair<int64_t, int64_t>{2 * f.cols + 96, 64}}) {
+  // One embedding row (row 5) and a range that starts mid-row (block 3 of row 2, 64 elements;
+  // the second super-block of row 2 for the 256-element types).
+  const bool super = block_elems(GetParam()) == 256;
+  for (auto [first, count] :
+       {std::pair<int64_t, int64_t>{5 * f.cols, f.cols},
+        std::pair<int64_t, int64_t>{2 * f.cols + (super ? 256 : 96), super ? 256 : 64}}) {
     std::vector<float> out(static_cast<size_t>(count));
     dequantize(GetParam(), w.raw.data(), first, count, out.data());
     for (int64_t i = 0; i < count; ++i) {
@@ -58,6 +61,9 @@ TEST_P(DequantizeTest, RejectsMisalignedRangesAndNulls) {
   if (block_elems(GetParam()) > 1) {
     EXPECT_THROW(dequantize(GetParam(), w.raw.data(), 16, 32, out), std::invalid_argument);
     EXPECT_THROW(dequantize(GetParam(), w.raw.data(), 0, 33, out), std::invalid_argument);
+  }
+  if (block_elems(GetParam()) == 256) {  // a 32-element range inside a super-block
+    EXPECT_THROW(dequantize(GetParam(), w.raw.data(), 32, 32, out), std::invalid_argument);
   }
 }
 

@@ -77,8 +77,9 @@ TEST_P(MatmulTest, ModelShapedRandomWeights) {
   IsaScope scope(isa());
   ThreadPool pool(threads());
   std::mt19937 rng(42);
-  const int64_t rows = 193, cols = 576;
+  const int64_t rows = 193;
   for (WeightType t : kAllTypes) {
+    const int64_t cols = fit_cols(t, 576);
     const auto raw = random_weights(t, rows, cols, rng);
     std::vector<float> wdeq(static_cast<size_t>(rows * cols));
     dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
@@ -140,14 +141,15 @@ TEST(MatmulIsaAgreement, ScalarAndAvx2GiveTheSameInt8Result) {
 // count.
 TEST(MatmulBatchInvariance, SimdRowsDoNotDependOnTheBatch) {
   std::mt19937 rng(11);
-  const int64_t rows = 77, cols = 576, n = 9;
-  std::vector<float> x(static_cast<size_t>(n * cols));
+  const int64_t rows = 77, n = 9;
+  std::vector<float> x(static_cast<size_t>(n * 768));
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (auto& v : x) v = normal(rng);
   for (Isa isa : all_isas()) {
     if (!isa_available(isa)) continue;
     IsaScope scope(isa);
     for (WeightType t : kAllTypes) {
+      const int64_t cols = fit_cols(t, 576);
       const auto raw = random_weights(t, rows, cols, rng);
       const WeightView view{t, raw.data(), rows, cols};
       ThreadPool one(1), two(2);

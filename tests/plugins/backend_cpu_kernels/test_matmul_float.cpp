@@ -15,18 +15,13 @@
 #include "matmul.hpp"
 #include "matmul_float.hpp"
 #include "panel_layout.hpp"
+#include "plinth/ggml_format.hpp"
 #include "test_util.hpp"
 
 namespace plinth::cpu::test {
 namespace {
 
 constexpr double kU = 1.0 / (1 << 24);  // f32 unit roundoff
-
-float f16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return fp16_to_fp32(h);
-}
 
 // The reference y = Σ_j w_j·x_j in float64 over the gguf-dequantized row `wdeq`, and the bound of
 // matmul_float.hpp for the Float path's arithmetic on the raw row:
@@ -43,30 +38,23 @@ RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const floa
   if (block_elems(t) == 1) {
     return {sum, (static_cast<double>(cols) / 8 + 16) * kU * abs_wx + 1e-30};
   }
+  // Every quantized type through the SDK's split_block: value = D·q (+ M) per 16 elements. The
+  // S16 panels take 4 roundings per block in A (D_0, D_1, M_0, M_1), the others 2.
+  const ggml::Format& f = ggml::format(static_cast<int32_t>(t));
   const int64_t nb = cols / 32;
   double terms = 0.0;
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = raw + b * block_bytes(t);
-    const double d = f16_at(blk);
-    double m = 0.0;
-    int q[32];
-    if (t == WeightType::kQ8_0) {
-      for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(blk[2 + j]);
-    } else {
-      const uint8_t* qs = blk + (t == WeightType::kQ4_1 ? 4 : 2);
-      const int off = t == WeightType::kQ4_0 ? 8 : 0;
-      for (int j = 0; j < 16; ++j) {
-        q[j] = (qs[j] & 0x0f) - off;
-        q[j + 16] = (qs[j] >> 4) - off;
-      }
-      if (t == WeightType::kQ4_1) m = f16_at(blk + 2);
-    }
-    for (int j = 0; j < 32; ++j) {
-      const double xj = std::fabs(static_cast<double>(x[b * 32 + j]));
-      terms += std::fabs(d * q[j]) * xj + std::fabs(m) * xj;
+  int8_t q[256];
+  float d16[16], m16[16];
+  for (int64_t blk = 0; blk < cols / f.block_elems; ++blk) {
+    ggml::split_block(f, raw + blk * f.block_bytes, q, d16, m16);
+    for (uint32_t j = 0; j < f.block_elems; ++j) {
+      const double xj = std::fabs(static_cast<double>(x[blk * f.block_elems + j]));
+      terms += std::fabs(static_cast<double>(d16[j / 16]) * q[j]) * xj +
+               std::fabs(static_cast<double>(m16[j / 16])) * xj;
     }
   }
-  return {sum, static_cast<double>(2 * nb + 40) * kU * terms + kU * abs_wx + 1e-30};
+  const int64_t per_block = panel_kind(t) == PanelKind::kS16 ? 4 : 2;
+  return {sum, static_cast<double>(per_block * nb + 40) * kU * terms + kU * abs_wx + 1e-30};
 }
 
 // Checks the Float path's y[n, rows] for raw weights; returns the largest |y − ref| / Σ|w x|.
@@ -137,9 +125,10 @@ TEST_P(MatmulFloatTest, ModelShapedRandomWeights) {
   IsaScope scope(isa());
   ThreadPool pool(threads());
   std::mt19937 rng(5);
-  for (int64_t cols : {576, 1536}) {
+  for (int64_t cols0 : {576, 1536}) {
     const int64_t rows = 67;
     for (WeightType t : kAllTypes) {
+      const int64_t cols = fit_cols(t, cols0);  // 768 for the 256-element types
       const auto raw = random_weights(t, rows, cols, rng);
       std::vector<float> wdeq(static_cast<size_t>(rows * cols));
       dequantize(t, raw.data(), 0, rows * cols, wdeq.data());
@@ -174,15 +163,16 @@ TEST(MatmulFloatBatchInvariance, RowsAreBitIdenticalForEveryBatchAndThreadCount)
   const int64_t rows = 37, total = 512;
   ThreadPool one(1), two(2);
   // 576 and 1536 columns: the two block counts of the model (18 and 48 blocks per row).
-  for (int64_t cols : {576, 1536}) {
-    const auto x = normal_rows(total, cols, rng);
+  for (int64_t cols0 : {576, 1536}) {
+    const auto x = normal_rows(total, fit_cols(WeightType::kQ4_K, cols0), rng);
     for (Isa isa : all_isas()) {
       if (!isa_available(isa)) continue;
       IsaScope scope(isa);
       for (WeightType t : kAllTypes) {
         // F32/F16/BF16 run the Simd path's float kernels (no activation groups): one length will
         // do.
-        if (cols != 576 && block_elems(t) == 1) continue;
+        if (cols0 != 576 && block_elems(t) == 1) continue;
+        const int64_t cols = fit_cols(t, cols0);
         const auto raw = random_weights(t, rows, cols, rng);
         const WeightView view{t, raw.data(), rows, cols};
         std::vector<float> ref(static_cast<size_t>(total * rows));
@@ -212,7 +202,7 @@ TEST(MatmulFloatIsaAgreement, EveryIsaGivesTheSameBits) {
   std::mt19937 rng(23);
   const int64_t cols = 1536;
   for (int64_t rows : {61, 600})
-    for (WeightType t : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1}) {
+    for (WeightType t : kQuantTypes) {
       const auto raw = random_weights(t, rows, cols, rng);
       const WeightView view{t, raw.data(), rows, cols};
       for (int64_t n : {1, 2, 5, 7, 13}) {
@@ -239,9 +229,10 @@ TEST(MatmulFloatIsaAgreement, EveryIsaGivesTheSameBits) {
 TEST(MatmulFloatPanels, PrePackedWeightsGiveTheSameBits) {
   ThreadPool pool(2);
   std::mt19937 rng(29);
-  const int64_t rows = 45, cols = 576, n = 9;
-  const auto x = normal_rows(n, cols, rng);
-  for (WeightType t : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1}) {
+  const int64_t rows = 45, n = 9;
+  const auto x = normal_rows(n, 768, rng);
+  for (WeightType t : kQuantTypes) {
+    const int64_t cols = fit_cols(t, 576);
     const auto raw = random_weights(t, rows, cols, rng);
     WeightView view{t, raw.data(), rows, cols};
     std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size(), NAN);

@@ -101,6 +101,33 @@ inline std::vector<uint8_t> random_weights(WeightType t, int64_t rows, int64_t c
         h = f16(true);
         std::memcpy(p, &h, 2);
         break;
+      // The other block types: a positive scale d and, where there is one, a signed min field
+      // (offsets: ggml-common.h).
+      case WeightType::kQ5_0:
+      case WeightType::kIQ4_NL:
+      case WeightType::kIQ4_XS:
+      case WeightType::kQ5_1:
+      case WeightType::kQ4_K:
+      case WeightType::kQ5_K:
+      case WeightType::kQ2_K:
+      case WeightType::kQ3_K:
+      case WeightType::kQ6_K: {
+        const int d_at = t == WeightType::kQ2_K   ? 80
+                         : t == WeightType::kQ3_K ? 108
+                         : t == WeightType::kQ6_K ? 208
+                                                  : 0;
+        const int m_at =
+            t == WeightType::kQ2_K                                                         ? 82
+            : (t == WeightType::kQ5_1 || t == WeightType::kQ4_K || t == WeightType::kQ5_K) ? 2
+                                                                                           : -1;
+        h = f16(false);
+        std::memcpy(p + d_at, &h, 2);
+        if (m_at >= 0) {
+          h = f16(true);
+          std::memcpy(p + m_at, &h, 2);
+        }
+        break;
+      }
       case WeightType::kBF16:
         h = static_cast<uint16_t>((sign(rng) ? 0x8000 : 0) | ((exp16(rng) + 112) << 7) |
                                   (mant(rng) & 0x7f));

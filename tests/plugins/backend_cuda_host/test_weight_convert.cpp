@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dequantize.hpp"
+#include "plinth/ggml_format.hpp"
 #include "weight_convert.hpp"
 
 namespace plinth::cuda {
@@ -51,21 +52,9 @@ void put_u16(std::vector<uint8_t>& out, uint16_t v) {
 }
 
 cpu::WeightType cpu_type(plinth_dtype d) {
-  switch (d) {
-    case PLINTH_DTYPE_F32:
-      return cpu::WeightType::kF32;
-    case PLINTH_DTYPE_F16:
-      return cpu::WeightType::kF16;
-    case PLINTH_DTYPE_BF16:
-      return cpu::WeightType::kBF16;
-    case PLINTH_DTYPE_Q8_0:
-      return cpu::WeightType::kQ8_0;
-    case PLINTH_DTYPE_Q4_0:
-      return cpu::WeightType::kQ4_0;
-    case PLINTH_DTYPE_Q4_1:
-      return cpu::WeightType::kQ4_1;
-  }
-  throw std::logic_error("no such type");
+  cpu::WeightType t{};
+  if (!cpu::weight_type_from_dtype(d, &t)) throw std::logic_error("no such type");
+  return t;
 }
 
 /// backend_cpu's dequantize() of the whole view.
@@ -303,10 +292,10 @@ TEST(ToBf16, MatchesGgufPyFixture) {
     return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
   };
-  const std::pair<const char*, plinth_dtype> types[] = {
-      {"F32", PLINTH_DTYPE_F32},   {"F16", PLINTH_DTYPE_F16},   {"BF16", PLINTH_DTYPE_BF16},
-      {"Q8_0", PLINTH_DTYPE_Q8_0}, {"Q4_0", PLINTH_DTYPE_Q4_0}, {"Q4_1", PLINTH_DTYPE_Q4_1}};
-  for (const auto& [name, dtype] : types) {
+  // Every type of the format table (the K-quants and IQ4 from random-byte blocks).
+  for (const ggml::Format& fmt : ggml::kFormats) {
+    const char* name = fmt.name;
+    const auto dtype = static_cast<plinth_dtype>(fmt.id);
     const nlohmann::json& e = index.at("types").at(name);
     const std::vector<uint8_t> raw = read(e.at("weights"));
     const std::vector<uint8_t> deq = read(e.at("dequantized"));
@@ -333,10 +322,10 @@ TEST(ToBf16, ErrorsNameTheTensorAndTheFix) {
   std::vector<uint8_t> raw(20 * 3, 0);
   auto v = view("blk.7.ffn_up.weight", PLINTH_DTYPE_Q4_1, {96}, raw);
   EXPECT_EQ(error_of(v), "");
-  v.dtype = 12;  // ggml Q4_K
+  v.dtype = 16;  // ggml IQ2_XXS: not in the format table
   std::string e = error_of(v);
   EXPECT_NE(e.find("blk.7.ffn_up.weight"), std::string::npos) << e;
-  EXPECT_NE(e.find("type id 12"), std::string::npos) << e;
+  EXPECT_NE(e.find("type id 16"), std::string::npos) << e;
   EXPECT_NE(e.find("re-quantize"), std::string::npos) << e;
 
   v = view("blk.7.ffn_up.weight", PLINTH_DTYPE_Q4_1, {96}, raw);
