@@ -140,6 +140,10 @@ void print_weights(const GgufFile& f, const std::string& backend) {
 // The model's tokenizer (an unsupported one throws, naming the key and what would work) and chat
 // template (unrecognised or absent: a note, since a base model serves completions only).
 void print_tokenizer_and_chat(const GgufFile& file) {
+  if (!file.has("tokenizer.ggml.model")) {  // a weights-only file: nothing to say about chat
+    std::printf("tokenizer: none in the file (generate and serve need one)\n");
+    return;
+  }
   const Tokenizer tok = Tokenizer::from_gguf(file);
   const std::string pre =
       tok.model() == "gpt2" ? " (pre " + tok.pre_tokenizer_name() + ")" : std::string();
