@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "app/engine_host.hpp"
@@ -135,11 +137,9 @@ void refuse_features(const json& body) {
   }
   if (const json* text = find_field(body, "text"); text != nullptr) {
     if (!text->is_object()) throw bad("text", "text: expected an object");
-    const json* format = find_field(*text, "format");
-    if (format != nullptr && !(format->is_object() && format->value("type", "") == "text")) {
-      throw bad("text.format", std::string("text.format: structured output (json_schema, "
-                                           "json_object) ") +
-                                   kNoGrammar);
+    if (const json* format = find_field(*text, "format");
+        format != nullptr && !format->is_object()) {
+      throw bad("text.format", "text.format: expected an object with a \"type\"");
     }
     if (const json* v = find_field(*text, "verbosity"); v != nullptr && *v != "medium") {
       throw bad("text.verbosity", "text.verbosity: not supported; leave it out");
@@ -187,6 +187,7 @@ void check_stream_options(const json& body) {
 ApiError renamed(const ApiError& e) {
   std::string param = e.param(), message = e.what();
   if (param == "messages") param = "input";
+  if (param.rfind("response_format", 0) == 0) param = "text.format" + param.substr(15);
   if (param == "max_tokens") {
     param = "max_output_tokens";
     for (size_t at = message.find("max_tokens"); at != std::string::npos;
@@ -200,6 +201,26 @@ ApiError renamed(const ApiError& e) {
 int64_t unix_now() {
   using namespace std::chrono;
   return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// text.format as chat's response_format (the grammar plugin enforces it; without one the chat
+// parser's 400 names the field): {"type": "json_schema", "name", "schema", "strict"} becomes
+// {"type": "json_schema", "json_schema": {...}}; "json_object" and "text" carry over as they are.
+std::optional<json> response_format_of(const json& body) {
+  const json* text = find_field(body, "text");
+  const json* format = text != nullptr ? find_field(*text, "format") : nullptr;
+  if (format == nullptr) return std::nullopt;
+  const std::string type = format->value("type", "");
+  if (type == "text" || type == "json_object") return json{{"type", type}};
+  if (type != "json_schema") {
+    throw bad("text.format.type",
+              "text.format.type: expected \"text\", \"json_object\" or \"json_schema\"");
+  }
+  json schema = json::object();
+  for (const auto& [key, value] : format->items()) {
+    if (key != "type") schema[key] = value;
+  }
+  return json{{"type", "json_schema"}, {"json_schema", std::move(schema)}};
 }
 
 }  // namespace
@@ -220,6 +241,7 @@ json translate(const json& body) {
   if (const json* meta = find_field(body, "metadata"); meta != nullptr && !meta->is_object()) {
     throw bad("metadata", "metadata: expected an object of strings");
   }
+  if (std::optional<json> rf = response_format_of(body)) chat["response_format"] = std::move(*rf);
   return chat;
 }
 

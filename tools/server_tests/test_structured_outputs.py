@@ -107,6 +107,30 @@ class StructuredOutputs(unittest.TestCase):
         self.assertIsInstance(parsed, City)
         self.assertIsInstance(parsed.population, int)
 
+    def test_responses_api_text_format(self):
+        # /v1/responses' text.format reaches the same grammar as chat's response_format (the
+        # translated schema's members in the order the JSON library keeps, so no order check).
+        import jsonschema
+        import pydantic
+        r = client().responses.create(
+            model=SERVER.model, temperature=0, max_output_tokens=120, input=ASK[0]["content"],
+            text={"format": {"type": "json_schema", "name": "person", "schema": PERSON,
+                             "strict": True}})
+        self.assertEqual(r.status, "completed", r.output_text)
+        jsonschema.validate(json.loads(r.output_text), dict(PERSON, additionalProperties=False))
+
+        class City(pydantic.BaseModel):
+            name: str
+            population: int
+
+        parsed = client().responses.parse(
+            model=SERVER.model, temperature=0, max_output_tokens=100, text_format=City,
+            input="Tell me about Paris as JSON.").output_parsed
+        self.assertIsInstance(parsed, City)
+        status, body = post({"input": "hi", "text": {"format": {"type": "regex"}}},
+                            path="/v1/responses")
+        self.assertEqual((status, body["error"]["param"]), (400, "text.format.type"), body)
+
     def test_vllm_structured_outputs(self):
         status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
                              "max_tokens": 8, "temperature": 0,
