@@ -98,7 +98,7 @@ void add_metadata(GgufWriter& w, const ArchModelOptions& o, const Shape& s) {
   const std::string a = s.gguf_arch;
   w.add_string("general.architecture", a);
   w.add_string("general.type", "model");
-    // No architecture name in general.name: llama.cpp's vocabulary loader keys quirks on it (a
+  // No architecture name in general.name: llama.cpp's vocabulary loader keys quirks on it (a
   // "phi3" name makes it look for Phi-3's "</s>" token).
   w.add_string("general.name", "plinth synthetic model (seed " + std::to_string(o.seed) + ")");
   w.add_u32(a + ".block_count", static_cast<uint32_t>(s.layers));

@@ -69,36 +69,36 @@ typedef struct plinth_model_config {
  * required_features; a backend answers PLINTH_ERR_UNSUPPORTED naming any bit it does not
  * implement, and the host refuses a backend whose ABI minor predates a bit (all bits below: 1.4).
  * Tensor names are llama.cpp's GGUF names (gguf-py constants.py, MODEL_TENSOR). */
-#define PLINTH_ARCH_QKV_BIAS (1ull << 0) /* blk.N.attn_{q,k,v}.bias [out] added to q, k, v */
-#define PLINTH_ARCH_QK_NORM                                       \
-  (1ull << 1) /* per-head RMSNorm of q and k before RoPE, weights \
-                 blk.N.attn_{q,k}_norm.weight [head_dim] */
-#define PLINTH_ARCH_POST_NORMS                                                                \
-  (1ull << 2)                             /* RMSNorm of the attention / FFN output before its \
-                                             residual add: blk.N.post_attention_norm.weight,  \
-                                             blk.N.post_ffw_norm.weight [hidden] */
-#define PLINTH_ARCH_GELU_TANH (1ull << 3) /* gated FFN gelu_tanh(gate) * up instead of SiLU */
-#define PLINTH_ARCH_FUSED_QKV                                   \
-  (1ull << 4) /* blk.N.attn_qkv.weight {hidden, q + 2 kv}: rows \
-                 of q, then k, then v (no attn_q/k/v) */
-#define PLINTH_ARCH_FUSED_GATE_UP                                                                \
-  (1ull << 5)                                 /* blk.N.ffn_up.weight {hidden, 2 ffn}: gate rows, \
-                                                 then up rows (no ffn_gate) */
-#define PLINTH_ARCH_EMBED_SCALE (1ull << 6)   /* embeddings multiplied by embed_scale */
-#define PLINTH_ARCH_ATTN_SCALE (1ull << 7)    /* q.k scaled by attn_scale, not 1/sqrt(head_dim) */
-#define PLINTH_ARCH_LOGIT_SOFTCAP (1ull << 8) /* logits = c * tanh(logits / c), c = logit_softcap \
-                                               */
-#define PLINTH_ARCH_LOGIT_SCALE (1ull << 9)   /* logits multiplied by logit_scale */
-#define PLINTH_ARCH_PARTIAL_ROTARY (1ull << 10) /* RoPE on the first rope_dims of each head only \
-                                                 */
-#define PLINTH_ARCH_ROPE_FREQ_FACTORS                                        \
-  (1ull << 11)                                  /* pair i's angle divided by \
-                                                   rope_freq_factors[i] (rope_freqs.weight) */
-#define PLINTH_ARCH_SLIDING_WINDOW (1ull << 12) /* some layer has sliding_window > 0 */
-#define PLINTH_ARCH_LAYER_ROPE                                 \
-  (1ull << 13) /* some layer's rope_base differs from          \
-                  config.rope_theta, its rope_scale from 1, or \
-                  its RoPE is off */
+/* blk.N.attn_{q,k,v}.bias [out] added to q, k, v */
+#define PLINTH_ARCH_QKV_BIAS (1ull << 0)
+/* per-head RMSNorm of q and k before RoPE, weights blk.N.attn_{q,k}_norm.weight [head_dim] */
+#define PLINTH_ARCH_QK_NORM (1ull << 1)
+/* RMSNorm of the attention / FFN output before its residual add: blk.N.post_attention_norm.weight,
+ * blk.N.post_ffw_norm.weight [hidden] */
+#define PLINTH_ARCH_POST_NORMS (1ull << 2)
+/* gated FFN gelu_tanh(gate) * up instead of SiLU */
+#define PLINTH_ARCH_GELU_TANH (1ull << 3)
+/* blk.N.attn_qkv.weight {hidden, q + 2 kv}: rows of q, then k, then v (no attn_q/k/v) */
+#define PLINTH_ARCH_FUSED_QKV (1ull << 4)
+/* blk.N.ffn_up.weight {hidden, 2 ffn}: gate rows, then up rows (no ffn_gate) */
+#define PLINTH_ARCH_FUSED_GATE_UP (1ull << 5)
+/* embeddings multiplied by embed_scale */
+#define PLINTH_ARCH_EMBED_SCALE (1ull << 6)
+/* q.k scaled by attn_scale, not 1/sqrt(head_dim) */
+#define PLINTH_ARCH_ATTN_SCALE (1ull << 7)
+/* logits = c * tanh(logits / c), c = logit_softcap */
+#define PLINTH_ARCH_LOGIT_SOFTCAP (1ull << 8)
+/* logits multiplied by logit_scale */
+#define PLINTH_ARCH_LOGIT_SCALE (1ull << 9)
+/* RoPE on the first rope_dims of each head only */
+#define PLINTH_ARCH_PARTIAL_ROTARY (1ull << 10)
+/* pair i's angle divided by rope_freq_factors[i] (rope_freqs.weight) */
+#define PLINTH_ARCH_ROPE_FREQ_FACTORS (1ull << 11)
+/* some layer has sliding_window > 0 */
+#define PLINTH_ARCH_SLIDING_WINDOW (1ull << 12)
+/* some layer's rope_base differs from config.rope_theta, its rope_scale from 1, or its RoPE is
+ * off */
+#define PLINTH_ARCH_LAYER_ROPE (1ull << 13)
 /* Every bit this header defines. */
 #define PLINTH_ARCH_KNOWN_FEATURES ((1ull << 14) - 1)
 

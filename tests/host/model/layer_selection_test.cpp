@@ -115,8 +115,7 @@ TEST_F(DraftModel, KeepsTheFirstLayersByteForByte) {
   EXPECT_EQ(d->get_uint("llama.block_count"), 2u);
   EXPECT_EQ(d->type_of("llama.block_count"), VT::kUint32);
   EXPECT_EQ(d->get_string("general.name"), "tiny (first 2 layers)");
-  EXPECT_EQ(d->get_int_array("llama.test_per_layer_values"),
-            (std::vector<int64_t>{100, 101}));
+  EXPECT_EQ(d->get_int_array("llama.test_per_layer_values"), (std::vector<int64_t>{100, 101}));
   EXPECT_EQ(d->get_string_array("llama.not_per_layer"), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(d->get_string_array("tokenizer.ggml.tokens"),
             src->get_string_array("tokenizer.ggml.tokens"));
