@@ -5,26 +5,29 @@
 #include <cstdint>
 #include <string>
 
+#include "plinth/ggml_format.hpp"
+
 namespace plinth {
 
-/// ggml tensor types plinth can read (values as in the GGUF spec / ggml.h; one row each in
-/// plinth::ggml::kFormats, which holds the block layouts and decodings).
+/// ggml tensor types plinth can read, typed: the ids of the SDK's format table
+/// (plinth/ggml_format.hpp, ggml.h's enum ggml_type), whose rows hold the block layouts and
+/// decodings.
 enum class GgmlType : uint32_t {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ4_1 = 3,
-  kQ5_0 = 6,
-  kQ5_1 = 7,
-  kQ8_0 = 8,
-  kQ2_K = 10,
-  kQ3_K = 11,
-  kQ4_K = 12,
-  kQ5_K = 13,
-  kQ6_K = 14,
-  kIQ4_NL = 20,
-  kIQ4_XS = 23,
-  kBF16 = 30
+  kF32 = static_cast<uint32_t>(ggml::kF32),
+  kF16 = static_cast<uint32_t>(ggml::kF16),
+  kQ4_0 = static_cast<uint32_t>(ggml::kQ4_0),
+  kQ4_1 = static_cast<uint32_t>(ggml::kQ4_1),
+  kQ5_0 = static_cast<uint32_t>(ggml::kQ5_0),
+  kQ5_1 = static_cast<uint32_t>(ggml::kQ5_1),
+  kQ8_0 = static_cast<uint32_t>(ggml::kQ8_0),
+  kQ2_K = static_cast<uint32_t>(ggml::kQ2_K),
+  kQ3_K = static_cast<uint32_t>(ggml::kQ3_K),
+  kQ4_K = static_cast<uint32_t>(ggml::kQ4_K),
+  kQ5_K = static_cast<uint32_t>(ggml::kQ5_K),
+  kQ6_K = static_cast<uint32_t>(ggml::kQ6_K),
+  kIQ4_NL = static_cast<uint32_t>(ggml::kIQ4_NL),
+  kIQ4_XS = static_cast<uint32_t>(ggml::kIQ4_XS),
+  kBF16 = static_cast<uint32_t>(ggml::kBF16)
 };
 
 /// Elements per block of a supported type (1 for F32/F16/BF16, 32 or 256 for the block types).

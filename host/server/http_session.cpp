@@ -254,10 +254,7 @@ void HttpSession::run_generation(const ApiRequest& api,
     try {
       grammar = state_->engine.host().grammar().compile(*api.grammar);
     } catch (const GrammarSpecError& e) {
-      throw ApiError::invalid(api.grammar->kind == PLINTH_GRAMMAR_JSON_SCHEMA ||
-                                      api.grammar->kind == PLINTH_GRAMMAR_JSON_OBJECT
-                                  ? "response_format"
-                                  : "structured_outputs",
+      throw ApiError::invalid(api.grammar_param,
                               std::string("the output constraint was refused: ") + e.what());
     }
     for (GenerationRequest& g : requests) g.grammar = grammar;

@@ -602,6 +602,12 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   read_bool(body, "speculative", r.speculative);
   read_logprobs(body, kind, r);
   r.grammar = parse_structured_output(body, text);
+  if (r.grammar) {
+    r.grammar_param = r.grammar->kind == PLINTH_GRAMMAR_JSON_SCHEMA ||
+                              r.grammar->kind == PLINTH_GRAMMAR_JSON_OBJECT
+                          ? "response_format"
+                          : "structured_outputs";
+  }
 
   if (kind == ApiKind::kCompletion) {
     r.prompts = parse_prompt(body, host, limits);

@@ -59,6 +59,9 @@ struct ApiRequest {
   /// Structured outputs (response_format / structured_outputs): the constraint every choice
   /// follows, compiled by the grammar plugin before the request enters the engine.
   std::optional<GrammarSpec> grammar;
+  /// The request field `grammar` came from, named by a refusal of it: "response_format" or
+  /// "structured_outputs" (an API translated onto this parser renames it, e.g. "text.format").
+  std::string grammar_param;
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }

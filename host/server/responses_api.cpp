@@ -255,6 +255,7 @@ PreparedGeneration prepare(std::string_view text, const EngineHost& host, const 
   } catch (const ApiError& e) {
     throw renamed(e);
   }
+  if (p.api.grammar) p.api.grammar_param = "text.format";
   p.response = std::make_unique<ResponsesResponse>(
       std::move(id), p.api.model, p.api.stream, static_cast<uint32_t>(p.api.prompts.front().size()),
       body);

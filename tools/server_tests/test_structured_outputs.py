@@ -119,9 +119,9 @@ class StructuredOutputs(unittest.TestCase):
         self.assertEqual(r.status, "completed", r.output_text)
         jsonschema.validate(json.loads(r.output_text), dict(PERSON, additionalProperties=False))
 
-        class City(pydantic.BaseModel):
-            name: str
-            population: int
+        class City(pydantic.BaseModel):  # bounded fields: a 135M model may ramble in a number
+            name: str = pydantic.Field(max_length=24)
+            country: str = pydantic.Field(max_length=24)
 
         parsed = client().responses.parse(
             model=SERVER.model, temperature=0, max_output_tokens=100, text_format=City,

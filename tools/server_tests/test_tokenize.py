@@ -105,7 +105,7 @@ class Endpoints(unittest.TestCase):
         self.assertEqual(status, 200, data)
         v = json.loads(data)
         self.assertRegex(v["version"], r"^\d+\.\d+\.\d+")
-        self.assertEqual(v["abi"], "1.3")
+        self.assertEqual(v["abi"], "1.4")
 
     def test_tokenize_prompt_counts_like_a_completion(self):
         r = post("/tokenize", {"prompt": "The capital of France is"})

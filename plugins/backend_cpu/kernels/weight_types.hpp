@@ -21,21 +21,21 @@ namespace plinth::cpu {
 ///  - Q4_1: f16 d, f16 m, nibbles[16];    value = q * d + m
 /// Nibble order as ggml: the low nibble of byte i is element i, the high nibble element i + 16.
 enum class WeightType : int32_t {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ4_1 = 3,
-  kQ5_0 = 6,
-  kQ5_1 = 7,
-  kQ8_0 = 8,
-  kQ2_K = 10,
-  kQ3_K = 11,
-  kQ4_K = 12,
-  kQ5_K = 13,
-  kQ6_K = 14,
-  kIQ4_NL = 20,
-  kIQ4_XS = 23,
-  kBF16 = 30
+  kF32 = ggml::kF32,
+  kF16 = ggml::kF16,
+  kQ4_0 = ggml::kQ4_0,
+  kQ4_1 = ggml::kQ4_1,
+  kQ5_0 = ggml::kQ5_0,
+  kQ5_1 = ggml::kQ5_1,
+  kQ8_0 = ggml::kQ8_0,
+  kQ2_K = ggml::kQ2_K,
+  kQ3_K = ggml::kQ3_K,
+  kQ4_K = ggml::kQ4_K,
+  kQ5_K = ggml::kQ5_K,
+  kQ6_K = ggml::kQ6_K,
+  kIQ4_NL = ggml::kIQ4_NL,
+  kIQ4_XS = ggml::kIQ4_XS,
+  kBF16 = ggml::kBF16
 };
 
 /// How the panel paths (Float, Int8; panel_layout.hpp) hold a quantized type. A type is repacked

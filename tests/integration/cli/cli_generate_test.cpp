@@ -145,7 +145,7 @@ TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
       {"option value of the wrong type", "--prompt hi --max-tokens abc", "--max-tokens"},
       {"unknown option", "--prompt hi --bogus", "--bogus"},
       {"unknown chat template", "--chat --chat-template llama-2 --prompt hi",
-       "\"llama-2\" is neither a family name (chatml, llama2, llama3"},
+       "\"llama-2\" is neither a family name (chatml, qwen2.5, qwen3, llama2, llama3"},
       {"unrecognised chat template file",
        "--chat --chat-template " + quote(vicuna) + " --prompt hi",
        "unrecognised chat template \"{% for m in messages %}USER:"},
