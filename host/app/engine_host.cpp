@@ -17,22 +17,41 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
                         "no model given: add \"model\": \"<path to a .gguf>\" to the manifest or "
                         "pass --model PATH");
   }
-
   std::unique_ptr<EngineHost> h(new EngineHost());
-  h->model_path_ = *manifest.model;
-  h->model_ = load_model(h->model_path_);
-  const GgufFile& file = *h->model_.file;
-  h->model_name_ =
-      h->model_.config.name.empty() ? h->model_path_.stem().string() : h->model_.config.name;
-  const uint32_t context = h->model_.config.context_length;
+  h->open_model(*manifest.model, options);
+  h->tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::from_gguf(*h->model_.file));
+  h->load_chat_template(options, host);
+  h->collect_stop_ids();
+  // Over the opened file: a draft backend's vocabulary is compared with it (runtime/draft_model).
+  h->pipeline_ = Pipeline::create(manifest, h->model_, host);
+  h->allocate_kv(options, host);
+  // Graphs are captured over the allocated KV cache (lazily: this only prepares their buffers,
+  // unless the runner's eager_capture asks for every size now).
+  if (GraphRunnerRef graph = h->pipeline_->graph_runner()) {
+    call(h->pipeline_->function_name(PLINTH_KIND_GRAPH_RUNNER, "capture"),
+         [&](plinth_error* e) { return graph.vtable->capture(graph.instance, e); });
+  }
+  h->start_grammar(host);
+  h->make_engine();
+  return h;
+}
+
+void EngineHost::open_model(const std::filesystem::path& path, const Options& options) {
+  model_path_ = path;
+  model_ = load_model(model_path_);
+  model_name_ = model_.config.name.empty() ? model_path_.stem().string() : model_.config.name;
+  const uint32_t context = model_.config.context_length;
   if (options.max_model_len > context) {
     throw std::invalid_argument("--max-model-len " + std::to_string(options.max_model_len) +
                                 " exceeds the model's context length " + std::to_string(context) +
                                 "; give at most " + std::to_string(context) + " (or 0 for it)");
   }
-  h->max_model_len_ = options.max_model_len > 0 ? options.max_model_len : context;
-  h->tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
-  const Tokenizer& tok = *h->tokenizer_;
+  max_model_len_ = options.max_model_len > 0 ? options.max_model_len : context;
+}
+
+void EngineHost::load_chat_template(const Options& options, HostContext& host) {
+  const GgufFile& file = *model_.file;
+  const Tokenizer& tok = *tokenizer_;
   ChatTemplate::Options co;
   co.bos_token = tok.bos_id() >= 0 ? tok.token_to_bytes(tok.bos_id()) : "";
   co.eos_token = tok.eos_id() >= 0 ? tok.token_to_bytes(tok.eos_id()) : "";
@@ -41,39 +60,40 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
     return id && tok.is_special(*id);
   };
   if (!options.chat_template.empty()) {
-    h->chat_ =
+    chat_ =
         std::make_unique<ChatTemplate>(ChatTemplate::from_name_or_file(options.chat_template, co));
   } else if (auto tmpl = file.find_string("tokenizer.chat_template")) {
     try {
-      h->chat_ = std::make_unique<ChatTemplate>(ChatTemplate::from_template_text(*tmpl, co));
+      chat_ = std::make_unique<ChatTemplate>(ChatTemplate::from_template_text(*tmpl, co));
     } catch (const std::exception& e) {
-      h->chat_error_ = e.what();
+      chat_error_ = e.what();
     }
   } else {
-    h->chat_error_ =
-        "the model file has no tokenizer.chat_template; pass --chat-template NAME|FILE";
+    chat_error_ = "the model file has no tokenizer.chat_template; pass --chat-template NAME|FILE";
   }
-  if (h->chat_) host.logger().info("chat template: {}", h->chat_->family());
+  if (chat_) host.logger().info("chat template: {}", chat_->family());
+}
 
+void EngineHost::collect_stop_ids() {
   // Stop tokens: EOS, and the chat template's end-of-turn markers when they are single tokens.
-  if (h->tokenizer_->eos_id() >= 0) h->stop_ids_.push_back(h->tokenizer_->eos_id());
-  if (h->chat_) {
-    for (const std::string& text : h->chat_->stop_texts()) {
-      if (auto id = h->tokenizer_->find_token(text)) h->stop_ids_.push_back(*id);
+  if (tokenizer_->eos_id() >= 0) stop_ids_.push_back(tokenizer_->eos_id());
+  if (chat_) {
+    for (const std::string& text : chat_->stop_texts()) {
+      if (auto id = tokenizer_->find_token(text)) stop_ids_.push_back(*id);
     }
   }
-  std::sort(h->stop_ids_.begin(), h->stop_ids_.end());
-  h->stop_ids_.erase(std::unique(h->stop_ids_.begin(), h->stop_ids_.end()), h->stop_ids_.end());
+  std::sort(stop_ids_.begin(), stop_ids_.end());
+  stop_ids_.erase(std::unique(stop_ids_.begin(), stop_ids_.end()), stop_ids_.end());
+}
 
-  // Over the opened file: a draft backend's vocabulary is compared with it (runtime/draft_model).
-  h->pipeline_ = Pipeline::create(manifest, h->model_, host);
-  KvCacheRef kv = h->pipeline_->kv_cache();
-  BackendRef backend = h->pipeline_->backend();
+void EngineHost::allocate_kv(const Options& options, HostContext& host) {
+  KvCacheRef kv = pipeline_->kv_cache();
+  BackendRef backend = pipeline_->backend();
   plinth_kv_info info{};
   info.struct_size = sizeof(info);
-  call(h->pipeline_->function_name(PLINTH_KIND_KV_CACHE, "get_info"),
+  call(pipeline_->function_name(PLINTH_KIND_KV_CACHE, "get_info"),
        [&](plinth_error* e) { return kv.vtable->get_info(kv.instance, &info, e); });
-  call(h->pipeline_->function_name(PLINTH_KIND_BACKEND, "allocate_kv"), [&](plinth_error* e) {
+  call(pipeline_->function_name(PLINTH_KIND_BACKEND, "allocate_kv"), [&](plinth_error* e) {
     return backend.vtable->allocate_kv(backend.instance, info.num_blocks, info.block_size, e);
   });
   host.logger().info("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", info.num_blocks,
@@ -82,12 +102,12 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
   // As vLLM: the pool must hold one whole sequence of max_model_len, else a request the server
   // admits (its default max_tokens is the rest of max_model_len) could never run.
   const uint64_t pool_tokens = uint64_t{info.num_blocks} * info.block_size;
-  const uint64_t blocks_needed = (h->max_model_len_ + info.block_size - 1) / info.block_size;
-  if (pool_tokens < h->max_model_len_) {
+  const uint64_t blocks_needed = (max_model_len_ + info.block_size - 1) / info.block_size;
+  if (pool_tokens < max_model_len_) {
     const std::string need =
         std::string(options.max_model_len > 0 ? "--max-model-len "
                                               : "the model's context length ") +
-        std::to_string(h->max_model_len_) + " needs " + std::to_string(blocks_needed) +
+        std::to_string(max_model_len_) + " needs " + std::to_string(blocks_needed) +
         " KV blocks of " + std::to_string(info.block_size) + " tokens, but the pool has " +
         std::to_string(info.num_blocks) + " (" + std::to_string(pool_tokens) + " tokens)";
     if (options.max_model_len > 0) {
@@ -101,19 +121,14 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
         "--max-model-len <= {} to bound them (and the default max_tokens) to the pool",
         need, pool_tokens);
   }
-  // Graphs are captured over the allocated KV cache (lazily: this only prepares their buffers,
-  // unless the runner's eager_capture asks for every size now).
-  GraphRunnerRef graph = h->pipeline_->graph_runner();
-  if (graph) {
-    call(h->pipeline_->function_name(PLINTH_KIND_GRAPH_RUNNER, "capture"),
-         [&](plinth_error* e) { return graph.vtable->capture(graph.instance, e); });
-  }
+}
 
+void EngineHost::start_grammar(HostContext& host) {
   // The grammar plugin (structured outputs) over the tokenizer's vocabulary: each token's bytes
   // and type, and the stop ids (allowed only where a grammar can end).
-  if (h->pipeline_->plugin(PLINTH_KIND_GRAMMAR) != nullptr) {
-    const Tokenizer& t = *h->tokenizer_;
-    std::vector<plinth_grammar_token> tokens(static_cast<size_t>(h->model_.config.vocab_size));
+  if (pipeline_->plugin(PLINTH_KIND_GRAMMAR) != nullptr) {
+    const Tokenizer& t = *tokenizer_;
+    std::vector<plinth_grammar_token> tokens(static_cast<size_t>(model_.config.vocab_size));
     for (size_t i = 0; i < tokens.size(); ++i) {
       const auto id = static_cast<int32_t>(i);
       if (id >= t.vocab_size()) {  // rows past the tokenizer: never text
@@ -128,41 +143,40 @@ std::unique_ptr<EngineHost> EngineHost::load(const Options& options, HostContext
     vocab.struct_size = sizeof vocab;
     vocab.vocab_size = static_cast<uint32_t>(tokens.size());
     vocab.tokens = tokens.data();
-    vocab.stop_ids = h->stop_ids_.data();
-    vocab.num_stop_ids = static_cast<uint32_t>(h->stop_ids_.size());
-    h->pipeline_->instantiate_grammar(vocab);
+    vocab.stop_ids = stop_ids_.data();
+    vocab.num_stop_ids = static_cast<uint32_t>(stop_ids_.size());
+    pipeline_->instantiate_grammar(vocab);
     host.logger().info("grammar plugin \"{}\" ready over {} tokens",
-                       h->pipeline_->plugin(PLINTH_KIND_GRAMMAR)->entry.name, vocab.vocab_size);
+                       pipeline_->plugin(PLINTH_KIND_GRAMMAR)->entry.name, vocab.vocab_size);
   }
-  {
-    const PipelinePlugin* g = h->pipeline_->plugin(PLINTH_KIND_GRAMMAR);
-    h->grammar_ = std::make_unique<GrammarCompiler>(h->pipeline_->grammar(),
-                                                    g != nullptr ? g->entry.name : "grammar");
-  }
+  const PipelinePlugin* g = pipeline_->plugin(PLINTH_KIND_GRAMMAR);
+  grammar_ = std::make_unique<GrammarCompiler>(pipeline_->grammar(),
+                                               g != nullptr ? g->entry.name : "grammar");
+}
 
+void EngineHost::make_engine() {
   EnginePlugins plugins;
-  plugins.backend = backend;
-  plugins.kv_cache = kv;
-  plugins.scheduler = h->pipeline_->scheduler();
-  plugins.prefix_cache = h->pipeline_->prefix_cache();
-  plugins.speculator = h->pipeline_->speculator();
-  plugins.speculator_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
-  plugins.scheduler_abi_minor = h->pipeline_->abi_minor(PLINTH_KIND_SCHEDULER);
-  plugins.graph_runner = graph;
-  plugins.host_api = &h->pipeline_->plugin_host_api();
+  plugins.backend = pipeline_->backend();
+  plugins.kv_cache = pipeline_->kv_cache();
+  plugins.scheduler = pipeline_->scheduler();
+  plugins.prefix_cache = pipeline_->prefix_cache();
+  plugins.speculator = pipeline_->speculator();
+  plugins.speculator_abi_minor = pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
+  plugins.scheduler_abi_minor = pipeline_->abi_minor(PLINTH_KIND_SCHEDULER);
+  plugins.graph_runner = pipeline_->graph_runner();
+  plugins.host_api = &pipeline_->plugin_host_api();
   auto name_of = [&](plinth_plugin_kind kind, std::string& out) {
-    if (const PipelinePlugin* p = h->pipeline_->plugin(kind)) out = p->entry.name;
+    if (const PipelinePlugin* p = pipeline_->plugin(kind)) out = p->entry.name;
   };
   name_of(PLINTH_KIND_BACKEND, plugins.names.backend);
   name_of(PLINTH_KIND_KV_CACHE, plugins.names.kv_cache);
   name_of(PLINTH_KIND_SCHEDULER, plugins.names.scheduler);
   name_of(PLINTH_KIND_GRAPH_RUNNER, plugins.names.graph_runner);
   EngineOptions eo;
-  eo.context_length = h->max_model_len_;
-  eo.vocab_size = h->model_.config.vocab_size;
-  eo.eos_token_ids = h->stop_ids_;
-  h->engine_ = std::make_unique<Engine>(plugins, *h->tokenizer_, eo);
-  return h;
+  eo.context_length = max_model_len_;
+  eo.vocab_size = model_.config.vocab_size;
+  eo.eos_token_ids = stop_ids_;
+  engine_ = std::make_unique<Engine>(plugins, *tokenizer_, eo);
 }
 
 EngineHost::~EngineHost() {

@@ -83,6 +83,13 @@ class EngineHost {
 
  private:
   EngineHost() = default;
+  // The steps of load, in order.
+  void open_model(const std::filesystem::path& path, const Options& options);
+  void load_chat_template(const Options& options, HostContext& host);
+  void collect_stop_ids();
+  void allocate_kv(const Options& options, HostContext& host);
+  void start_grammar(HostContext& host);
+  void make_engine();
 
   LoadedModel model_;
   std::filesystem::path model_path_;
