@@ -278,7 +278,7 @@ class ArchGpu : public ::testing::TestWithParam<Case> {
           PLINTH_ARCH_ATTN_SCALE | PLINTH_ARCH_LOGIT_SCALE | PLINTH_ARCH_LOGIT_SOFTCAP;
       arch_.attn_scale = 0.125f;
       arch_.logit_scale = 0.5f;
-      arch_.logit_softcap = 5.0f;
+      arch_.logit_softcap = 15.0f;
     } else if (v == "layer_rope") {  // layer 1 without RoPE, layer 2 with its own base and scale
       arch_.required_features |= PLINTH_ARCH_LAYER_ROPE;
       layers_.at(1).rope = 0;
