@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -231,6 +232,11 @@ struct Case {
   std::string arch;
   std::string variant;  // "" | "scales" | "layer_rope" | "window"
 };
+
+// gtest's printer (ctest names carry it): the name, not the object's bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.arch << (c.variant.empty() ? "" : "+" + c.variant);
+}
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return info.param.arch + (info.param.variant.empty() ? "" : "_" + info.param.variant);
