@@ -70,6 +70,32 @@ void destroy_meta(MetaBuffers& m) {
   throw std::invalid_argument("load_static: batch." + field + " " + why);
 }
 
+// load_static's padding rows [real, num_seqs) of `b`: no slot, ids and positions in range, their
+// block table entries in bounds (they are read, never written).
+void check_padding_rows(const plinth_batch& b, uint32_t real, const ModelShape& s,
+                        uint32_t block_size, uint32_t num_blocks) {
+  for (uint32_t i = real; i < b.num_seqs; ++i) {
+    // Appended, not "[" + ... + "]": GCC 12's -Wrestrict misfires on that once inlined here.
+    std::string row = "[";
+    row += std::to_string(i);
+    row += ']';
+    if (b.slot_mapping[i] >= 0) bad_static("slot_mapping" + row, ">= 0 after a padding row (< 0)");
+    if (b.token_ids[i] < 0 || b.token_ids[i] >= s.vocab)
+      bad_static("token_ids" + row, "outside [0, vocab)");
+    if (b.positions[i] < 0 || b.positions[i] >= s.context)
+      bad_static("positions" + row, "outside [0, context)");
+    const int64_t ctx = b.positions[i] + 1;
+    const int64_t used = (ctx + block_size - 1) / block_size;
+    if (used > b.max_blocks_per_seq)
+      bad_static("positions" + row, "needs more blocks than max_blocks_per_seq");
+    for (int64_t j = 0; j < used; ++j) {
+      const int32_t id = b.block_tables[i * static_cast<uint64_t>(b.max_blocks_per_seq) + j];
+      if (id >= static_cast<int32_t>(num_blocks))
+        bad_static("block_tables" + row, "names a block >= num_blocks");
+    }
+  }
+}
+
 // ---- the plinth.cuda_stream/1 table; the instance handle is the CudaBackend ------------------
 
 CudaBackend& be(plinth_instance* inst) {
@@ -540,23 +566,7 @@ void CudaBackend::load_static(const plinth_batch& b) {
   lim.max_num_seqs = sl.seqs;
   lim.logits_rows = sl.logits_rows;
   if (real > 0) validate_batch(head, lim);
-  for (uint32_t i = real; i < ns; ++i) {
-    const std::string row = "[" + std::to_string(i) + "]";
-    if (b.slot_mapping[i] >= 0) bad_static("slot_mapping" + row, ">= 0 after a padding row (< 0)");
-    if (b.token_ids[i] < 0 || b.token_ids[i] >= s.vocab)
-      bad_static("token_ids" + row, "outside [0, vocab)");
-    if (b.positions[i] < 0 || b.positions[i] >= s.context)
-      bad_static("positions" + row, "outside [0, context)");
-    const int64_t ctx = b.positions[i] + 1;
-    const int64_t used = (ctx + block_size_ - 1) / block_size_;
-    if (used > b.max_blocks_per_seq)
-      bad_static("positions" + row, "needs more blocks than max_blocks_per_seq");
-    for (int64_t j = 0; j < used; ++j) {
-      const int32_t id = b.block_tables[i * static_cast<uint64_t>(b.max_blocks_per_seq) + j];
-      if (id >= static_cast<int32_t>(num_blocks_))
-        bad_static("block_tables" + row, "names a block >= num_blocks");
-    }
-  }
+  check_padding_rows(b, real, s, block_size_, num_blocks_);
   for (uint32_t i = 0; i < b.num_logits; ++i) {
     if (b.logits_indices == nullptr || b.logits_indices[i] != static_cast<int32_t>(i)) {
       bad_static("logits_indices[" + std::to_string(i) + "]",
