@@ -27,8 +27,8 @@ void put(void* dst, const void* src, size_t bytes, const std::string& name) {
 void check_matrix_type(const std::string& path, const plinth_tensor_view& t) {
   if (ggml::find_format(t.dtype) != nullptr) return;
   throw Error(PLINTH_ERR_UNSUPPORTED,
-              path + ": tensor " + (t.name != nullptr ? t.name : "<unnamed>") + " has ggml type " +
-                  dtype_name(t.dtype) + ", which backend_cuda cannot read (supported: " +
+              path + ": tensor " + (t.name != nullptr ? t.name : "<unnamed>") + " has ggml " +
+                  ggml::describe_type(t.dtype) + ", which backend_cuda cannot read (supported: " +
                   ggml::supported_names() + "); re-quantize the model to one of them");
 }
 

@@ -11,11 +11,13 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model_desc.hpp"
 #include "model/synthetic_arch.hpp"
 #include "plinth/backend.h"
+#include "plinth/ggml_format.hpp"
 
 namespace {
 
@@ -164,13 +166,28 @@ TEST_P(BackendCudaArch, ModelChecksPassAndWeightTypesAreNamed) {
   };
   plinth_tensor_view& down = find("blk.1.ffn_down.weight");
   const int32_t down_type = down.dtype;
-  down.dtype = 99;  // no ggml type
-  inst = nullptr;
-  EXPECT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_ERR_UNSUPPORTED);
-  EXPECT_EQ(inst, nullptr);
-  EXPECT_NE(std::string(err.message).find("tensor blk.1.ffn_down.weight has ggml type type id 99"),
-            std::string::npos)
-      << err.message;
+  for (const auto& [id, name] :
+       {std::pair{99, "type 99 (unknown to ggml)"}, std::pair{16, "type 16 (IQ2_XXS)"}}) {
+    down.dtype = id;  // no ggml type; a ggml type outside the SDK's format table
+    inst = nullptr;
+    EXPECT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_ERR_UNSUPPORTED);
+    EXPECT_EQ(inst, nullptr);
+    EXPECT_NE(std::string(err.message)
+                  .find(std::string("tensor blk.1.ffn_down.weight has ggml ") + name +
+                        ", which backend_cuda cannot read"),
+              std::string::npos)
+        << err.message;
+  }
+  // Every type of the format table passes the type check (the quantized K-quants and IQ4 types
+  // included, which the loader once refused); without a device create then stops at the device.
+  if (!have_device()) {
+    for (const plinth::ggml::Format& f : plinth::ggml::kFormats) {
+      down.dtype = f.id;
+      EXPECT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_ERR_UNSUPPORTED) << f.name;
+      EXPECT_NE(std::string(err.message).find("no CUDA device"), std::string::npos)
+          << f.name << ": " << err.message;
+    }
+  }
   down.dtype = down_type;
   find("blk.0.ffn_norm.weight").dtype = PLINTH_DTYPE_Q8_0;  // a quantized norm
   EXPECT_EQ(vt->lifecycle.create(&args, &inst, &err), PLINTH_ERR_UNSUPPORTED);
