@@ -272,6 +272,12 @@ class ArchGpu : public ::testing::TestWithParam<Case> {
     arch_.layers = layers_.data();
     arch_.layer_stride = sizeof(plinth_arch_layer);
     desc_.arch = &arch_;
+    // A feature added to the description after backend_cuda's block: refused by create (named;
+    // test_backend_cuda_plugin checks that), so nothing to compare.
+    if (const uint64_t missing = arch_.required_features & ~cuda::kImplementedFeatures;
+        missing != 0) {
+      GTEST_SKIP() << "backend_cuda does not implement " << sdk::arch_feature_names(missing);
+    }
   }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
