@@ -175,7 +175,9 @@ CudaBackend::CudaBackend(const plinth_create_args& args)
   xn_ = DeviceBuffer(T * s.hidden * 2, "activations xn");
   qkv_ = DeviceBuffer(T * s.qkv_dim() * 4, "activations qkv");
   attn_ = DeviceBuffer(T * s.q_dim() * 2, "activations attn");
-  if (s.post_norms) proj_ = DeviceBuffer(T * s.hidden * 4, "activations projection");
+  if (s.post_norms || s.residual_scale != 1.0f) {
+    proj_ = DeviceBuffer(T * s.hidden * 4, "activations projection");
+  }
   gu_ = DeviceBuffer(T * 2 * s.ffn * 4, "activations gate/up");
   act_ = DeviceBuffer(T * s.ffn * 2, "activations swiglu");
   logits_ = DeviceBuffer(L * s.vocab * 4, "logits");
@@ -315,14 +317,23 @@ void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits, int num_lay
     k(kernels::gemm(gemm_mode_, blas_, in, wt, out, rows, N, K, acc, stream_), "gemm");
   };
   // A projection added to the residual stream: accumulated by the GEMM itself, or, with a post
-  // norm (post_norms), into proj_ and then RMSNormed onto x.
+  // norm (post_norms) or a residual scale, into proj_, then normed / scaled onto x.
   const auto residual = [&](const uint16_t* in, const uint16_t* wt, int K, const float* post) {
-    if (post == nullptr) {
+    if (post == nullptr && s.residual_scale == 1.0f) {
       gemm(in, wt, x, n, s.hidden, K, true);
       return;
     }
     gemm(in, wt, proj, n, s.hidden, K, false);
-    k(kernels::rmsnorm_add(proj, post, n, s.hidden, s.rms_eps, x, stream_), "rmsnorm_add");
+    k(kernels::residual_add(proj, post, n, s.hidden, s.rms_eps, s.residual_scale, x, stream_),
+      "residual_add");
+  };
+  // A sub-block's input: the RMSNorm of x with `norm`, or x itself (no_pre_norms), as bf16.
+  const auto pre_norm = [&](const float* norm) {
+    if (norm == nullptr) {
+      k(kernels::to_bf16_rows(x, n, s.hidden, xn, stream_), "to_bf16_rows");
+      return;
+    }
+    k(kernels::rmsnorm(x, nullptr, norm, n, s.hidden, s.rms_eps, xn, stream_), "rmsnorm");
   };
 
   // The generic decoder block: every optional step is a feature of the description.
@@ -332,12 +343,13 @@ void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits, int num_lay
     const LayerShape& ls = s.layers[static_cast<size_t>(l)];
     uint16_t* kc = kv_.as<uint16_t>() + (2ull * l) * layer_elems_;
     uint16_t* vc = kc + layer_elems_;
-    k(kernels::rmsnorm(x, nullptr, L.attn_norm, n, s.hidden, s.rms_eps, xn, stream_), "rmsnorm");
+    pre_norm(L.attn_norm);
     gemm(xn, L.wqkv, qkv, n, s.qkv_dim(), s.hidden, false);
     kernels::QkvPrep prep;
     prep.bias = L.qkv_bias;
     prep.q_norm = L.q_norm;
     prep.k_norm = L.k_norm;
+    prep.qk_full = s.qk_norm_full;
     prep.eps = s.rms_eps;
     prep.rope = ls.rope;
     prep.neox = s.rope_neox;
@@ -351,7 +363,7 @@ void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits, int num_lay
     const kernels::AttnParams ap{s.attn_scale, ls.window};
     k(kernels::attention(qkv, n, qs, ap, positions, token_seq, kv, attn, stream_), "attention");
     residual(attn, L.wo, s.q_dim(), L.post_attn_norm);
-    k(kernels::rmsnorm(x, nullptr, L.ffn_norm, n, s.hidden, s.rms_eps, xn, stream_), "rmsnorm");
+    pre_norm(L.ffn_norm);
     gemm(xn, L.wgu, gu, n, 2 * s.ffn, s.hidden, false);
     k(kernels::gated_ffn(gu, n, s.ffn, s.gelu, act, stream_), "gated_ffn");
     residual(act, L.wdown, s.ffn, L.post_ffn_norm);

@@ -143,7 +143,7 @@ class CudaBackend {
   DeviceBuffer xn_;      // [T, hidden] bf16 RMSNorm output
   DeviceBuffer qkv_;     // [T, qkv_dim] f32
   DeviceBuffer attn_;    // [T, q_dim] bf16
-  DeviceBuffer proj_;    // [T, hidden] f32 output of wo / w_down before its post norm (post_norms)
+  DeviceBuffer proj_;    // [T, hidden] f32 output of wo / w_down before its post norm / scale
   DeviceBuffer gu_;      // [T, 2 ffn] f32
   DeviceBuffer act_;     // [T, ffn] bf16
   DeviceBuffer logits_;  // [L, vocab] f32

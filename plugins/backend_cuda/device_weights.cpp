@@ -103,6 +103,16 @@ ModelShape shape_of(const sdk::ModelSpec& spec) {
   s.qkv_bias = spec.has(sdk::kQkvBias);
   s.qk_norm = spec.has(sdk::kQkNorm);
   s.post_norms = spec.has(sdk::kPostNorms);
+#if defined(PLINTH_ARCH_QK_NORM_FULL)
+  s.qk_norm_full = spec.has(sdk::kQkNormFull);
+  s.qk_norm = s.qk_norm || s.qk_norm_full;
+#endif
+#if defined(PLINTH_ARCH_NO_PRE_NORMS)
+  s.pre_norms = !spec.has(sdk::kNoPreNorms);
+#endif
+#if defined(PLINTH_ARCH_RESIDUAL_SCALE)
+  s.residual_scale = spec.has(sdk::kResidualScale) ? spec.residual_scale : 1.0f;
+#endif
   s.gelu = spec.has(sdk::kGeluTanh);
   s.rope_dims = static_cast<int>(spec.rope_dims);
   s.embed_scale = spec.embed_scale;
@@ -168,11 +178,16 @@ void check_weight_types(const plinth_model_desc& model) {
 
 uint64_t device_weight_bytes(const ModelShape& s, bool tied) {
   const uint64_t h = static_cast<uint64_t>(s.hidden);
-  uint64_t per_layer = 2 * aligned(h * 4) + aligned(uint64_t(s.qkv_dim()) * h * 2) +
+  uint64_t per_layer = (s.pre_norms ? 2 * aligned(h * 4) : 0) +
+                       aligned(uint64_t(s.qkv_dim()) * h * 2) +
                        aligned(h * uint64_t(s.q_dim()) * 2) + aligned(2 * uint64_t(s.ffn) * h * 2) +
                        aligned(h * uint64_t(s.ffn) * 2);
   if (s.qkv_bias) per_layer += aligned(uint64_t(s.qkv_dim()) * 4);
-  if (s.qk_norm) per_layer += 2 * aligned(uint64_t(s.head_dim) * 4);
+  if (s.qk_norm_full) {
+    per_layer += aligned(uint64_t(s.q_dim()) * 4) + aligned(uint64_t(s.kv_dim()) * 4);
+  } else if (s.qk_norm) {
+    per_layer += 2 * aligned(uint64_t(s.head_dim) * 4);
+  }
   if (s.post_norms) per_layer += 2 * aligned(h * 4);
   const uint64_t table = aligned(uint64_t(s.vocab) * h * 2);
   return table * (tied ? 1 : 2) + aligned(h * 4) + aligned(s.rope_freq_factors.size() * 4) +
@@ -240,8 +255,8 @@ LayerWeights put_layer(const std::string& path, const ModelShape& s, const sdk::
     L.qkv_bias = b;
   }
   if (s.qk_norm) {
-    L.q_norm = vec(T.q_norm, static_cast<uint64_t>(s.head_dim));
-    L.k_norm = vec(T.k_norm, static_cast<uint64_t>(s.head_dim));
+    L.q_norm = vec(T.q_norm, static_cast<uint64_t>(s.qk_norm_full ? s.q_dim() : s.head_dim));
+    L.k_norm = vec(T.k_norm, static_cast<uint64_t>(s.qk_norm_full ? s.kv_dim() : s.head_dim));
   }
   unsigned char* wo = a.take(h * static_cast<uint64_t>(s.q_dim()) * 2);
   put_matrix(path, *T.wo, wo);

@@ -35,11 +35,14 @@ struct ModelShape {
   double rope_theta = 10000.0;
   float rms_eps = 1e-5f;
   bool rope_neox = false;
-  bool qkv_bias = false;    // Q/K/V biases (qkv_bias)
-  bool qk_norm = false;     // per-head q/k RMSNorm before RoPE (qk_norm)
-  bool post_norms = false;  // RMSNorm of the attention / FFN outputs (post_norms)
-  bool gelu = false;        // GELU-tanh gated FFN (gelu_tanh), else SiLU
-  int rope_dims = 0;        // rotated elements per head (partial_rotary: < head_dim)
+  bool qkv_bias = false;        // Q/K/V biases (qkv_bias)
+  bool qk_norm = false;         // q/k RMSNorm before RoPE (per head; all heads: qk_norm_full)
+  bool qk_norm_full = false;    // one RMSNorm over all q heads and one over all k heads
+  bool pre_norms = true;        // attn_norm / ffn_norm before the sub-blocks (off: no_pre_norms)
+  bool post_norms = false;      // RMSNorm of the attention / FFN outputs (post_norms)
+  float residual_scale = 1.0f;  // sub-block outputs scaled before the add (residual_scale)
+  bool gelu = false;            // GELU-tanh gated FFN (gelu_tanh), else SiLU
+  int rope_dims = 0;            // rotated elements per head (partial_rotary: < head_dim)
   float embed_scale = 1.0f;
   float attn_scale = 0.0f;               // multiplies q . k (1 / sqrt(head_dim) unless attn_scale)
   float logit_scale = 1.0f;              // 1: none
@@ -53,12 +56,24 @@ struct ModelShape {
 };
 
 /// The architecture features (sdk::ArchFeature, plinth_arch_desc ABI 1.4) backend_cuda
-/// implements: all fourteen of ABI 1.4 (the generic block: cuda_backend.cpp's enqueue). A bit a
+/// implements: every bit of the SDK it is built against (the generic block: cuda_backend.cpp's
+/// enqueue) — the residual scale, no pre-norms and whole-projection q/k norm bits where that SDK
+/// defines them (model.h's PLINTH_ARCH_RESIDUAL_SCALE, _NO_PRE_NORMS, _QK_NORM_FULL). A bit a
 /// later SDK defines is refused by sdk::read_model_spec (UNSUPPORTED naming it).
 inline constexpr uint64_t kImplementedFeatures =
     sdk::kQkvBias | sdk::kQkNorm | sdk::kPostNorms | sdk::kGeluTanh | sdk::kFusedQkv |
     sdk::kFusedGateUp | sdk::kEmbedScale | sdk::kAttnScale | sdk::kLogitSoftcap | sdk::kLogitScale |
-    sdk::kPartialRotary | sdk::kRopeFreqFactors | sdk::kSlidingWindow | sdk::kLayerRope;
+    sdk::kPartialRotary | sdk::kRopeFreqFactors | sdk::kSlidingWindow | sdk::kLayerRope
+#if defined(PLINTH_ARCH_RESIDUAL_SCALE)
+    | sdk::kResidualScale
+#endif
+#if defined(PLINTH_ARCH_NO_PRE_NORMS)
+    | sdk::kNoPreNorms
+#endif
+#if defined(PLINTH_ARCH_QK_NORM_FULL)
+    | sdk::kQkNormFull
+#endif
+    ;
 
 /// Reads and checks the config and architecture description (sdk::read_model_spec; every
 /// feature outside kImplementedFeatures: UNSUPPORTED naming it), head_dim a multiple of 32 and
@@ -75,11 +90,11 @@ void check_weight_types(const plinth_model_desc& model);
 
 /// Device pointers of one transformer block.
 struct LayerWeights {
-  const float* attn_norm = nullptr;       // [hidden] f32
-  const float* ffn_norm = nullptr;        // [hidden] f32
+  const float* attn_norm = nullptr;       // [hidden] f32 (NULL: no pre-norms)
+  const float* ffn_norm = nullptr;        // [hidden] f32 (NULL: no pre-norms)
   const float* qkv_bias = nullptr;        // [q_dim + 2 kv_dim] f32: bq, bk, bv (qkv_bias)
-  const float* q_norm = nullptr;          // [head_dim] f32 (qk_norm)
-  const float* k_norm = nullptr;          // [head_dim] f32 (qk_norm)
+  const float* q_norm = nullptr;          // [head_dim] f32 (qk_norm), [q_dim] (qk_norm_full)
+  const float* k_norm = nullptr;          // [head_dim] f32 (qk_norm), [kv_dim] (qk_norm_full)
   const float* post_attn_norm = nullptr;  // [hidden] f32 (post_norms)
   const float* post_ffn_norm = nullptr;   // [hidden] f32 (post_norms)
   const uint16_t* wqkv = nullptr;         // [q_dim + 2 kv_dim, hidden] bf16: rows of wq, wk, wv

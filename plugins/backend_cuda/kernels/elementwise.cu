@@ -59,16 +59,35 @@ __global__ void rmsnorm_kernel(const float* x, const int32_t* rows, const float*
   }
 }
 
-__global__ void rmsnorm_add_kernel(const float* y, const float* w, int d, float eps, float* x) {
+__global__ void residual_add_kernel(const float* y, const float* w, int d, float eps, float scale,
+                                    float* x) {
   const int64_t r = blockIdx.x;
   const float* yr = y + r * d;
-  float sq = 0.0f;
-  for (int i = threadIdx.x; i < d; i += blockDim.x) sq = m::add_rn(sq, m::mul_rn(yr[i], yr[i]));
-  const float inv = m::rms_inv(block_sum(sq), d, eps);
+  float inv = 1.0f;
+  if (w != nullptr) {
+    float sq = 0.0f;
+    for (int i = threadIdx.x; i < d; i += blockDim.x) sq = m::add_rn(sq, m::mul_rn(yr[i], yr[i]));
+    inv = m::rms_inv(block_sum(sq), d, eps);
+  }
   float* xr = x + r * d;
   for (int i = threadIdx.x; i < d; i += blockDim.x) {
-    xr[i] = m::add_rn(xr[i], m::rms_apply(yr[i], inv, w[i]));
+    const float v = w != nullptr ? m::rms_apply(yr[i], inv, w[i]) : yr[i];
+    xr[i] = m::add_rn(xr[i], m::mul_rn(v, scale));
   }
+}
+
+__global__ void to_bf16_kernel(const float* x, int d, uint16_t* out) {
+  const int64_t r = blockIdx.x;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) out[r * d + i] = m::f32_to_bf16(x[r * d + i]);
+}
+
+// RMSNorm of `count` elements of `x` with weights w[count] over the whole block: per thread in
+// index order, then block_sum's fixed tree (qk_norm_full: all q heads as one vector).
+__device__ void norm_block(float* x, int count, const float* w, float eps) {
+  float sq = 0.0f;
+  for (int e = threadIdx.x; e < count; e += blockDim.x) sq = m::add_rn(sq, m::mul_rn(x[e], x[e]));
+  const float inv = m::rms_inv(block_sum(sq), count, eps);
+  for (int e = threadIdx.x; e < count; e += blockDim.x) x[e] = m::rms_apply(x[e], inv, w[e]);
 }
 
 // Per-head RMSNorm of the q and k heads of one row (heads [0, n_heads) read q_norm, the next
@@ -102,7 +121,11 @@ __global__ void prepare_qkv_kernel(float* qkv, QkvShape s, QkvPrep p, const int3
       row[e] = m::add_rn(row[e], p.bias[e]);
     __syncthreads();
   }
-  if (p.q_norm != nullptr) {
+  if (p.q_norm != nullptr && p.qk_full) {
+    norm_block(row, s.n_heads * hd, p.q_norm, p.eps);
+    norm_block(row + s.n_heads * hd, s.n_kv_heads * hd, p.k_norm, p.eps);
+    __syncthreads();
+  } else if (p.q_norm != nullptr) {
     qk_norm_row(row, s, p);
     __syncthreads();
   }
@@ -214,9 +237,14 @@ cudaError_t rmsnorm(const float* x, const int32_t* rows, const float* w, int n, 
   return cudaGetLastError();
 }
 
-cudaError_t rmsnorm_add(const float* y, const float* w, int n, int d, float eps, float* x,
-                        cudaStream_t stream) {
-  if (n > 0) rmsnorm_add_kernel<<<n, kRowThreads, 0, stream>>>(y, w, d, eps, x);
+cudaError_t residual_add(const float* y, const float* w, int n, int d, float eps, float scale,
+                         float* x, cudaStream_t stream) {
+  if (n > 0) residual_add_kernel<<<n, kRowThreads, 0, stream>>>(y, w, d, eps, scale, x);
+  return cudaGetLastError();
+}
+
+cudaError_t to_bf16_rows(const float* x, int n, int d, uint16_t* out, cudaStream_t stream) {
+  if (n > 0) to_bf16_kernel<<<n, kRowThreads, 0, stream>>>(x, d, out);
   return cudaGetLastError();
 }
 

@@ -26,11 +26,16 @@ cudaError_t embed(const uint16_t* table, const int32_t* tokens, int n, int hidde
 cudaError_t rmsnorm(const float* x, const int32_t* rows, const float* w, int n, int d, float eps,
                     uint16_t* out, cudaStream_t stream);
 
-/// Post-norm residual add (post_norms): x[r, :] += y[r, :] * inv * w[:] with inv = 1 / sqrt(mean(
-/// y[r, :]^2) + eps), r < n, in f32 (backend_cpu: rmsnorm of the projection, then the add). y, x:
-/// [n, d] f32; w: [d] f32. Reduction order as rmsnorm's.
-cudaError_t rmsnorm_add(const float* y, const float* w, int n, int d, float eps, float* x,
-                        cudaStream_t stream);
+/// A sub-block's output added to the residual stream (post_norms, residual_scale), in f32 as
+/// backend_cpu: y' = y[r, :] * inv * w[:] with inv = 1 / sqrt(mean(y[r, :]^2) + eps) when w is
+/// not NULL (else y' = y), then x[r, :] += y' * scale (scale 1: exact), r < n. y, x: [n, d] f32;
+/// w: [d] f32 or NULL. Reduction order as rmsnorm's.
+cudaError_t residual_add(const float* y, const float* w, int n, int d, float eps, float scale,
+                         float* x, cudaStream_t stream);
+
+/// out[r, :] = bf16(x[r, :]) for r < n: the sub-block input of a model without pre-norms
+/// (no_pre_norms). x: [n, d] f32; out: [n, d] bf16.
+cudaError_t to_bf16_rows(const float* x, int n, int d, uint16_t* out, cudaStream_t stream);
 
 /// Geometry of the fused QKV rows and the KV cache of one layer.
 struct QkvShape {
@@ -43,21 +48,24 @@ struct QkvShape {
 /// One layer's treatment of the fused Q/K/V rows before attention (the generic block's features;
 /// a NULL pointer or false turns a step off).
 struct QkvPrep {
-  const float* bias = nullptr;          // [row_stride] f32: q, k, v biases (qkv_bias)
-  const float* q_norm = nullptr;        // [head_dim] f32: per-head RMSNorm of q (qk_norm) ...
-  const float* k_norm = nullptr;        // ... and of k; both set or both NULL
-  float eps = 1e-5f;                    // RMSNorm epsilon of the q/k norms
-  bool rope = true;                     // the layer rotates q and k (layer_rope may turn it off)
-  bool neox = false;                    // NeoX halves, else adjacent pairs
-  int rope_dims = 0;                    // rotated elements per head (even, <= head_dim, <= 256)
-  double theta = 10000.0;               // the layer's RoPE base
-  double scale = 1.0;                   // the layer's position multiplier (freq_scale)
+  const float* bias = nullptr;    // [row_stride] f32: q, k, v biases (qkv_bias)
+  const float* q_norm = nullptr;  // [head_dim] f32: per-head RMSNorm of q (qk_norm) ...
+  const float* k_norm = nullptr;  // ... and of k; both set or both NULL
+  bool qk_full = false;    // one RMSNorm over all q heads ([q_dim] q_norm), one over all k heads
+                           // ([kv_dim] k_norm) instead (qk_norm_full)
+  float eps = 1e-5f;       // RMSNorm epsilon of the q/k norms
+  bool rope = true;        // the layer rotates q and k (layer_rope may turn it off)
+  bool neox = false;       // NeoX halves, else adjacent pairs
+  int rope_dims = 0;       // rotated elements per head (even, <= head_dim, <= 256)
+  double theta = 10000.0;  // the layer's RoPE base
+  double scale = 1.0;      // the layer's position multiplier (freq_scale)
   const float* freq_factors = nullptr;  // [rope_dims / 2] f32 (rope_freqs.weight) or NULL
 };
 
 /// For each token t < n, in backend_cpu's order, on qkv[t, :] in place: adds the bias to every
 /// column; RMSNorms each q head and each k head with q_norm / k_norm (one warp per head, a fixed
-/// xor-butterfly sum); rotates the first rope_dims elements of every q and k head by RoPE at
+/// xor-butterfly sum), or, with qk_full, the whole q part and the whole k part (a fixed-order
+/// block sum each); rotates the first rope_dims elements of every q and k head by RoPE at
 /// positions[t] (device_math's rope_inv_freq / rope_cos_sin / rope_pair / rope_rotate: angles
 /// in double as backend_cpu's Rope, the layer's base, scale and frequency factors) unless
 /// !prep.rope; then, when slots[t] >= 0, stores k and v (the last n_kv_heads * head_dim

@@ -433,6 +433,47 @@ TEST(DeviceMathQkNorm, PerHeadRmsNormMatchesBackendCpu) {
   }
 }
 
+// The whole-projection q/k norm (qk_norm_full) and the post-norm residual add: a block sum over
+// 128 threads (per thread e = tid + 128 i in order, a xor butterfly per warp, warp sums in warp
+// order: elementwise.cu's block_sum) then rms_inv / rms_apply, times the residual scale and
+// added; equals backend_cpu's rmsnorm of one row, scale() and axpy to within its summation order.
+TEST(DeviceMathQkNorm, WholeProjectionNormAndResidualAddMatchBackendCpu) {
+  for (const int d : {96, 128, 576, 2304}) {
+    const auto x = randn(static_cast<size_t>(d), 95 + d, 3.0f);
+    const auto w = randn(static_cast<size_t>(d), 96);
+    auto resid = randn(static_cast<size_t>(d), 97);
+    const float rs = 0.22f;  // granite-like residual_multiplier
+    std::vector<float> want(x.size());
+    plinth::cpu::rmsnorm(x.data(), w.data(), 1, d, 1e-6f, want.data());
+    plinth::cpu::scale(want.data(), rs, d);
+    std::vector<float> want_x = resid;
+    plinth::cpu::axpy(1.0f, want.data(), want_x.data(), d);
+    constexpr int kThreads = 128;
+    float part[kThreads];
+    for (int t = 0; t < kThreads; ++t) {
+      part[t] = 0.0f;
+      for (int e = t; e < d; e += kThreads) part[t] = m::add_rn(part[t], m::mul_rn(x[e], x[e]));
+    }
+    float total = 0.0f;
+    for (int wp = 0; wp < kThreads / 32; ++wp) {
+      float lane[32];
+      std::copy(part + wp * 32, part + wp * 32 + 32, lane);
+      for (int off = 16; off > 0; off >>= 1) {
+        float next[32];
+        for (int l = 0; l < 32; ++l) next[l] = lane[l] + lane[l ^ off];
+        std::copy(next, next + 32, lane);
+      }
+      total = m::add_rn(total, lane[0]);
+    }
+    const float inv = m::rms_inv(total, d, 1e-6f);
+    for (int e = 0; e < d; ++e) {
+      const float got = m::add_rn(resid[e], m::mul_rn(m::rms_apply(x[e], inv, w[e]), rs));
+      ASSERT_NEAR(got, want_x[e], 1e-6f * (std::fabs(want_x[e]) + std::fabs(want[e])) + 1e-7f)
+          << d << " " << e;
+    }
+  }
+}
+
 TEST(DeviceMathWindow, FirstKeyRule) {
   EXPECT_EQ(m::attn_first_key(0, 0), 0);
   EXPECT_EQ(m::attn_first_key(5000, 0), 0);  // no window: full causal
