@@ -137,18 +137,19 @@ TEST(CudaArgmax, MatchesHostRule) {
 // prepare_qkv with every step on (bias, q/k norm, partial NeoX / normal RoPE at a position scale
 // with frequency factors) against backend_cpu's steps in its order (axpy, rmsnorm per head,
 // Rope); the KV rows stored are the bf16 of the device's own k and v.
-class CudaPrepareQkv : public ::testing::TestWithParam<bool> {};
+// Parameter: bit 0 NeoX, bit 1 the whole-projection q/k norm (qk_norm_full) instead of per head.
+class CudaPrepareQkv : public ::testing::TestWithParam<int> {};
 
 TEST_P(CudaPrepareQkv, BiasQkNormPartialRopeMatchBackendCpu) {
   SKIP_WITHOUT_GPU();
-  const bool neox = GetParam();
+  const bool neox = (GetParam() & 1) != 0, full = (GetParam() & 2) != 0;
   const int nh = 4, nkv = 2, hd = 64, rope_dims = 32, n = 5;
   const int qd = nh * hd, kvd = nkv * hd, stride = qd + 2 * kvd;
   const double theta = 10000.0, scale = 0.5;
   const float eps = 1e-6f;
   const auto qkv = randn(static_cast<size_t>(n) * stride, 200, 2.0f);
   const auto bias = randn(stride, 201, 0.1f);
-  const auto qn = randn(hd, 202), kn = randn(hd, 203);
+  const auto qn = randn(full ? nh * hd : hd, 202), kn = randn(full ? nkv * hd : hd, 203);
   std::vector<float> factors(rope_dims / 2);
   for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.5f * static_cast<float>(i);
   std::vector<int32_t> pos = {0, 1, 9, 300, 4000}, slots = {3, -1, 0, 7, 5};
@@ -166,6 +167,7 @@ TEST_P(CudaPrepareQkv, BiasQkNormPartialRopeMatchBackendCpu) {
   p.bias = d_bias;
   p.q_norm = d_qn;
   p.k_norm = d_kn;
+  p.qk_full = full;
   p.eps = eps;
   p.neox = neox;
   p.rope_dims = rope_dims;
@@ -180,8 +182,9 @@ TEST_P(CudaPrepareQkv, BiasQkNormPartialRopeMatchBackendCpu) {
   for (int t = 0; t < n; ++t) {
     std::vector<float> want(qkv.begin() + t * stride, qkv.begin() + (t + 1) * stride);
     plinth::cpu::axpy(1.0f, bias.data(), want.data(), stride);
-    plinth::cpu::rmsnorm(want.data(), qn.data(), nh, hd, eps, want.data());
-    plinth::cpu::rmsnorm(want.data() + qd, kn.data(), nkv, hd, eps, want.data() + qd);
+    plinth::cpu::rmsnorm(want.data(), qn.data(), full ? 1 : nh, full ? qd : hd, eps, want.data());
+    plinth::cpu::rmsnorm(want.data() + qd, kn.data(), full ? 1 : nkv, full ? kvd : hd, eps,
+                         want.data() + qd);
     std::vector<float> table(rope_dims);
     rope.tables(&pos[t], 1, table.data());
     rope.apply(want.data(), nh, table.data());
@@ -203,7 +206,42 @@ TEST_P(CudaPrepareQkv, BiasQkNormPartialRopeMatchBackendCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(NormalAndNeox, CudaPrepareQkv, ::testing::Values(false, true));
+INSTANTIATE_TEST_SUITE_P(NormalNeoxPerHeadFull, CudaPrepareQkv, ::testing::Values(0, 1, 2, 3));
+
+// residual_add (post norm and residual scale; scale alone) and to_bf16_rows against backend_cpu's
+// rmsnorm, scale and axpy.
+TEST(CudaResidualAdd, PostNormScaleAndPlainInputMatchBackendCpu) {
+  SKIP_WITHOUT_GPU();
+  const int n = 6, d = 640;
+  const auto y = randn(static_cast<size_t>(n) * d, 800, 2.0f), w = randn(d, 801);
+  const auto x0 = randn(y.size(), 802);
+  float* d_y = dev(y);
+  float* d_w = dev(w);
+  float* d_x = dev(x0);
+  for (const bool norm : {true, false}) {
+    ASSERT_EQ(cudaMemcpy(d_x, x0.data(), x0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(k::residual_add(d_y, norm ? d_w : nullptr, n, d, 1e-5f, 0.22f, d_x, nullptr),
+              cudaSuccess);
+    const auto got = host(d_x, x0.size());
+    std::vector<float> p = y, want = x0;
+    if (norm) plinth::cpu::rmsnorm(p.data(), w.data(), n, d, 1e-5f, p.data());
+    plinth::cpu::scale(p.data(), 0.22f, static_cast<int64_t>(p.size()));
+    plinth::cpu::axpy(1.0f, p.data(), want.data(), static_cast<int64_t>(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-6f * (std::fabs(want[i]) + std::fabs(p[i])) + 1e-7f)
+          << (norm ? "norm " : "plain ") << i;
+    }
+  }
+  uint16_t* d_o = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_o, y.size() * 2), cudaSuccess);
+  ASSERT_EQ(k::to_bf16_rows(d_y, n, d, d_o, nullptr), cudaSuccess);
+  const auto o = host(d_o, y.size());
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(o[i], m::f32_to_bf16(y[i])) << i;
+  cudaFree(d_y);
+  cudaFree(d_w);
+  cudaFree(d_x);
+  cudaFree(d_o);
+}
 
 // Attention of a sliding-window layer with an attention scale over a paged bf16 cache, against
 // backend_cpu's paged_attention over the same (bf16-valued) keys and values with the same window;
