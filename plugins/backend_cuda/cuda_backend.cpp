@@ -70,6 +70,32 @@ void destroy_meta(MetaBuffers& m) {
   throw std::invalid_argument("load_static: batch." + field + " " + why);
 }
 
+// load_static's padding rows [real, num_seqs) of `b`: no slot, ids and positions in range, their
+// block table entries in bounds (they are read, never written).
+void check_padding_rows(const plinth_batch& b, uint32_t real, const ModelShape& s,
+                        uint32_t block_size, uint32_t num_blocks) {
+  for (uint32_t i = real; i < b.num_seqs; ++i) {
+    // Appended, not "[" + ... + "]": GCC 12's -Wrestrict misfires on that once inlined here.
+    std::string row = "[";
+    row += std::to_string(i);
+    row += ']';
+    if (b.slot_mapping[i] >= 0) bad_static("slot_mapping" + row, ">= 0 after a padding row (< 0)");
+    if (b.token_ids[i] < 0 || b.token_ids[i] >= s.vocab)
+      bad_static("token_ids" + row, "outside [0, vocab)");
+    if (b.positions[i] < 0 || b.positions[i] >= s.context)
+      bad_static("positions" + row, "outside [0, context)");
+    const int64_t ctx = b.positions[i] + 1;
+    const int64_t used = (ctx + block_size - 1) / block_size;
+    if (used > b.max_blocks_per_seq)
+      bad_static("positions" + row, "needs more blocks than max_blocks_per_seq");
+    for (int64_t j = 0; j < used; ++j) {
+      const int32_t id = b.block_tables[i * static_cast<uint64_t>(b.max_blocks_per_seq) + j];
+      if (id >= static_cast<int32_t>(num_blocks))
+        bad_static("block_tables" + row, "names a block >= num_blocks");
+    }
+  }
+}
+
 // ---- the plinth.cuda_stream/1 table; the instance handle is the CudaBackend ------------------
 
 CudaBackend& be(plinth_instance* inst) {
@@ -126,7 +152,9 @@ CudaBackend::CudaBackend(const plinth_create_args& args)
     : host_(args.host, args.instance_name != nullptr ? args.instance_name : "backend_cuda"),
       cfg_(parse_cuda_config(args.config_json)) {
   const plinth_model_desc& model = require_model(args);
-  (void)model_shape(model);  // config errors before any device work
+  // Config, feature and tensor errors before any device work.
+  (void)model_shape(model);
+  check_weight_types(model);
   select_device(cfg_.device);
   gemm_mode_ = cfg_.invariant_gemm ? kernels::GemmMode::kInvariant : kernels::GemmMode::kFast;
   check(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -147,14 +175,17 @@ CudaBackend::CudaBackend(const plinth_create_args& args)
   xn_ = DeviceBuffer(T * s.hidden * 2, "activations xn");
   qkv_ = DeviceBuffer(T * s.qkv_dim() * 4, "activations qkv");
   attn_ = DeviceBuffer(T * s.q_dim() * 2, "activations attn");
+  if (s.post_norms || s.residual_scale != 1.0f) {
+    proj_ = DeviceBuffer(T * s.hidden * 4, "activations projection");
+  }
   gu_ = DeviceBuffer(T * 2 * s.ffn * 4, "activations gate/up");
   act_ = DeviceBuffer(T * s.ffn * 2, "activations swiglu");
   logits_ = DeviceBuffer(L * s.vocab * 4, "logits");
   ids_ = DeviceBuffer(L * 4, "argmax ids");
   logits_host_ = PinnedBuffer(L * s.vocab * 4, "logits (host)");
   ids_host_ = PinnedBuffer(L * 4, "argmax ids (host)");
-  const uint64_t act = x_.bytes() + xn_.bytes() + qkv_.bytes() + attn_.bytes() + gu_.bytes() +
-                       act_.bytes() + logits_.bytes() + ids_.bytes();
+  const uint64_t act = x_.bytes() + xn_.bytes() + qkv_.bytes() + attn_.bytes() + proj_.bytes() +
+                       gu_.bytes() + act_.bytes() + logits_.bytes() + ids_.bytes();
   host_.info(std::string(model.config.architecture != nullptr ? model.config.architecture : "") +
              ": " + std::to_string(s.n_layers) + " layers, hidden " + std::to_string(s.hidden) +
              ", heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) +
@@ -276,6 +307,7 @@ void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits, int num_lay
   uint16_t* xn = xn_.as<uint16_t>();
   float* qkv = qkv_.as<float>();
   uint16_t* attn = attn_.as<uint16_t>();
+  float* proj = proj_.as<float>();
   float* gu = gu_.as<float>();
   uint16_t* act = act_.as<uint16_t>();
   const kernels::QkvShape qs{s.n_heads, s.n_kv_heads, s.head_dim, s.qkv_dim()};
@@ -284,32 +316,68 @@ void CudaBackend::enqueue(const MetaBuffers& m, int n, int m_logits, int num_lay
                         bool acc) {
     k(kernels::gemm(gemm_mode_, blas_, in, wt, out, rows, N, K, acc, stream_), "gemm");
   };
+  // A projection added to the residual stream: accumulated by the GEMM itself, or, with a post
+  // norm (post_norms) or a residual scale, into proj_, then normed / scaled onto x.
+  const auto residual = [&](const uint16_t* in, const uint16_t* wt, int K, const float* post) {
+    if (post == nullptr && s.residual_scale == 1.0f) {
+      gemm(in, wt, x, n, s.hidden, K, true);
+      return;
+    }
+    gemm(in, wt, proj, n, s.hidden, K, false);
+    k(kernels::residual_add(proj, post, n, s.hidden, s.rms_eps, s.residual_scale, x, stream_),
+      "residual_add");
+  };
+  // A sub-block's input: the RMSNorm of x with `norm`, or x itself (no_pre_norms), as bf16.
+  const auto pre_norm = [&](const float* norm) {
+    if (norm == nullptr) {
+      k(kernels::to_bf16_rows(x, n, s.hidden, xn, stream_), "to_bf16_rows");
+      return;
+    }
+    k(kernels::rmsnorm(x, nullptr, norm, n, s.hidden, s.rms_eps, xn, stream_), "rmsnorm");
+  };
 
-  k(kernels::embed(w_.token_embd, tokens, n, s.hidden, x, stream_), "embed");
+  // The generic decoder block: every optional step is a feature of the description.
+  k(kernels::embed(w_.token_embd, tokens, n, s.hidden, s.embed_scale, x, stream_), "embed");
   for (int l = 0; l < num_layers; ++l) {
     const LayerWeights& L = w_.layers[static_cast<size_t>(l)];
+    const LayerShape& ls = s.layers[static_cast<size_t>(l)];
     uint16_t* kc = kv_.as<uint16_t>() + (2ull * l) * layer_elems_;
     uint16_t* vc = kc + layer_elems_;
-    k(kernels::rmsnorm(x, nullptr, L.attn_norm, n, s.hidden, s.rms_eps, xn, stream_), "rmsnorm");
+    pre_norm(L.attn_norm);
     gemm(xn, L.wqkv, qkv, n, s.qkv_dim(), s.hidden, false);
-    k(kernels::rope_store_kv(qkv, n, qs, positions, slots, s.rope_theta, s.rope_neox, kc, vc,
-                             stream_),
-      "rope_store_kv");
+    kernels::QkvPrep prep;
+    prep.bias = L.qkv_bias;
+    prep.q_norm = L.q_norm;
+    prep.k_norm = L.k_norm;
+    prep.qk_full = s.qk_norm_full;
+    prep.eps = s.rms_eps;
+    prep.rope = ls.rope;
+    prep.neox = s.rope_neox;
+    prep.rope_dims = s.rope_dims;
+    prep.theta = ls.rope_base;
+    prep.scale = ls.rope_scale;
+    prep.freq_factors = w_.rope_freqs;
+    k(kernels::prepare_qkv(qkv, n, qs, prep, positions, slots, kc, vc, stream_), "prepare_qkv");
     const kernels::PagedKv kv{kc, vc, tables, static_cast<int>(ml.table_width),
                               static_cast<int>(block_size_)};
-    k(kernels::attention(qkv, n, qs, positions, token_seq, kv, attn, stream_), "attention");
-    gemm(attn, L.wo, x, n, s.hidden, s.q_dim(), true);
-    k(kernels::rmsnorm(x, nullptr, L.ffn_norm, n, s.hidden, s.rms_eps, xn, stream_), "rmsnorm");
+    const kernels::AttnParams ap{s.attn_scale, ls.window};
+    k(kernels::attention(qkv, n, qs, ap, positions, token_seq, kv, attn, stream_), "attention");
+    residual(attn, L.wo, s.q_dim(), L.post_attn_norm);
+    pre_norm(L.ffn_norm);
     gemm(xn, L.wgu, gu, n, 2 * s.ffn, s.hidden, false);
-    k(kernels::swiglu(gu, n, s.ffn, act, stream_), "swiglu");
-    gemm(act, L.wdown, x, n, s.hidden, s.ffn, true);
+    k(kernels::gated_ffn(gu, n, s.ffn, s.gelu, act, stream_), "gated_ffn");
+    residual(act, L.wdown, s.ffn, L.post_ffn_norm);
   }
   if (m_logits == 0) return;
   k(kernels::rmsnorm(x, logits_idx, w_.output_norm, m_logits, s.hidden, s.rms_eps, xn, stream_),
     "rmsnorm");
-  gemm(xn, w_.lm_head, logits_.as<float>(), m_logits, s.vocab, s.hidden, false);
-  k(kernels::argmax_rows(logits_.as<float>(), m_logits, s.vocab, ids_.as<int32_t>(), stream_),
-    "argmax");
+  float* logits = logits_.as<float>();
+  gemm(xn, w_.lm_head, logits, m_logits, s.vocab, s.hidden, false);
+  if (s.logit_scale != 1.0f || s.logit_softcap > 0.0f) {
+    k(kernels::finish_logits(logits, m_logits, s.vocab, s.logit_scale, s.logit_softcap, stream_),
+      "finish_logits");
+  }
+  k(kernels::argmax_rows(logits, m_logits, s.vocab, ids_.as<int32_t>(), stream_), "argmax");
 }
 
 plinth_forward_output CudaBackend::copy_out(uint32_t num_logits, bool argmax_only) {
@@ -510,23 +578,7 @@ void CudaBackend::load_static(const plinth_batch& b) {
   lim.max_num_seqs = sl.seqs;
   lim.logits_rows = sl.logits_rows;
   if (real > 0) validate_batch(head, lim);
-  for (uint32_t i = real; i < ns; ++i) {
-    const std::string row = "[" + std::to_string(i) + "]";
-    if (b.slot_mapping[i] >= 0) bad_static("slot_mapping" + row, ">= 0 after a padding row (< 0)");
-    if (b.token_ids[i] < 0 || b.token_ids[i] >= s.vocab)
-      bad_static("token_ids" + row, "outside [0, vocab)");
-    if (b.positions[i] < 0 || b.positions[i] >= s.context)
-      bad_static("positions" + row, "outside [0, context)");
-    const int64_t ctx = b.positions[i] + 1;
-    const int64_t used = (ctx + block_size_ - 1) / block_size_;
-    if (used > b.max_blocks_per_seq)
-      bad_static("positions" + row, "needs more blocks than max_blocks_per_seq");
-    for (int64_t j = 0; j < used; ++j) {
-      const int32_t id = b.block_tables[i * static_cast<uint64_t>(b.max_blocks_per_seq) + j];
-      if (id >= static_cast<int32_t>(num_blocks_))
-        bad_static("block_tables" + row, "names a block >= num_blocks");
-    }
-  }
+  check_padding_rows(b, real, s, block_size_, num_blocks_);
   for (uint32_t i = 0; i < b.num_logits; ++i) {
     if (b.logits_indices == nullptr || b.logits_indices[i] != static_cast<int32_t>(i)) {
       bad_static("logits_indices[" + std::to_string(i) + "]",

@@ -56,7 +56,9 @@ struct StreamAndBlas {
 /// throw; the SDK adapter converts at the boundary. All device work runs on one stream.
 class CudaBackend {
  public:
-  /// Parses the config (parse_cuda_config; INVALID_ARGUMENT naming the key), checks the device
+  /// Parses the config (parse_cuda_config; INVALID_ARGUMENT naming the key), checks the model
+  /// (model_shape, check_weight_types: a feature, head_dim or tensor type it cannot run is
+  /// UNSUPPORTED, a missing or mis-shaped tensor INVALID_ARGUMENT, each named) and the device
   /// (check_device: UNSUPPORTED "no CUDA device ..." / "device 3 requested, 2 present" /
   /// "compute capability 7.5 unsupported ..."), uploads the weights in bf16 (see
   /// upload_weights) and allocates the activation buffers for max_num_tokens rows and
@@ -141,6 +143,7 @@ class CudaBackend {
   DeviceBuffer xn_;      // [T, hidden] bf16 RMSNorm output
   DeviceBuffer qkv_;     // [T, qkv_dim] f32
   DeviceBuffer attn_;    // [T, q_dim] bf16
+  DeviceBuffer proj_;    // [T, hidden] f32 output of wo / w_down before its post norm / scale
   DeviceBuffer gu_;      // [T, 2 ffn] f32
   DeviceBuffer act_;     // [T, ffn] bf16
   DeviceBuffer logits_;  // [L, vocab] f32

@@ -1,6 +1,7 @@
 // Causal grouped-query attention over the paged KV cache, decode and prefill in one kernel
-// (kernels.hpp: attention). Online softmax (Milakov & Gimelshein 2018, as FlashAttention) per
-// warp over a fixed key partition, merged in a fixed order.
+// (kernels.hpp: attention), with the layer's scale and sliding window (masking). Online softmax
+// (Milakov & Gimelshein 2018, as FlashAttention) per warp over a fixed key partition, merged in a
+// fixed order.
 #include <cmath>
 
 #include "device_math.cuh"
@@ -24,6 +25,7 @@ struct AttnArgs {
   PagedKv kv;
   uint16_t* out;
   float scale;
+  int window;
 };
 
 __global__ void __launch_bounds__(kWarps* kWarpSize) attention_kernel(AttnArgs a) {
@@ -37,7 +39,8 @@ __global__ void __launch_bounds__(kWarps* kWarpSize) attention_kernel(AttnArgs a
   const int epl = hd / kWarpSize;  // elements per lane, contiguous: [lane * epl, +epl)
   const int g = h / (a.shape.n_heads / a.shape.n_kv_heads);
   const int64_t kv_row = static_cast<int64_t>(a.shape.n_kv_heads) * hd;
-  const int ctx = a.positions[t] + 1;  // positions 0..p are visible
+  const int ctx = a.positions[t] + 1;  // positions j0..p are visible
+  const int j0 = m::attn_first_key(a.positions[t], a.window);
   const int32_t* table =
       a.kv.block_tables + static_cast<int64_t>(a.token_seq[t]) * a.kv.max_blocks_per_seq;
   const int bs = a.kv.block_size;
@@ -50,7 +53,7 @@ __global__ void __launch_bounds__(kWarps* kWarpSize) attention_kernel(AttnArgs a
     acc[e] = 0.0f;
   }
   m::SoftmaxState st = m::softmax_empty();
-  for (int j = warp; j < ctx; j += kWarps) {
+  for (int j = j0 + warp; j < ctx; j += kWarps) {
     int32_t blk = table[j / bs];
     if (blk < 0) blk = 0;  // padding rows: any in-bounds block, the value is never used
     const int64_t base = (static_cast<int64_t>(blk) * bs + j % bs) * kv_row + g * hd + lane * epl;
@@ -96,21 +99,17 @@ __global__ void __launch_bounds__(kWarps* kWarpSize) attention_kernel(AttnArgs a
 
 }  // namespace
 
-cudaError_t attention(const float* qkv, int n, const QkvShape& shape, const int32_t* positions,
-                      const int32_t* token_seq, const PagedKv& kv, uint16_t* out,
-                      cudaStream_t stream) {
+cudaError_t attention(const float* qkv, int n, const QkvShape& shape, const AttnParams& params,
+                      const int32_t* positions, const int32_t* token_seq, const PagedKv& kv,
+                      uint16_t* out, cudaStream_t stream) {
   if (shape.head_dim % kWarpSize != 0 || shape.head_dim > kMaxHeadDim || shape.n_kv_heads < 1 ||
       shape.n_heads % shape.n_kv_heads != 0 || kv.block_size < 1) {
     return cudaErrorInvalidValue;
   }
   if (n > 0) {
-    AttnArgs a{qkv,
-               shape,
-               positions,
-               token_seq,
-               kv,
-               out,
-               1.0f / std::sqrt(static_cast<float>(shape.head_dim))};
+    const float scale =
+        params.scale != 0.0f ? params.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    AttnArgs a{qkv, shape, positions, token_seq, kv, out, scale, params.window};
     attention_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(shape.n_heads)),
                        kWarps * kWarpSize, 0, stream>>>(a);
   }

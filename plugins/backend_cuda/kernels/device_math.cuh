@@ -63,6 +63,30 @@ PLINTH_HD float exp_f(float x) {
 #endif
 }
 
+PLINTH_HD double dmul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+PLINTH_HD double dadd_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+PLINTH_HD float tanh_f(float x) {
+#if defined(__CUDA_ARCH__)
+  return tanhf(x);
+#else
+  return std::tanh(x);
+#endif
+}
+
 // ---- bf16 <-> f32 (bfloat16: the top 16 bits of an IEEE binary32) -----------------------------
 
 PLINTH_HD float bits_to_f32(uint32_t u) {
@@ -115,20 +139,31 @@ PLINTH_HD float rms_apply(float x, float inv, float w) {
 
 // ---- RoPE (Su et al. 2021, RoFormer §3.4), as ggml and backend_cpu's Rope apply it ------------
 
-/// (cos, sin) of pair i (i < head_dim / 2) at position pos: angle = pos * theta^(-2i / head_dim),
-/// computed in double and rounded to float (backend_cpu's Rope::tables).
-PLINTH_HD void rope_cos_sin(int32_t pos, int i, int head_dim, double theta, float* c, float* s) {
-  const double inv_freq = pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-  const double angle = static_cast<double>(pos) * inv_freq;
+/// The inverse frequency of pair i (i < rope_dims / 2) of one layer's RoPE, in double as
+/// backend_cpu's Rope constructor: scale * theta^(-2i / rope_dims) / factor, where scale is the
+/// layer's position multiplier (llama.cpp's freq_scale; 1 without RoPE scaling) and factor the
+/// pair's RoPE frequency factor (rope_freqs.weight, Llama 3.1/3.2; 1 without). Partial rotary:
+/// rope_dims < head_dim, the exponent's denominator is rope_dims (ggml's n_dims).
+PLINTH_HD double rope_inv_freq(int i, int rope_dims, double theta, double scale, float factor) {
+  const double f =
+      dmul_rn(scale, pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims)));
+  return f / static_cast<double>(factor);  // factor 1: exact, as backend_cpu's skipped division
+}
+
+/// (cos, sin) at position pos of the pair whose inverse frequency is inv_freq (rope_inv_freq):
+/// angle = pos * inv_freq in double, rounded to float once (backend_cpu's Rope::tables).
+PLINTH_HD void rope_cos_sin(int32_t pos, double inv_freq, float* c, float* s) {
+  const double angle = dmul_rn(static_cast<double>(pos), inv_freq);
   *c = static_cast<float>(cos(angle));
   *s = static_cast<float>(sin(angle));
 }
 
-/// Element indices of pair i inside a head: normal (GGML mode 0, LLaMA GGUFs) rotates adjacent
-/// elements (2i, 2i + 1); NeoX rotates (i, i + head_dim / 2).
-PLINTH_HD void rope_pair(int i, int head_dim, bool neox, int* ia, int* ib) {
+/// Element indices of pair i (i < rope_dims / 2) inside a head: normal (GGML mode 0, LLaMA
+/// GGUFs) rotates adjacent elements (2i, 2i + 1); NeoX rotates (i, i + rope_dims / 2). Elements
+/// at rope_dims and beyond (partial rotary) are no pair's and pass through.
+PLINTH_HD void rope_pair(int i, int rope_dims, bool neox, int* ia, int* ib) {
   *ia = neox ? i : 2 * i;
-  *ib = neox ? i + head_dim / 2 : 2 * i + 1;
+  *ib = neox ? i + rope_dims / 2 : 2 * i + 1;
 }
 
 /// Rotates (a, b) by the angle whose cosine and sine are c and s: a' = a c - b s, b' = a s + b c.
@@ -138,18 +173,60 @@ PLINTH_HD void rope_rotate(float* a, float* b, float c, float s) {
   *b = add_rn(mul_rn(a0, s), mul_rn(b0, c));
 }
 
-// ---- SwiGLU (Shazeer 2020) ---------------------------------------------------------------------
+// ---- Gated FFN activations -------------------------------------------------------------------
 
-/// silu(gate) * up with silu(g) = g / (1 + e^-g) (backend_cpu's silu_mul).
+/// SwiGLU (Shazeer 2020): silu(gate) * up with silu(g) = g / (1 + e^-g) (backend_cpu's silu_mul).
 PLINTH_HD float silu_mul(float gate, float up) {
   return mul_rn(div_rn(gate, add_rn(1.0f, exp_f(-gate))), up);
 }
 
+/// GeGLU with the tanh approximation (Hendrycks & Gimpel 2016; Gemma's gelu_pytorch_tanh):
+/// gelu_tanh(gate) * up, gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in
+/// double and rounded once, operation for operation as backend_cpu's gelu_tanh_mul (the device's
+/// double tanh is within 1 ulp of the host's, which the final rounding to float absorbs but for
+/// rare ties; llama.cpp's CPU reads an f16 table instead).
+PLINTH_HD float gelu_tanh_mul(float gate, float up) {
+  constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
+  const double x = gate;
+  const double cube = dmul_rn(dmul_rn(dmul_rn(0.044715, x), x), x);
+  const double inner = dmul_rn(kSqrt2OverPi, dadd_rn(x, cube));
+  const double g = dmul_rn(dmul_rn(0.5, x), dadd_rn(1.0, tanh(inner)));
+  return static_cast<float>(dmul_rn(g, static_cast<double>(up)));
+}
+
+// ---- Scales ------------------------------------------------------------------------------------
+
+/// An embedding element scaled (embed_scale, Gemma's sqrt(hidden); 1 when the model has none:
+/// exact): bf16 table value * scale, as backend_cpu's scale() after its dequantize.
+PLINTH_HD float embed_scaled(uint16_t h, float scale) {
+  return mul_rn(bf16_to_f32(h), scale);
+}
+
+/// A final logit after the model's logit scale (1: none) and softcap (cap <= 0: none), as
+/// backend_cpu's finish_logits: v * scale, then tanh(v * (1 / cap)) * cap (gemma's
+/// final_logit_softcapping; 1 / cap rounded to float first). The device's tanhf is within 2 ulp
+/// of the host's (CUDA Programming Guide, "Mathematical Functions").
+PLINTH_HD float finish_logit(float v, float scale, float cap) {
+  v = mul_rn(v, scale);
+  if (cap > 0.0f) v = mul_rn(tanh_f(mul_rn(v, div_rn(1.0f, cap))), cap);
+  return v;
+}
+
 // ---- Attention: scaled dot and online softmax (Milakov & Gimelshein 2018) ----------------------
 
-/// q·k / sqrt(head_dim) given the dot product and scale = 1 / sqrt(head_dim).
+/// q·k * scale given the dot product; scale is 1 / sqrt(head_dim) or the model's attn_scale.
 PLINTH_HD float scaled_score(float dot, float scale) {
   return mul_rn(dot, scale);
+}
+
+/// The first key position a query at position pos sees: with a sliding window w > 0 the keys
+/// p - w < j <= p (llama.cpp's standard SWA, plinth_arch_layer.sliding_window; backend_cpu's
+/// paged_attention j0 = max(0, p + 1 - w)), else 0 (full causal). Exact by masking: keys before
+/// it are skipped whatever the cache still holds.
+PLINTH_HD int32_t attn_first_key(int32_t pos, int32_t window) {
+  if (window <= 0) return 0;
+  const int32_t j0 = pos + 1 - window;
+  return j0 > 0 ? j0 : 0;
 }
 
 /// Running max m and running sum l of e^(s - m) over the scores seen so far. Empty: m = -inf,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/gpu/remote on this (GPU-less) machine against a stage made of the build tree's own
-# binaries (symbolic links, no copy): the synthetic model is made, the GPU steps skip, and
+# binaries (symbolic links, no copy): the synthetic models are made, the GPU steps skip, and
 # summary.json says "skipped" with the device check's reason. Exit 77 (skipped) on a machine with
 # a GPU, where tests/gpu/remote should be run for real.
 # Usage: remote_cpu_check.sh REMOTE PLINTH GPU_TESTS BENCH PLUGIN_DIR WORK_DIR
@@ -23,10 +23,11 @@ steps = {x["name"]: x for x in s["steps"]}
 assert s["status"] == "skipped", s
 assert s["reason"].startswith("no CUDA device: "), s["reason"]
 assert steps["model"]["status"] == "ok", steps["model"]
-for name in ("gpu_tests", "bench", "sanitizer"):
+for name in ("arch", "gpu_tests", "bench", "sanitizer"):
     assert steps[name]["status"] == "skipped", steps[name]
     assert steps[name]["reason"].startswith("no CUDA device: "), steps[name]
 assert steps["gpu_units"]["status"] == "skipped", steps["gpu_units"]
+assert steps["real_model"]["status"] == "skipped", steps["real_model"]
 assert s["bench"]["skipped"].startswith("no CUDA device: "), s["bench"]
 assert os.path.getsize(os.path.join(out, "log.txt")) > 0
 print("summary.json: skipped:", s["reason"])

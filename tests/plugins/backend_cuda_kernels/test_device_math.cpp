@@ -1,6 +1,8 @@
 // backend_cuda's per-element arithmetic (plugins/backend_cuda/kernels/device_math.cuh), compiled
-// by g++ as plain inline functions, against backend_cpu's own functions (Rope, rmsnorm,
-// silu_mul, softmax, paged_attention), H2's bf16 conversion and hand-computed values.
+// by g++ as plain inline functions, against backend_cpu's own functions (Rope with partial rotary,
+// position scale and frequency factors, rmsnorm incl. per-head q/k norm, silu_mul, gelu_tanh_mul,
+// scale, softmax, paged_attention incl. sliding windows and attention scales, the logit softcap
+// expression), H2's bf16 conversion and hand-computed values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "activation.hpp"
 #include "attention.hpp"
 #include "device_math.cuh"
 #include "float_ops.hpp"
@@ -132,7 +135,7 @@ TEST_P(DeviceMathRope, MatchesBackendCpuBitForBit) {
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < hd / 2; ++i) {
         float c = 0, s = 0;
-        m::rope_cos_sin(pos, i, hd, theta, &c, &s);
+        m::rope_cos_sin(pos, m::rope_inv_freq(i, hd, theta, 1.0, 1.0f), &c, &s);
         ASSERT_EQ(bits(c), bits(table[2 * i])) << "pos " << pos << " pair " << i;
         ASSERT_EQ(bits(s), bits(table[2 * i + 1])) << "pos " << pos << " pair " << i;
         int ia = 0, ib = 0;
@@ -156,14 +159,21 @@ TEST(DeviceMathRopeHand, PairsAndAngles) {
   EXPECT_EQ(ia, 5);
   EXPECT_EQ(ib, 37);
   float c = 0, s = 0;
-  m::rope_cos_sin(0, 3, 64, 10000.0, &c, &s);  // position 0: identity
+  m::rope_cos_sin(0, m::rope_inv_freq(3, 64, 10000.0, 1.0, 1.0f), &c, &s);  // position 0: identity
   EXPECT_EQ(c, 1.0f);
   EXPECT_EQ(s, 0.0f);
-  m::rope_cos_sin(1, 0, 64, 10000.0, &c, &s);  // pair 0 turns 1 rad per position
+  m::rope_cos_sin(1, m::rope_inv_freq(0, 64, 10000.0, 1.0, 1.0f), &c, &s);  // pair 0: 1 rad
   EXPECT_FLOAT_EQ(c, static_cast<float>(std::cos(1.0)));
   EXPECT_FLOAT_EQ(s, static_cast<float>(std::sin(1.0)));
-  m::rope_cos_sin(2, 16, 64, 10000.0, &c, &s);  // 2 * 10000^(-1/2) = 0.02 rad
+  m::rope_cos_sin(2, m::rope_inv_freq(16, 64, 10000.0, 1.0, 1.0f), &c, &s);  // 2 * 10000^-0.5
   EXPECT_FLOAT_EQ(c, static_cast<float>(std::cos(0.02)));
+  // Partial rotary: the exponent's denominator is rope_dims (16 of 64): pair 4 of 16 dims has
+  // 10000^(-8/16) = 0.01; position scale 0.125 and a frequency factor 8 divide it further.
+  EXPECT_DOUBLE_EQ(m::rope_inv_freq(4, 16, 10000.0, 1.0, 1.0f), 0.01);
+  EXPECT_DOUBLE_EQ(m::rope_inv_freq(4, 16, 10000.0, 0.125, 8.0f), 0.01 * 0.125 / 8.0);
+  m::rope_pair(3, 16, true, &ia, &ib);  // NeoX halves of the rotated part: (3, 3 + 8)
+  EXPECT_EQ(ia, 3);
+  EXPECT_EQ(ib, 11);
   float a = 1.0f, b = 0.0f;
   m::rope_rotate(&a, &b, 0.0f, 1.0f);  // quarter turn: (1, 0) -> (0, 1)
   EXPECT_EQ(a, 0.0f);
@@ -287,6 +297,250 @@ TEST(DeviceMathAttention, PagedGqaMatchesBackendCpu) {
         sc.push_back(m::scaled_score(d, scale));
         vv.emplace_back(vrows[j].begin() + g * hd, vrows[j].begin() + (g + 1) * hd);
       }
+      const auto got = online_attention(sc, vv, 4);
+      for (int e = 0; e < hd; ++e) {
+        const float w = want[(t * n_heads + h) * hd + e];
+        ASSERT_NEAR(got[e], w, 2e-5f * (1.0f + std::fabs(w))) << t << " " << h << " " << e;
+      }
+    }
+  }
+}
+
+// Partial rotary, a position scale (per-layer RoPE, linear scaling) and RoPE frequency factors
+// (Llama 3's rope_freqs.weight, here random in [1, 8]) in both modes: the device functions give
+// backend_cpu's Rope bit for bit, and elements past rope_dims pass through untouched.
+TEST_P(DeviceMathRope, PartialScaledWithFactorsMatchesBackendCpuBitForBit) {
+  const bool neox = GetParam();
+  const int hd = 96, rope_dims = 32, heads = 2;  // phi3-like: a third of the head rotated
+  const double theta = 500000.0, scale = 0.125;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> fd(1.0f, 8.0f);
+  std::vector<float> factors(rope_dims / 2);
+  for (float& f : factors) f = fd(rng);
+  const plinth::cpu::Rope rope(hd, rope_dims, theta, neox, scale, factors);
+  for (const int32_t pos : {0, 1, 7, 511, 4095, 131071}) {
+    std::vector<float> table(rope_dims);
+    rope.tables(&pos, 1, table.data());
+    auto want = randn(static_cast<size_t>(heads * hd), 60 + static_cast<uint32_t>(pos));
+    auto got = want;
+    const auto before = want;
+    rope.apply(want.data(), heads, table.data());
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < rope_dims / 2; ++i) {
+        float c = 0, s = 0;
+        m::rope_cos_sin(pos, m::rope_inv_freq(i, rope_dims, theta, scale, factors[i]), &c, &s);
+        ASSERT_EQ(bits(c), bits(table[2 * i])) << "pos " << pos << " pair " << i;
+        ASSERT_EQ(bits(s), bits(table[2 * i + 1])) << "pos " << pos << " pair " << i;
+        int ia = 0, ib = 0;
+        m::rope_pair(i, rope_dims, neox, &ia, &ib);
+        ASSERT_LT(ia, rope_dims);
+        ASSERT_LT(ib, rope_dims);
+        m::rope_rotate(&got[h * hd + ia], &got[h * hd + ib], c, s);
+      }
+      for (int e = rope_dims; e < hd; ++e) {
+        ASSERT_EQ(bits(got[h * hd + e]), bits(before[h * hd + e])) << "pass-through " << e;
+      }
+    }
+    for (size_t e = 0; e < got.size(); ++e)
+      ASSERT_EQ(bits(got[e]), bits(want[e])) << pos << " " << e;
+  }
+}
+
+TEST(DeviceMathGelu, MatchesBackendCpuBitForBitAndHandValues) {
+  // The same double arithmetic as backend_cpu's gelu_tanh_mul, operation for operation.
+  auto g = randn(20000, 70, 4.0f);
+  const auto u = randn(g.size(), 71);
+  g[0] = 0.0f;
+  g[1] = 30.0f;
+  g[2] = -30.0f;
+  g[3] = 1e-30f;
+  std::vector<float> want(g.size());
+  plinth::cpu::gelu_tanh_mul(g.data(), u.data(), static_cast<int64_t>(g.size()), want.data());
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_EQ(bits(m::gelu_tanh_mul(g[i], u[i])), bits(want[i])) << i << " gate " << g[i];
+  }
+  EXPECT_EQ(m::gelu_tanh_mul(0.0f, 3.0f), 0.0f);
+  EXPECT_EQ(m::gelu_tanh_mul(30.0f, 2.0f), 60.0f);  // gelu(x) = x for large x
+  EXPECT_EQ(m::gelu_tanh_mul(-30.0f, 2.0f), 0.0f);
+  // gelu_tanh(1) = 0.5 (1 + tanh(sqrt(2/pi) 1.044715)) = 0.841191990607...
+  EXPECT_NEAR(m::gelu_tanh_mul(1.0f, 1.0f), 0.8411919906, 1e-7);
+}
+
+TEST(DeviceMathScales, EmbeddingScaleAndLogitSoftcap) {
+  // Embedding: the bf16 value times the scale in f32 (backend_cpu: dequantize, then scale()).
+  const float sqrt_d = std::sqrt(640.0f);  // Gemma 3 270M's embed_scale
+  for (const uint16_t h :
+       {uint16_t{0x3F80}, uint16_t{0xC049}, uint16_t{0x0001}, uint16_t{0x7F7F}}) {
+    const float v = m::bf16_to_f32(h);
+    float cpu = v;
+    plinth::cpu::scale(&cpu, sqrt_d, 1);
+    EXPECT_EQ(bits(m::embed_scaled(h, sqrt_d)), bits(cpu)) << std::hex << h;
+    EXPECT_EQ(bits(m::embed_scaled(h, 1.0f)), bits(v));  // no scale: exact
+  }
+  // Softcap: backend_cpu's finish_logits expression, tanh(v * (1 / c)) * c after v * scale.
+  const auto v = randn(5000, 80, 40.0f);
+  for (const float cap : {30.0f, 5.0f}) {
+    for (const float sc : {1.0f, 0.25f}) {
+      const float inv = 1.0f / cap;
+      for (const float x : v) {
+        const float y = x * sc;
+        const float want = std::tanh(y * inv) * cap;
+        ASSERT_EQ(bits(m::finish_logit(x, sc, cap)), bits(want)) << x << " cap " << cap;
+        // Against the exact value: within a few ulp of c.
+        ASSERT_NEAR(m::finish_logit(x, sc, cap),
+                    static_cast<double>(cap) * std::tanh(static_cast<double>(x) * sc / cap),
+                    4e-7 * cap);
+      }
+    }
+  }
+  EXPECT_EQ(m::finish_logit(0.0f, 1.0f, 30.0f), 0.0f);
+  EXPECT_EQ(m::finish_logit(1e6f, 1.0f, 30.0f), 30.0f);  // saturates at the cap
+  EXPECT_EQ(m::finish_logit(-1e6f, 1.0f, 30.0f), -30.0f);
+  EXPECT_EQ(m::finish_logit(3.0f, 0.5f, 0.0f), 1.5f);                  // scale alone
+  EXPECT_EQ(bits(m::finish_logit(-7.25f, 1.0f, 0.0f)), bits(-7.25f));  // neither: unchanged
+}
+
+// The q/k norm of prepare_qkv: one warp per head, each lane summing its elements e = lane + 32 i
+// in order, a xor butterfly across the 32 lanes, then rms_inv / rms_apply; equals backend_cpu's
+// rmsnorm over each head (rows of head_dim) to within its summation order.
+TEST(DeviceMathQkNorm, PerHeadRmsNormMatchesBackendCpu) {
+  for (const int hd : {32, 64, 128, 256}) {
+    const int heads = 6;
+    const auto x = randn(static_cast<size_t>(heads * hd), 90 + hd, 3.0f);
+    const auto w = randn(static_cast<size_t>(hd), 91);
+    std::vector<float> want(x.size());
+    plinth::cpu::rmsnorm(x.data(), w.data(), heads, hd, 1e-6f, want.data());
+    for (int h = 0; h < heads; ++h) {
+      const float* xh = x.data() + h * hd;
+      float lane[32];
+      for (int l = 0; l < 32; ++l) {
+        lane[l] = 0.0f;
+        for (int e = l; e < hd; e += 32) lane[l] = m::add_rn(lane[l], m::mul_rn(xh[e], xh[e]));
+      }
+      for (int off = 16; off > 0; off >>= 1) {
+        float next[32];
+        for (int l = 0; l < 32; ++l) next[l] = m::add_rn(lane[l], lane[l ^ off]);
+        std::copy(next, next + 32, lane);
+      }
+      for (int l = 1; l < 32; ++l) ASSERT_EQ(bits(lane[l]), bits(lane[0]));  // every lane agrees
+      const float inv = m::rms_inv(lane[0], hd, 1e-6f);
+      for (int e = 0; e < hd; ++e) {
+        const float got = m::rms_apply(xh[e], inv, w[e]);
+        const float ref = want[h * hd + e];
+        ASSERT_NEAR(got, ref, 1e-6f * std::fabs(ref) + 1e-7f) << hd << " " << h << " " << e;
+      }
+    }
+  }
+}
+
+// The whole-projection q/k norm (qk_norm_full) and the post-norm residual add: a block sum over
+// 128 threads (per thread e = tid + 128 i in order, a xor butterfly per warp, warp sums in warp
+// order: elementwise.cu's block_sum) then rms_inv / rms_apply, times the residual scale and
+// added; equals backend_cpu's rmsnorm of one row, scale() and axpy to within its summation order.
+TEST(DeviceMathQkNorm, WholeProjectionNormAndResidualAddMatchBackendCpu) {
+  for (const int d : {96, 128, 576, 2304}) {
+    const auto x = randn(static_cast<size_t>(d), 95 + d, 3.0f);
+    const auto w = randn(static_cast<size_t>(d), 96);
+    auto resid = randn(static_cast<size_t>(d), 97);
+    const float rs = 0.22f;  // granite-like residual_multiplier
+    std::vector<float> want(x.size());
+    plinth::cpu::rmsnorm(x.data(), w.data(), 1, d, 1e-6f, want.data());
+    plinth::cpu::scale(want.data(), rs, d);
+    std::vector<float> want_x = resid;
+    plinth::cpu::axpy(1.0f, want.data(), want_x.data(), d);
+    constexpr int kThreads = 128;
+    float part[kThreads];
+    for (int t = 0; t < kThreads; ++t) {
+      part[t] = 0.0f;
+      for (int e = t; e < d; e += kThreads) part[t] = m::add_rn(part[t], m::mul_rn(x[e], x[e]));
+    }
+    float total = 0.0f;
+    for (int wp = 0; wp < kThreads / 32; ++wp) {
+      float lane[32];
+      std::copy(part + wp * 32, part + wp * 32 + 32, lane);
+      for (int off = 16; off > 0; off >>= 1) {
+        float next[32];
+        for (int l = 0; l < 32; ++l) next[l] = lane[l] + lane[l ^ off];
+        std::copy(next, next + 32, lane);
+      }
+      total = m::add_rn(total, lane[0]);
+    }
+    const float inv = m::rms_inv(total, d, 1e-6f);
+    for (int e = 0; e < d; ++e) {
+      const float got = m::add_rn(resid[e], m::mul_rn(m::rms_apply(x[e], inv, w[e]), rs));
+      ASSERT_NEAR(got, want_x[e], 1e-6f * (std::fabs(want_x[e]) + std::fabs(want[e])) + 1e-7f)
+          << d << " " << e;
+    }
+  }
+}
+
+TEST(DeviceMathWindow, FirstKeyRule) {
+  EXPECT_EQ(m::attn_first_key(0, 0), 0);
+  EXPECT_EQ(m::attn_first_key(5000, 0), 0);  // no window: full causal
+  EXPECT_EQ(m::attn_first_key(3, 8), 0);     // fewer than w keys so far
+  EXPECT_EQ(m::attn_first_key(7, 8), 0);     // exactly w keys: 0..7
+  EXPECT_EQ(m::attn_first_key(8, 8), 1);     // p - w < j <= p
+  EXPECT_EQ(m::attn_first_key(20, 8), 13);
+  EXPECT_EQ(m::attn_first_key(20, 1), 20);  // a window of one: the token itself
+  for (int32_t p = 0; p < 600; ++p) {
+    for (const int32_t w : {1, 2, 8, 512}) {
+      const int32_t j0 = m::attn_first_key(p, w);
+      EXPECT_EQ(p - j0 + 1, std::min(p + 1, w)) << p << " " << w;  // w keys once p >= w - 1
+    }
+  }
+}
+
+// The windowed attention of a sliding-window layer with the model's attention scale: the
+// kernel's reduction from attn_first_key over the paged cache equals backend_cpu's
+// paged_attention with the same window (masking, whatever the cache still holds).
+TEST(DeviceMathAttention, SlidingWindowAndScaleMatchBackendCpu) {
+  const int hd = 32, n_heads = 4, n_kv = 1, bs = 16, ctx_len = 45, window = 8;
+  const float attn_scale = 0.0625f;  // not 1 / sqrt(32)
+  plinth::cpu::PagedKvStorage kv(1, n_kv, hd, plinth::cpu::KvDtype::kF32);
+  kv.allocate(6, bs);
+  const std::vector<int32_t> table = {4, 0, 3};
+  std::vector<std::vector<float>> krows, vrows;
+  for (int j = 0; j < ctx_len; ++j) {
+    krows.push_back(randn(n_kv * hd, 1500 + j));
+    vrows.push_back(randn(n_kv * hd, 1900 + j));
+    const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
+    kv.write(0, slot, krows.back().data(), vrows.back().data());
+  }
+  // A prefill chunk over positions 3..44: early ones see fewer than `window` keys.
+  const int n = ctx_len - 3;
+  std::vector<int32_t> tokens(n, 0), pos(n), qs = {0, n}, lens = {ctx_len}, slots(n);
+  for (int t = 0; t < n; ++t) {
+    pos[t] = 3 + t;
+    slots[t] = table[pos[t] / bs] * bs + pos[t] % bs;
+  }
+  plinth_batch b{};
+  b.struct_size = sizeof b;
+  b.num_tokens = n;
+  b.num_seqs = 1;
+  b.token_ids = tokens.data();
+  b.positions = pos.data();
+  b.query_start = qs.data();
+  b.seq_lens = lens.data();
+  b.block_tables = table.data();
+  b.max_blocks_per_seq = 3;
+  b.block_size = bs;
+  b.slot_mapping = slots.data();
+  const auto q = randn(static_cast<size_t>(n * n_heads * hd), 177, 2.0f);
+  std::vector<float> want(q.size());
+  plinth::cpu::ThreadPool pool(1);
+  plinth::cpu::paged_attention(b, kv, 0, {n_heads, n_kv, hd, attn_scale, window}, q.data(),
+                               want.data(), pool);
+  for (int t = 0; t < n; ++t) {
+    for (int h = 0; h < n_heads; ++h) {
+      std::vector<float> sc;
+      std::vector<std::vector<float>> vv;
+      for (int j = m::attn_first_key(pos[t], window); j <= pos[t]; ++j) {
+        float d = 0;
+        for (int e = 0; e < hd; ++e) d = std::fma(q[(t * n_heads + h) * hd + e], krows[j][e], d);
+        sc.push_back(m::scaled_score(d, attn_scale));
+        vv.push_back(vrows[j]);
+      }
+      ASSERT_EQ(sc.size(), static_cast<size_t>(std::min(pos[t] + 1, window)));
       const auto got = online_attention(sc, vv, 4);
       for (int e = 0; e < hd; ++e) {
         const float w = want[(t * n_heads + h) * hd + e];

@@ -1,6 +1,10 @@
-// backend_cuda's GEMM and argmax kernels on a real GPU against CPU references (the full-model
-// GPU comparisons live in tests/gpu). Every test skips with one line when no CUDA device is
-// present (this machine and CI have none).
+// backend_cuda's kernels on a real GPU against CPU references: the GEMM and argmax, and the
+// generic block's feature kernels (prepare_qkv: bias, q/k norm, partial RoPE with a position scale
+// and frequency factors, KV store; attention with a sliding window and an attention scale; the
+// GELU-tanh gated FFN; the logit scale and softcap) against backend_cpu's functions. Every
+// architecture end to end is test_arch_gpu.cpp; the whole-pipeline comparisons live in
+// tests/gpu. Every test skips with one line when no CUDA device is present (this machine and CI
+// have none).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +14,14 @@
 #include <random>
 #include <vector>
 
+#include "activation.hpp"
+#include "attention.hpp"
 #include "device_math.cuh"
+#include "float_ops.hpp"
 #include "kernels.hpp"
+#include "kv_storage.hpp"
+#include "rope.hpp"
+#include "thread_pool.hpp"
 
 namespace k = plinth::cuda::kernels;
 namespace m = plinth::cuda::math;
@@ -39,6 +49,14 @@ std::vector<T> host(const T* d, size_t n) {
   std::vector<T> h(n);
   EXPECT_EQ(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   return h;
+}
+
+std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
 }
 
 std::vector<uint16_t> random_bf16(size_t n, uint32_t seed) {
@@ -114,4 +132,232 @@ TEST(CudaArgmax, MatchesHostRule) {
   EXPECT_EQ(ids[4], -1);
   cudaFree(dl);
   cudaFree(di);
+}
+
+// prepare_qkv with every step on (bias, q/k norm, partial NeoX / normal RoPE at a position scale
+// with frequency factors) against backend_cpu's steps in its order (axpy, rmsnorm per head,
+// Rope); the KV rows stored are the bf16 of the device's own k and v.
+// Parameter: bit 0 NeoX, bit 1 the whole-projection q/k norm (qk_norm_full) instead of per head.
+class CudaPrepareQkv : public ::testing::TestWithParam<int> {};
+
+TEST_P(CudaPrepareQkv, BiasQkNormPartialRopeMatchBackendCpu) {
+  SKIP_WITHOUT_GPU();
+  const bool neox = (GetParam() & 1) != 0, full = (GetParam() & 2) != 0;
+  const int nh = 4, nkv = 2, hd = 64, rope_dims = 32, n = 5;
+  const int qd = nh * hd, kvd = nkv * hd, stride = qd + 2 * kvd;
+  const double theta = 10000.0, scale = 0.5;
+  const float eps = 1e-6f;
+  const auto qkv = randn(static_cast<size_t>(n) * stride, 200, 2.0f);
+  const auto bias = randn(stride, 201, 0.1f);
+  const auto qn = randn(full ? nh * hd : hd, 202), kn = randn(full ? nkv * hd : hd, 203);
+  std::vector<float> factors(rope_dims / 2);
+  for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.5f * static_cast<float>(i);
+  std::vector<int32_t> pos = {0, 1, 9, 300, 4000}, slots = {3, -1, 0, 7, 5};
+  float* d_qkv = dev(qkv);
+  float* d_bias = dev(bias);
+  float* d_qn = dev(qn);
+  float* d_kn = dev(kn);
+  float* d_f = dev(factors);
+  int32_t* d_pos = dev(pos);
+  int32_t* d_slots = dev(slots);
+  std::vector<uint16_t> zero(8 * static_cast<size_t>(kvd), 0);
+  uint16_t* d_k = dev(zero);
+  uint16_t* d_v = dev(zero);
+  k::QkvPrep p;
+  p.bias = d_bias;
+  p.q_norm = d_qn;
+  p.k_norm = d_kn;
+  p.qk_full = full;
+  p.eps = eps;
+  p.neox = neox;
+  p.rope_dims = rope_dims;
+  p.theta = theta;
+  p.scale = scale;
+  p.freq_factors = d_f;
+  ASSERT_EQ(k::prepare_qkv(d_qkv, n, {nh, nkv, hd, stride}, p, d_pos, d_slots, d_k, d_v, nullptr),
+            cudaSuccess);
+  const auto got = host(d_qkv, qkv.size());
+  const auto kc = host(d_k, zero.size()), vc = host(d_v, zero.size());
+  const plinth::cpu::Rope rope(hd, rope_dims, theta, neox, scale, factors);
+  for (int t = 0; t < n; ++t) {
+    std::vector<float> want(qkv.begin() + t * stride, qkv.begin() + (t + 1) * stride);
+    plinth::cpu::axpy(1.0f, bias.data(), want.data(), stride);
+    plinth::cpu::rmsnorm(want.data(), qn.data(), full ? 1 : nh, full ? qd : hd, eps, want.data());
+    plinth::cpu::rmsnorm(want.data() + qd, kn.data(), full ? 1 : nkv, full ? kvd : hd, eps,
+                         want.data() + qd);
+    std::vector<float> table(rope_dims);
+    rope.tables(&pos[t], 1, table.data());
+    rope.apply(want.data(), nh, table.data());
+    rope.apply(want.data() + qd, nkv, table.data());
+    for (int e = 0; e < stride; ++e) {
+      const float g = got[t * stride + e], w = want[e];
+      ASSERT_NEAR(g, w, 2e-6f * (1.0f + std::fabs(w))) << "token " << t << " column " << e;
+    }
+    if (slots[t] < 0) continue;
+    for (int e = 0; e < kvd; ++e) {
+      ASSERT_EQ(kc[slots[t] * kvd + e], m::f32_to_bf16(got[t * stride + qd + e])) << t << " " << e;
+      ASSERT_EQ(vc[slots[t] * kvd + e], m::f32_to_bf16(got[t * stride + qd + kvd + e]));
+    }
+  }
+  for (void* d : {static_cast<void*>(d_qkv), static_cast<void*>(d_bias), static_cast<void*>(d_qn),
+                  static_cast<void*>(d_kn), static_cast<void*>(d_f), static_cast<void*>(d_pos),
+                  static_cast<void*>(d_slots), static_cast<void*>(d_k), static_cast<void*>(d_v)}) {
+    cudaFree(d);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(NormalNeoxPerHeadFull, CudaPrepareQkv, ::testing::Values(0, 1, 2, 3));
+
+// residual_add (post norm and residual scale; scale alone) and to_bf16_rows against backend_cpu's
+// rmsnorm, scale and axpy.
+TEST(CudaResidualAdd, PostNormScaleAndPlainInputMatchBackendCpu) {
+  SKIP_WITHOUT_GPU();
+  const int n = 6, d = 640;
+  const auto y = randn(static_cast<size_t>(n) * d, 800, 2.0f), w = randn(d, 801);
+  const auto x0 = randn(y.size(), 802);
+  float* d_y = dev(y);
+  float* d_w = dev(w);
+  float* d_x = dev(x0);
+  for (const bool norm : {true, false}) {
+    ASSERT_EQ(cudaMemcpy(d_x, x0.data(), x0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(k::residual_add(d_y, norm ? d_w : nullptr, n, d, 1e-5f, 0.22f, d_x, nullptr),
+              cudaSuccess);
+    const auto got = host(d_x, x0.size());
+    std::vector<float> p = y, want = x0;
+    if (norm) plinth::cpu::rmsnorm(p.data(), w.data(), n, d, 1e-5f, p.data());
+    plinth::cpu::scale(p.data(), 0.22f, static_cast<int64_t>(p.size()));
+    plinth::cpu::axpy(1.0f, p.data(), want.data(), static_cast<int64_t>(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-6f * (std::fabs(want[i]) + std::fabs(p[i])) + 1e-7f)
+          << (norm ? "norm " : "plain ") << i;
+    }
+  }
+  uint16_t* d_o = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_o, y.size() * 2), cudaSuccess);
+  ASSERT_EQ(k::to_bf16_rows(d_y, n, d, d_o, nullptr), cudaSuccess);
+  const auto o = host(d_o, y.size());
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(o[i], m::f32_to_bf16(y[i])) << i;
+  cudaFree(d_y);
+  cudaFree(d_w);
+  cudaFree(d_x);
+  cudaFree(d_o);
+}
+
+// Attention of a sliding-window layer with an attention scale over a paged bf16 cache, against
+// backend_cpu's paged_attention over the same (bf16-valued) keys and values with the same window;
+// out is bf16, so the bound is bf16's rounding (2^-8 relative) plus the summation order.
+TEST(CudaAttention, SlidingWindowAndScaleMatchBackendCpu) {
+  SKIP_WITHOUT_GPU();
+  const int nh = 4, nkv = 2, hd = 64, bs = 16, n = 40, window = 7;
+  const float attn_scale = 0.09f;
+  const int qd = nh * hd, kvd = nkv * hd, stride = qd + 2 * kvd;
+  const std::vector<int32_t> table = {2, 0, 3};
+  std::vector<int32_t> pos(n), slots(n), seq(n, 0);
+  plinth::cpu::PagedKvStorage kv(1, nkv, hd, plinth::cpu::KvDtype::kF32);
+  kv.allocate(4, bs);
+  std::vector<uint16_t> kc(4 * bs * static_cast<size_t>(kvd), 0), vc(kc.size(), 0);
+  for (int t = 0; t < n; ++t) {
+    pos[t] = t;
+    slots[t] = table[t / bs] * bs + t % bs;
+    std::vector<float> kr = randn(kvd, 300 + t), vr = randn(kvd, 400 + t);
+    for (int e = 0; e < kvd; ++e) {
+      kc[slots[t] * kvd + e] = m::f32_to_bf16(kr[e]);
+      vc[slots[t] * kvd + e] = m::f32_to_bf16(vr[e]);
+      kr[e] = m::bf16_to_f32(kc[slots[t] * kvd + e]);
+      vr[e] = m::bf16_to_f32(vc[slots[t] * kvd + e]);
+    }
+    kv.write(0, slots[t], kr.data(), vr.data());
+  }
+  const auto qkv = randn(static_cast<size_t>(n) * stride, 500, 2.0f);
+  std::vector<float> q(static_cast<size_t>(n) * qd);
+  for (int t = 0; t < n; ++t) {
+    std::copy(qkv.begin() + t * stride, qkv.begin() + t * stride + qd, q.begin() + t * qd);
+  }
+  std::vector<int32_t> tokens(n, 0), qs = {0, n}, lens = {n};
+  plinth_batch b{};
+  b.struct_size = sizeof b;
+  b.num_tokens = n;
+  b.num_seqs = 1;
+  b.token_ids = tokens.data();
+  b.positions = pos.data();
+  b.query_start = qs.data();
+  b.seq_lens = lens.data();
+  b.block_tables = table.data();
+  b.max_blocks_per_seq = 3;
+  b.block_size = bs;
+  b.slot_mapping = slots.data();
+  std::vector<float> want(q.size());
+  plinth::cpu::ThreadPool pool(1);
+  plinth::cpu::paged_attention(b, kv, 0, {nh, nkv, hd, attn_scale, window}, q.data(), want.data(),
+                               pool);
+  float* d_qkv = dev(qkv);
+  int32_t* d_pos = dev(pos);
+  int32_t* d_seq = dev(seq);
+  int32_t* d_table = dev(table);
+  uint16_t* d_k = dev(kc);
+  uint16_t* d_v = dev(vc);
+  uint16_t* d_out = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_out, q.size() * 2), cudaSuccess);
+  const k::PagedKv pk{d_k, d_v, d_table, 3, bs};
+  ASSERT_EQ(k::attention(d_qkv, n, {nh, nkv, hd, stride}, {attn_scale, window}, d_pos, d_seq, pk,
+                         d_out, nullptr),
+            cudaSuccess);
+  const auto out = host(d_out, q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    const float g = m::bf16_to_f32(out[i]);
+    ASSERT_NEAR(g, want[i], 8e-3f * std::fabs(want[i]) + 1e-4f) << i;
+  }
+  for (void* d : {static_cast<void*>(d_qkv), static_cast<void*>(d_pos), static_cast<void*>(d_seq),
+                  static_cast<void*>(d_table), static_cast<void*>(d_k), static_cast<void*>(d_v),
+                  static_cast<void*>(d_out)}) {
+    cudaFree(d);
+  }
+}
+
+// The gated FFN (SiLU and GELU-tanh) and the logit scale + softcap on the device against
+// backend_cpu's functions: the bf16 of backend_cpu's value at 99.5% of the elements, else within
+// one bf16 step (the device's exp / tanh moved an f32 value across a rounding boundary); logits
+// within 4 f32 ulp of the cap.
+TEST(CudaGatedFfnAndLogits, MatchBackendCpu) {
+  SKIP_WITHOUT_GPU();
+  const int n = 7, ffn = 1000;
+  const auto gu = randn(static_cast<size_t>(n) * 2 * ffn, 600, 2.0f);
+  float* d_gu = dev(gu);
+  uint16_t* d_out = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_out, sizeof(uint16_t) * n * ffn), cudaSuccess);
+  for (const bool gelu : {false, true}) {
+    ASSERT_EQ(k::gated_ffn(d_gu, n, ffn, gelu, d_out, nullptr), cudaSuccess);
+    const auto out = host(d_out, static_cast<size_t>(n) * ffn);
+    size_t exact = 0;
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> want(ffn);
+      const float* g = gu.data() + r * 2 * ffn;
+      if (gelu) {
+        plinth::cpu::gelu_tanh_mul(g, g + ffn, ffn, want.data());
+      } else {
+        plinth::cpu::silu_mul(g, g + ffn, ffn, want.data());
+      }
+      for (int c = 0; c < ffn; ++c) {
+        const uint16_t w = m::f32_to_bf16(want[c]), o = out[r * ffn + c];
+        exact += o == w;
+        // One bf16 step (2^-7 relative); absolutely 1e-12 where GELU's 1 + tanh cancels to
+        // ~1e-17 and the device's tanh, an ulp of 1 away, changes the tiny value entirely.
+        ASSERT_NEAR(m::bf16_to_f32(o), want[c], 8e-3f * std::fabs(want[c]) + 1e-12f)
+            << (gelu ? "gelu" : "silu") << " " << r << " " << c;
+      }
+    }
+    EXPECT_GE(exact, static_cast<size_t>(n) * ffn * 995 / 1000) << (gelu ? "gelu" : "silu");
+  }
+  const int vocab = 3000;
+  const auto logits = randn(static_cast<size_t>(n) * vocab, 700, 30.0f);
+  float* d_l = dev(logits);
+  ASSERT_EQ(k::finish_logits(d_l, n, vocab, 0.5f, 10.0f, nullptr), cudaSuccess);
+  const auto got = host(d_l, logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float want = std::tanh((logits[i] * 0.5f) * (1.0f / 10.0f)) * 10.0f;
+    ASSERT_NEAR(got[i], want, 4.0f * 1.2e-7f * 10.0f) << i;
+  }
+  cudaFree(d_gu);
+  cudaFree(d_out);
+  cudaFree(d_l);
 }
