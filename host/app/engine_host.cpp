@@ -172,6 +172,7 @@ void EngineHost::make_engine() {
   name_of(PLINTH_KIND_KV_CACHE, plugins.names.kv_cache);
   name_of(PLINTH_KIND_SCHEDULER, plugins.names.scheduler);
   name_of(PLINTH_KIND_GRAPH_RUNNER, plugins.names.graph_runner);
+  name_of(PLINTH_KIND_SPECULATOR, plugins.names.speculator);
   EngineOptions eo;
   eo.context_length = max_model_len_;
   eo.vocab_size = model_.config.vocab_size;

@@ -28,7 +28,7 @@ Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineO
   if (plugins_.speculator.vtable != nullptr) {
     speculation_.emplace(plugins_.speculator.vtable, plugins_.speculator.instance,
                          plugins_.speculator_abi_minor, options_.vocab_size,
-                         options_.context_length);
+                         options_.context_length, plugins_.names.speculator);
   }
   if (plugins_.host_api != nullptr) {
     plugins_.host_api->set_seq_lookup(
@@ -152,8 +152,8 @@ std::vector<RequestOutput> Engine::step() {
   if (!live_.empty()) {
     const plinth_sched_output sched = schedule();
     std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
+    if (!entries.empty()) propose_drafts(entries);  // may fail sequences the speculator broke
     if (!entries.empty()) {
-      propose_drafts(entries);
       const auto fwd = forward(batch_builder_.build(entries, kv_info_.block_size), entries);
       if (fwd) {
         sample_and_append(entries, *fwd, outputs);
@@ -293,7 +293,13 @@ std::optional<BatchBuilder::Entry> Engine::entry(const plinth_sched_output& sche
 
 void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
   if (!speculation_) return;
-  speculation_->propose(entries);
+  // A proposal that breaks speculator.h fails the sequences it touched; they leave the batch.
+  const std::vector<Speculation::Failure> failures = speculation_->propose(entries);
+  for (const Speculation::Failure& f : failures) fail_sequence(f.seq, f.why);
+  if (!failures.empty()) {
+    std::erase_if(entries,
+                  [this](const BatchBuilder::Entry& e) { return live_.count(e.seq->id()) == 0; });
+  }
   // Structured outputs: a constrained sequence's drafts are cut at the first token its grammar
   // refuses (no forward is spent on a draft that can never be accepted).
   for (BatchBuilder::Entry& e : entries) {
@@ -405,6 +411,10 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
     if (verdict != nullptr && verdict->failure) throw *verdict->failure;
     if (verdict != nullptr && verdict->grammar_failure) {
       throw GrammarContractError(*verdict->grammar_failure);
+    }
+    if (verdict != nullptr && verdict->speculator_failure) {
+      fail_sequence(seq.id(), *verdict->speculator_failure);  // its tokens cannot be trusted
+      return;
     }
     // Without drafts: one sampled token. With drafts: the accepted ones, then the correction
     // or bonus token, each through the stop rules (a stop inside the run ends it there).
