@@ -150,8 +150,11 @@ void EngineHost::start_grammar(HostContext& host) {
                        pipeline_->plugin(PLINTH_KIND_GRAMMAR)->entry.name, vocab.vocab_size);
   }
   const PipelinePlugin* g = pipeline_->plugin(PLINTH_KIND_GRAMMAR);
-  grammar_ = std::make_unique<GrammarCompiler>(pipeline_->grammar(),
-                                               g != nullptr ? g->entry.name : "grammar");
+  // Compile and mask times, cache hits and constrained requests on /metrics (with a plugin only).
+  std::shared_ptr<GrammarMetrics> metrics =
+      g != nullptr ? std::make_shared<GrammarMetrics>(host.metrics()) : nullptr;
+  grammar_ = std::make_unique<GrammarCompiler>(
+      pipeline_->grammar(), g != nullptr ? g->entry.name : "grammar", std::move(metrics));
 }
 
 void EngineHost::make_engine() {

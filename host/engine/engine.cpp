@@ -113,6 +113,9 @@ uint64_t Engine::add_request(GenerationRequest request) {
   if (status == PLINTH_ERR_INVALID_ARGUMENT) throw std::invalid_argument(error_message(err));
   check(status, err, "scheduler.add");
   if (req.parent == 0) last_parent_ = id;
+  if (GrammarMetrics* m = request.grammar ? request.grammar->metrics() : nullptr) {
+    m->on_constrained_request();
+  }
   live_[id] = seq.get();
   sequences_[id] = std::move(seq);
   return id;

@@ -1,6 +1,7 @@
 #include "engine/grammar.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace plinth {
 
@@ -9,6 +10,9 @@ plinth_error fresh_error() {
   plinth_error e{};
   e.struct_size = sizeof e;
   return e;
+}
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 }  // namespace
 
@@ -29,15 +33,17 @@ std::shared_ptr<CompiledGrammar> GrammarCompiler::compile(const GrammarSpec& spe
   o.strict = spec.strict ? 1 : 0;
   plinth_grammar* g = nullptr;
   plinth_error err = fresh_error();
+  const auto t0 = std::chrono::steady_clock::now();
   const int32_t status = ref_.vtable->compile(ref_.instance, spec.kind, spec.spec.data(),
                                               spec.spec.size(), &o, &g, &err);
+  if (metrics_) metrics_->on_compile(seconds_since(t0), stats());
   if (status == PLINTH_ERR_INVALID_ARGUMENT || status == PLINTH_ERR_UNSUPPORTED) {
     throw GrammarSpecError(err.message);
   }
   if (status != PLINTH_OK || g == nullptr) {
     throw GrammarContractError(name_ + ".compile failed: " + std::string(err.message));
   }
-  return std::make_shared<CompiledGrammar>(ref_, g, name_);
+  return std::make_shared<CompiledGrammar>(ref_, g, name_, metrics_);
 }
 
 plinth_grammar_stats GrammarCompiler::stats() const {
@@ -72,8 +78,11 @@ SequenceGrammar::~SequenceGrammar() {
 const std::vector<uint32_t>& SequenceGrammar::fill() {
   plinth_error err = fresh_error();
   plinth_grammar_matcher* const ms[1] = {m_};
-  if (ref_.vtable->fill_bitmask(ref_.instance, ms, 1, mask_.data(),
-                                static_cast<uint32_t>(mask_.size()), &err) != PLINTH_OK) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int32_t status = ref_.vtable->fill_bitmask(ref_.instance, ms, 1, mask_.data(),
+                                                   static_cast<uint32_t>(mask_.size()), &err);
+  if (GrammarMetrics* metrics = grammar_->metrics()) metrics->on_mask(seconds_since(t0));
+  if (status != PLINTH_OK) {
     throw GrammarContractError(name_ + ".fill_bitmask failed: " + std::string(err.message));
   }
   if (std::all_of(mask_.begin(), mask_.end(), [](uint32_t w) { return w == 0; })) {
