@@ -116,6 +116,26 @@ void SequenceGrammar::rollback(uint32_t n) {
   }
 }
 
+std::string SequenceGrammar::forced_bytes(size_t capacity) {
+  if (!PLINTH_HAS_FIELD(ref_.vtable, plinth_grammar_vtable, forced_bytes) ||
+      ref_.vtable->forced_bytes == nullptr || capacity == 0) {
+    return {};
+  }
+  std::string buf(capacity, '\0');
+  size_t len = 0;
+  plinth_error err = fresh_error();
+  if (ref_.vtable->forced_bytes(ref_.instance, m_, buf.data(), capacity, &len, &err) != PLINTH_OK) {
+    throw GrammarContractError(name_ + ".forced_bytes failed: " + std::string(err.message));
+  }
+  if (len > capacity) {
+    throw GrammarContractError(
+        name_ + ".forced_bytes broke its contract (plinth/grammar.h): " + std::to_string(len) +
+        " bytes for a buffer of " + std::to_string(capacity));
+  }
+  buf.resize(len);
+  return buf;
+}
+
 bool SequenceGrammar::terminated() const {
   return ref_.vtable->is_terminated(ref_.instance, m_) != 0;
 }

@@ -109,6 +109,10 @@ class SequenceGrammar {
   bool try_accept(int32_t token);
   void rollback(uint32_t n);
   bool terminated() const;
+  /// The bytes every continuation must start with from the matcher's state (grammar.h,
+  /// forced_bytes), at most `capacity` of them; empty when nothing is forced or the plugin does
+  /// not offer forced_bytes. Throws GrammarContractError when the call fails.
+  std::string forced_bytes(size_t capacity);
 
  private:
   std::shared_ptr<CompiledGrammar> grammar_;

@@ -48,24 +48,38 @@ uint32_t Speculation::lookahead_slots(uint32_t num_running) {
   return vt_->num_lookahead_slots(inst_, num_running);
 }
 
-uint32_t Speculation::max_draft(const BatchBuilder::Entry& e) const {
+uint32_t draft_room(const BatchBuilder::Entry& e, uint32_t context_length) {
   const Sequence& seq = *e.seq;
   const auto len = static_cast<uint32_t>(seq.tokens().size());
   // Only a decode: everything but the last token computed, and something generated already.
   if (e.num_computed + 1 != len || len <= seq.num_prompt_tokens() || e.num_new < 2) return 0;
   if (!seq.speculative() || seq.finished()) return 0;
-  if (minor_ < 2 && !seq.greedy()) return 0;  // older plugins verify greedily only
   // k drafts add up to k + 1 tokens: within max_tokens and the context.
-  const uint32_t room =
-      std::min(seq.tokens_left(), context_length_ - std::min(len, context_length_));
+  const uint32_t room = std::min(seq.tokens_left(), context_length - std::min(len, context_length));
   if (room < 2) return 0;
   return std::min(e.num_new - 1, room - 1);
+}
+
+void count_verified(SpecStats& stats, uint32_t num_draft, uint32_t accepted) {
+  stats.num_drafts++;
+  stats.num_draft_tokens += num_draft;
+  stats.num_accepted_tokens += accepted;
+  if (stats.accepted_per_position.size() < num_draft) {
+    stats.accepted_per_position.resize(num_draft, 0);
+  }
+  for (uint32_t j = 0; j < accepted; ++j) stats.accepted_per_position[j]++;
+}
+
+uint32_t Speculation::max_draft(const BatchBuilder::Entry& e) const {
+  if (minor_ < 2 && !e.seq->greedy()) return 0;  // older plugins verify greedily only
+  return draft_room(e, context_length_);
 }
 
 Speculation::DraftAsk Speculation::ask_for(std::vector<BatchBuilder::Entry>& entries) const {
   DraftAsk ask;
   for (size_t i = 0; i < entries.size(); ++i) {
     BatchBuilder::Entry& e = entries[i];
+    if (e.forced) continue;  // forced-token drafts: the host's, verified by the host
     const uint32_t k = max_draft(e);
     const auto len = static_cast<uint32_t>(e.seq->tokens().size());
     if (e.num_computed + e.num_new > len && k == 0) e.num_new = len - e.num_computed;
@@ -186,16 +200,6 @@ plinth_spec_verify Speculation::verify_item(const BatchBuilder::Entry& e,
   return v;
 }
 
-void Speculation::count(uint32_t num_draft, uint32_t accepted) {
-  stats_.num_drafts++;
-  stats_.num_draft_tokens += num_draft;
-  stats_.num_accepted_tokens += accepted;
-  if (stats_.accepted_per_position.size() < num_draft) {
-    stats_.accepted_per_position.resize(num_draft, 0);
-  }
-  for (uint32_t j = 0; j < accepted; ++j) stats_.accepted_per_position[j]++;
-}
-
 std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuilder::Entry> entries,
                                                       std::span<const size_t> rows,
                                                       const float* logits) {
@@ -203,7 +207,7 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
   std::vector<size_t> which;
   std::vector<Target> targets;
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].drafts.empty()) continue;
+    if (entries[i].drafts.empty() || entries[i].forced) continue;
     try {
       targets.push_back(target_of(entries[i], logits + rows[i] * vocab_));
     } catch (const NonFiniteLogits& bad) {
@@ -233,7 +237,7 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
     }
     verdicts[which[n]].accepted = accepted[n];
     verdicts[which[n]].next_token = next[n];
-    count(items[n].num_draft, accepted[n]);
+    count_verified(stats_, items[n].num_draft, accepted[n]);
   }
   return verdicts;
 }

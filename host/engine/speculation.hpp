@@ -36,23 +36,34 @@ struct SpecStats {
   }
 };
 
+/// The most drafts decoding entry `e` may carry this step: 0 unless it decodes (only its last
+/// token is uncomputed, something was generated already) with draft slots reserved, its request
+/// allows speculation and it is not finished; then what the slots (num_new - 1), max_tokens and
+/// the context (`context_length`) leave, minus one for the bonus token.
+uint32_t draft_room(const BatchBuilder::Entry& e, uint32_t context_length);
+
+/// What verifying one sequence's drafts decided: keep `accepted` drafts, then `next_token`.
+struct Verdict {
+  uint32_t accepted = 0;
+  int32_t next_token = -1;
+  /// Set when a row of the sequence could not be turned into a distribution (NaN / +inf, or
+  /// every logit -inf, after its sampling transforms): the sequence was not verified and fails.
+  std::optional<NonFiniteLogits> failure;
+  /// Set when the sequence's grammar plugin failed while its target was built (a
+  /// GrammarContractError's message): the sequence was not verified and fails.
+  std::optional<std::string> grammar_failure;
+  /// Set when the speculator's answer for the sequence broke speculator.h
+  /// (contract::spec_verdict's message): its tokens cannot be trusted and the sequence fails.
+  std::optional<std::string> speculator_failure;
+};
+
+/// Adds one verified proposal of `num_draft` drafts, `accepted` of them kept, to `stats`.
+void count_verified(SpecStats& stats, uint32_t num_draft, uint32_t accepted);
+
 /// Drives one speculator plugin. Single-threaded, like the engine.
 class Speculation {
  public:
-  /// What verification decided for one sequence: keep `accepted` drafts, then `next_token`.
-  struct Verdict {
-    uint32_t accepted = 0;
-    int32_t next_token = -1;
-    /// Set when a row of the sequence could not be turned into a distribution (NaN / +inf, or
-    /// every logit -inf, after its sampling transforms): the sequence was not verified and fails.
-    std::optional<NonFiniteLogits> failure;
-    /// Set when the sequence's grammar plugin failed while its target was built (a
-    /// GrammarContractError's message): the sequence was not verified and fails.
-    std::optional<std::string> grammar_failure;
-    /// Set when the speculator's answer for the sequence broke speculator.h
-    /// (contract::spec_verdict's message): its tokens cannot be trusted and the sequence fails.
-    std::optional<std::string> speculator_failure;
-  };
+  using Verdict = plinth::Verdict;
 
   /// A sequence the speculator's proposal broke its contract on (engine/contract_check.hpp), and
   /// why: the engine fails it alone (or, for an answer that cannot be pinned on one sequence,
@@ -75,18 +86,20 @@ class Speculation {
   /// Proposes drafts for the decoding entries (their last token is the only one not computed)
   /// and sets each one's drafts and num_new = 1 + drafts. A sequence's drafts never exceed the
   /// slots the scheduler reserved after its last token nor what max_tokens and the context leave
-  /// minus one (the bonus token). Returns the sequences the proposal broke speculator.h on
-  /// (contract::spec_proposal / spec_drafts): their entries keep no drafts and the engine fails
-  /// them. Throws PluginCallError when propose returns an error status.
+  /// minus one (the bonus token). Entries that already carry drafts (forced-token drafts,
+  /// engine/forced_drafts.hpp) are not asked. Returns the sequences the proposal broke
+  /// speculator.h on (contract::spec_proposal / spec_drafts): their entries keep no drafts and
+  /// the engine fails them. Throws PluginCallError when propose returns an error status.
   std::vector<Failure> propose(std::vector<BatchBuilder::Entry>& entries);
 
-  /// Verifies every entry with drafts. `rows[i]` is entry i's first logits row in `logits`
-  /// ([num_rows, vocab] float32; entry i owns rows rows[i] .. rows[i] + drafts). Returns one
-  /// verdict per entry (meaningful where drafts are non-empty). A sequence whose rows are not
-  /// finite gets Verdict::failure and is left out of speculator.verify; one whose answer breaks
-  /// speculator.h (contract::spec_verdict: accepted past its drafts, a token outside the
-  /// vocabulary, a greedy verdict that is not the target's argmax) gets
-  /// Verdict::speculator_failure. Throws PluginCallError when verify returns an error status.
+  /// Verifies every entry with drafts that are the speculator's (not forced ones). `rows[i]` is
+  /// entry i's first logits row in `logits` ([num_rows, vocab] float32; entry i owns rows
+  /// rows[i] .. rows[i] + drafts). Returns one verdict per entry (meaningful where the speculator
+  /// drafted). A sequence whose rows are not finite gets Verdict::failure and is left out of
+  /// speculator.verify; one whose answer breaks speculator.h (contract::spec_verdict: accepted
+  /// past its drafts, a token outside the vocabulary, a greedy verdict that is not the target's
+  /// argmax) gets Verdict::speculator_failure. Throws PluginCallError when verify returns an
+  /// error status.
   std::vector<Verdict> verify(std::span<const BatchBuilder::Entry> entries,
                               std::span<const size_t> rows, const float* logits);
 
@@ -128,8 +141,6 @@ class Speculation {
   Target target_of(const BatchBuilder::Entry& e, const float* first_row) const;
   /// The verify item of `e`; it points into `e` and `target`, which must outlive it.
   plinth_spec_verify verify_item(const BatchBuilder::Entry& e, const Target& target) const;
-  /// Adds one verified proposal to stats_.
-  void count(uint32_t num_draft, uint32_t accepted);
 
   const plinth_speculator_vtable* vt_;
   plinth_instance* inst_;
