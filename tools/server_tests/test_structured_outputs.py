@@ -9,6 +9,8 @@ against the real model, checked by independent parsers:
     streamed deltas concatenate to the non-streamed text;
   - bad constraints are 400s naming the field and the JSON pointer, and the server serves the
     next request;
+  - forced-token drafting (long property names): the same output with drafts and without
+    (speculative = false), streamed and not, and forced drafts accepted;
   - /metrics: compile and mask time histograms, compile cache hits, compiles, refusals and
     constrained requests grow by what a miss, a hit, a refusal and a plain request add;
   - a second server on the same pipeline plus n-gram speculative decoding and the prefix cache
@@ -242,6 +244,35 @@ class GrammarMetrics(unittest.TestCase):
         # One mask per generated token at least (more with drafts: one per draft position).
         self.assertGreaterEqual(grew("plinth_grammar_mask_seconds_count"), tokens)
         self.assertGreater(grew("plinth_grammar_mask_seconds_sum"), 0)
+
+
+class ForcedDrafts(unittest.TestCase):
+    def test_same_output_with_and_without_forced_drafts(self):
+        # Long property names, which the grammar forces once their first byte is out: the
+        # forced-token drafts are verified by the masked target, so the greedy output is that of
+        # the request with speculative = false (no drafts), streamed or not.
+        schema = {"type": "object", "additionalProperties": False,
+                  "properties": {"customer_full_legal_name": {"type": "string", "maxLength": 20},
+                                 "number_of_previous_orders_placed": {"type": "integer",
+                                                                      "minimum": 0,
+                                                                      "maximum": 99}},
+                  "required": ["customer_full_legal_name", "number_of_previous_orders_placed"]}
+        req = {"messages": [{"role": "user", "content": "A customer record as JSON."}],
+               "max_tokens": 80, "temperature": 0, "response_format": schema_format(schema)}
+        before = SERVER.metrics().get("plinth_grammar_forced_accepted_tokens_total", 0)
+        status, off = post(dict(req, speculative=False))
+        self.assertEqual(status, 200, off)
+        self.assertEqual(SERVER.metrics().get("plinth_grammar_forced_accepted_tokens_total", 0),
+                         before, "speculative = false drafts nothing")
+        status, on = post(req)
+        self.assertEqual(status, 200, on)
+        self.assertEqual(on["choices"][0]["message"]["content"],
+                         off["choices"][0]["message"]["content"])
+        self.assertGreater(
+            SERVER.metrics().get("plinth_grammar_forced_accepted_tokens_total", 0), before)
+        stream = client().chat.completions.create(model=SERVER.model, stream=True, **req)
+        self.assertEqual("".join(c.choices[0].delta.content or "" for c in stream if c.choices),
+                         off["choices"][0]["message"]["content"])
 
 
 def spec_prefix_manifest(manifest):
