@@ -28,7 +28,7 @@ size_t argmax(std::span<const float> p) {
 
 Speculation::Speculation(const plinth_speculator_vtable* vtable, plinth_instance* instance,
                          uint32_t abi_minor, uint32_t vocab_size, uint32_t context_length,
-                         std::string name)
+                         const std::string& name)
     : vt_(vtable),
       inst_(instance),
       minor_(abi_minor),

@@ -77,7 +77,7 @@ class Speculation {
   /// are asked only for greedy sequences, with 4 draft slots and the plain propose); `name`: its
   /// manifest name, which the contract errors carry (contract::plugin("speculator", name)).
   Speculation(const plinth_speculator_vtable* vtable, plinth_instance* instance, uint32_t abi_minor,
-              uint32_t vocab_size, uint32_t context_length, std::string name = "speculator");
+              uint32_t vocab_size, uint32_t context_length, const std::string& name = "speculator");
 
   /// Draft slots per decoding sequence the scheduler reserves this step, when `num_running`
   /// sequences ran the last step.
