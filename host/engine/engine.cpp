@@ -214,6 +214,7 @@ plinth_sched_output Engine::schedule() {
 }
 
 bool Engine::wants_forced_slots() const {
+  if (last_batch_size_ > options_.forced_draft_max_batch) return false;
   return std::any_of(live_.begin(), live_.end(), [](const auto& kv) {
     return kv.second->constrained() && kv.second->speculative();
   });
@@ -309,7 +310,7 @@ std::optional<BatchBuilder::Entry> Engine::entry(const plinth_sched_output& sche
 
 void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
   // Forced-token drafts first: a sequence whose grammar forces bytes drafts their tokenization.
-  if (forced_) forced_->propose(entries);
+  if (forced_ && entries.size() <= options_.forced_draft_max_batch) forced_->propose(entries);
   if (speculation_) {
     // A proposal that breaks speculator.h fails the sequences it touched; they leave the batch.
     const std::vector<Speculation::Failure> failures = speculation_->propose(entries);

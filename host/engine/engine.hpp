@@ -36,6 +36,10 @@ struct EngineOptions {
   /// sequence and step from the bytes its grammar forces, verified in the same forward; 0 turns
   /// it off. A request that opts out of speculation (GenerationRequest::speculative) gets none.
   uint32_t forced_draft_tokens = 8;
+  /// Forced drafts only while the last step's batch held at most this many sequences: each draft
+  /// is a row of the forward, and on a CPU rows are not free (bench/grammar_e2e on SmolLM2, 2
+  /// threads: TPOT x0.99 at concurrency 1, x1.81 at 16 with drafts in every batch).
+  uint32_t forced_draft_max_batch = 4;
 };
 
 /// A request: prompt token ids ([num_prompt_tokens], each in [0, vocab)) and sampling parameters.
@@ -156,8 +160,9 @@ class Engine {
   /// sequences a speculator's proposal broke speculator.h on fail and leave `entries`. Entries
   /// left without drafts give their unused draft slots back (num_new = their own tokens).
   void propose_drafts(std::vector<BatchBuilder::Entry>& entries);
-  /// Whether a live sequence may take forced drafts (constrained and speculative): the
-  /// scheduler then reserves forced_->max_drafts() draft slots per decoding sequence.
+  /// Whether a live sequence may take forced drafts (constrained and speculative) and the last
+  /// batch was small enough (forced_draft_max_batch): the scheduler then reserves
+  /// forced_->max_drafts() draft slots per decoding sequence.
   bool wants_forced_slots() const;
   /// The backend's (or graph runner's) output, checked against the batch; nullopt after failing
   /// every sequence of `entries` when it breaks backend.h.
