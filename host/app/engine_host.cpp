@@ -150,8 +150,11 @@ void EngineHost::start_grammar(HostContext& host) {
                        pipeline_->plugin(PLINTH_KIND_GRAMMAR)->entry.name, vocab.vocab_size);
   }
   const PipelinePlugin* g = pipeline_->plugin(PLINTH_KIND_GRAMMAR);
-  grammar_ = std::make_unique<GrammarCompiler>(pipeline_->grammar(),
-                                               g != nullptr ? g->entry.name : "grammar");
+  // Compile and mask times, cache hits and constrained requests on /metrics (with a plugin only).
+  std::shared_ptr<GrammarMetrics> metrics =
+      g != nullptr ? std::make_shared<GrammarMetrics>(host.metrics()) : nullptr;
+  grammar_ = std::make_unique<GrammarCompiler>(
+      pipeline_->grammar(), g != nullptr ? g->entry.name : "grammar", std::move(metrics));
 }
 
 void EngineHost::make_engine() {
@@ -172,6 +175,7 @@ void EngineHost::make_engine() {
   name_of(PLINTH_KIND_KV_CACHE, plugins.names.kv_cache);
   name_of(PLINTH_KIND_SCHEDULER, plugins.names.scheduler);
   name_of(PLINTH_KIND_GRAPH_RUNNER, plugins.names.graph_runner);
+  name_of(PLINTH_KIND_SPECULATOR, plugins.names.speculator);
   EngineOptions eo;
   eo.context_length = max_model_len_;
   eo.vocab_size = model_.config.vocab_size;

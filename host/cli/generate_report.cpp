@@ -68,6 +68,16 @@ void print_summary(std::FILE* out, const Engine& engine, std::span<const uint64_
                  static_cast<unsigned long long>(s.spec.num_accepted_tokens),
                  s.spec.acceptance_rate(), s.spec.mean_acceptance_length(), per_position.c_str());
   }
+  if (s.forced.num_drafts > 0) {
+    // Forced-token drafting (structured outputs): the tokens of bytes a grammar forced.
+    std::fprintf(out,
+                 "forced drafts: %llu proposals, %llu draft tokens, %llu accepted | acceptance "
+                 "rate %.3f | mean acceptance length %.2f\n",
+                 static_cast<unsigned long long>(s.forced.num_drafts),
+                 static_cast<unsigned long long>(s.forced.num_draft_tokens),
+                 static_cast<unsigned long long>(s.forced.num_accepted_tokens),
+                 s.forced.acceptance_rate(), s.forced.mean_acceptance_length());
+  }
 }
 
 }  // namespace plinth::cli

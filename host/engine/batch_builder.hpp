@@ -30,6 +30,9 @@ class BatchBuilder {
     /// [drafts.size(), vocab] the distribution each draft was drawn from; empty when the drafts
     /// were chosen deterministically.
     std::vector<float> draft_probs;
+    /// The drafts are forced-token drafts (engine/forced_drafts.hpp: the tokenization of the
+    /// bytes the grammar forces), verified by the host rather than the speculator.
+    bool forced = false;
   };
 
   /// Rebuilds the batch. A sequence wants logits when its chunk reaches its last token; one with

@@ -140,4 +140,79 @@ std::optional<std::string> forward_output(std::string_view runner, const plinth_
   return std::nullopt;
 }
 
+std::optional<std::string> spec_proposal(std::string_view speculator,
+                                         const plinth_spec_proposal& out, size_t num_asked,
+                                         uint32_t vocab_size) {
+  if (out.num_seqs != num_asked) {
+    return std::string(speculator) + " proposed drafts for " + num(out.num_seqs) +
+           " sequences when asked for " + num(num_asked) +
+           " (plinth/speculator.h: a proposal holds one row per sequence asked, num_seqs of them)";
+  }
+  if (out.num_seqs > 0 && (out.num_draft == nullptr || out.draft_tokens == nullptr)) {
+    return std::string(speculator) + " answered for " + num(out.num_seqs) +
+           " sequences without the num_draft / draft_tokens arrays (plinth/speculator.h: "
+           "num_draft[num_seqs] and draft_tokens[num_seqs, max_draft])";
+  }
+  const bool has_probs =
+      PLINTH_HAS_FIELD(&out, plinth_spec_proposal, draft_probs) && out.draft_probs != nullptr;
+  if (has_probs && out.vocab_size != vocab_size) {
+    return std::string(speculator) + " gave draft_probs rows of " + num(out.vocab_size) +
+           " entries for a model of " + num(vocab_size) +
+           " tokens (plinth/speculator.h: draft_probs is [num_seqs, max_draft, vocab_size])";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> spec_drafts(std::string_view speculator, plinth_seq_id seq,
+                                       uint32_t num_draft, uint32_t row_stride, uint32_t limit,
+                                       bool batch_api, std::span<const int32_t> row,
+                                       uint32_t vocab_size) {
+  if (num_draft > row_stride) {
+    return std::string(speculator) + " proposed " + num(num_draft) + " drafts for sequence " +
+           num(seq) + " in rows of " + num(row_stride) +
+           " (plinth/speculator.h: num_draft[i] is 0..max_draft, the row stride of draft_tokens)";
+  }
+  if (batch_api && num_draft > limit) {
+    return std::string(speculator) + " proposed " + num(num_draft) + " drafts for sequence " +
+           num(seq) + ", whose max_draft is " + num(limit) +
+           " (plinth/speculator.h: propose_batch proposes at most max_draft[i] drafts, the KV "
+           "slots the scheduler reserved)";
+  }
+  for (size_t j = 0; j < row.size(); ++j) {
+    if (row[j] < 0 || static_cast<uint32_t>(row[j]) >= vocab_size) {
+      return std::string(speculator) + " proposed draft token " + std::to_string(row[j]) +
+             " at position " + num(j) + " for sequence " + num(seq) +
+             ", outside the vocabulary [0, " + num(vocab_size) +
+             ") (plinth/speculator.h: drafts are token ids of the model)";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> spec_verdict(std::string_view speculator, const plinth_spec_verify& item,
+                                        uint32_t accepted, int32_t next, uint32_t vocab_size) {
+  if (accepted > item.num_draft || next < 0 || static_cast<uint32_t>(next) >= vocab_size) {
+    return std::string(speculator) + " verified sequence " + num(item.seq) + " as " +
+           num(accepted) + " of " + num(item.num_draft) + " drafts accepted, next token " +
+           std::to_string(next) +
+           " (plinth/speculator.h: verify accepts 0..num_draft drafts and names a next token in "
+           "the vocabulary [0, " +
+           num(vocab_size) + "))";
+  }
+  if (item.target_probs != nullptr) return std::nullopt;
+  // Greedy: exactly the target's argmax tokens.
+  bool ok = next == item.target_tokens[accepted];
+  for (uint32_t j = 0; j < accepted; ++j) {
+    ok = ok && item.draft_tokens[j] == item.target_tokens[j];
+  }
+  if (!ok) {
+    return std::string(speculator) + " verified greedy sequence " + num(item.seq) +
+           " with tokens that are not the target's argmax (" + num(accepted) +
+           " drafts accepted, next token " + std::to_string(next) +
+           ") (plinth/speculator.h: a greedy verify accepts drafts while they equal "
+           "target_tokens, then returns target_tokens[accepted])";
+  }
+  return std::nullopt;
+}
+
 }  // namespace plinth::contract

@@ -1,7 +1,8 @@
 #pragma once
 // The host's checks of what the per-step plugins hand the engine (docs/architecture.md, "When a
-// plugin breaks its contract"): the scheduler's decision, the kv_cache's block tables and the
-// backend's (or graph runner's) forward output, each against the rule of its SDK header. A check
+// plugin breaks its contract"): the scheduler's decision, the kv_cache's block tables, the
+// backend's (or graph runner's) forward output and the speculator's proposals and verdicts, each
+// against the rule of its SDK header. A check
 // returns the violation as a message naming the plugin ("scheduler 'bad_sched_unknown'"), what it
 // did and the rule broken with its header, or nullopt when the contract holds. The engine decides
 // whom the violation fails (Engine::step); these functions only judge. Pure functions, any thread.
@@ -18,8 +19,8 @@
 namespace plinth::contract {
 
 /// "scheduler 'scheduler_continuous'": how messages name a plugin of `kind` ("scheduler",
-/// "kv_cache", "backend", "graph_runner") called `name` (its manifest name, by default the
-/// library's short name).
+/// "kv_cache", "backend", "graph_runner", "speculator") called `name` (its manifest name, by
+/// default the library's short name).
 std::string plugin(std::string_view kind, std::string_view name);
 
 /// Where a scheduled id stands in the engine.
@@ -60,5 +61,31 @@ std::optional<std::string> block_table(std::string_view kv_cache, plinth_seq_id 
 /// trusted one by one: the engine fails the whole batch.
 std::optional<std::string> forward_output(std::string_view runner, const plinth_batch& batch,
                                           const plinth_forward_output& fwd, uint32_t vocab_size);
+
+/// A speculator's proposal as a whole (speculator.h, propose / propose_batch): one row per sequence
+/// asked (num_seqs == `num_asked`), the num_draft and draft_tokens arrays given when it answers
+/// for any, and draft_probs (ABI 1.2), when given, in rows of `vocab_size` entries. `speculator`
+/// is plugin("speculator", name). Such an answer cannot be pinned on one sequence: the engine
+/// fails every sequence it asked drafts of in that step.
+std::optional<std::string> spec_proposal(std::string_view speculator,
+                                         const plinth_spec_proposal& out, size_t num_asked,
+                                         uint32_t vocab_size);
+
+/// One sequence's row of a proposal: `num_draft` (its num_draft[s]) within the row stride
+/// (out.max_draft); with propose_batch also within the sequence's `limit` (its max_draft: a
+/// proposer may have written KV up to it; the plain propose only knows the largest limit, so the
+/// host cuts its extra drafts instead); every draft id of `row` (the drafts the host keeps) in
+/// [0, vocab_size). The engine fails that sequence alone.
+std::optional<std::string> spec_drafts(std::string_view speculator, plinth_seq_id seq,
+                                       uint32_t num_draft, uint32_t row_stride, uint32_t limit,
+                                       bool batch_api, std::span<const int32_t> row,
+                                       uint32_t vocab_size);
+
+/// A verify answer for one item (speculator.h, verify): `accepted` in [0, item.num_draft], `next`
+/// in [0, vocab_size); for a greedy item (target_probs NULL) exactly the target's tokens: drafts
+/// accepted while they equal target_tokens, then target_tokens[accepted]. The engine fails that
+/// sequence alone.
+std::optional<std::string> spec_verdict(std::string_view speculator, const plinth_spec_verify& item,
+                                        uint32_t accepted, int32_t next, uint32_t vocab_size);
 
 }  // namespace plinth::contract

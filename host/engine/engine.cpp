@@ -28,7 +28,11 @@ Engine::Engine(const EnginePlugins& plugins, const Tokenizer& tokenizer, EngineO
   if (plugins_.speculator.vtable != nullptr) {
     speculation_.emplace(plugins_.speculator.vtable, plugins_.speculator.instance,
                          plugins_.speculator_abi_minor, options_.vocab_size,
-                         options_.context_length);
+                         options_.context_length, plugins_.names.speculator);
+  }
+  if (options_.forced_draft_tokens > 0) {
+    forced_.emplace(tokenizer_, options_.vocab_size, options_.context_length,
+                    options_.forced_draft_tokens);
   }
   if (plugins_.host_api != nullptr) {
     plugins_.host_api->set_seq_lookup(
@@ -113,6 +117,9 @@ uint64_t Engine::add_request(GenerationRequest request) {
   if (status == PLINTH_ERR_INVALID_ARGUMENT) throw std::invalid_argument(error_message(err));
   check(status, err, "scheduler.add");
   if (req.parent == 0) last_parent_ = id;
+  if (GrammarMetrics* m = request.grammar ? request.grammar->metrics() : nullptr) {
+    m->on_constrained_request();
+  }
   live_[id] = seq.get();
   sequences_[id] = std::move(seq);
   return id;
@@ -152,8 +159,8 @@ std::vector<RequestOutput> Engine::step() {
   if (!live_.empty()) {
     const plinth_sched_output sched = schedule();
     std::vector<BatchBuilder::Entry> entries = prepare_batch(sched);
+    if (!entries.empty()) propose_drafts(entries);  // may fail sequences the speculator broke
     if (!entries.empty()) {
-      propose_drafts(entries);
       const auto fwd = forward(batch_builder_.build(entries, kv_info_.block_size), entries);
       if (fwd) {
         sample_and_append(entries, *fwd, outputs);
@@ -188,6 +195,9 @@ plinth_sched_output Engine::schedule() {
   plinth_error err = make_error();
   plinth_sched_step step_in{sizeof(plinth_sched_step), 0};
   if (speculation_) step_in.num_lookahead_tokens = speculation_->lookahead_slots(last_batch_size_);
+  if (forced_ && wants_forced_slots()) {
+    step_in.num_lookahead_tokens = std::max(step_in.num_lookahead_tokens, forced_->max_drafts());
+  }
   lookahead_ = step_in.num_lookahead_tokens;
   plinth_sched_output sched{};
   sched.struct_size = sizeof(sched);
@@ -201,6 +211,13 @@ plinth_sched_output Engine::schedule() {
     }
   }
   return sched;
+}
+
+bool Engine::wants_forced_slots() const {
+  if (last_batch_size_ > options_.forced_draft_max_batch) return false;
+  return std::any_of(live_.begin(), live_.end(), [](const auto& kv) {
+    return kv.second->constrained() && kv.second->speculative();
+  });
 }
 
 void Engine::check_progress(const plinth_sched_output& sched) {
@@ -292,22 +309,36 @@ std::optional<BatchBuilder::Entry> Engine::entry(const plinth_sched_output& sche
 }
 
 void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
-  if (!speculation_) return;
-  speculation_->propose(entries);
-  // Structured outputs: a constrained sequence's drafts are cut at the first token its grammar
-  // refuses (no forward is spent on a draft that can never be accepted).
-  for (BatchBuilder::Entry& e : entries) {
-    if (e.drafts.empty() || !e.seq->constrained()) continue;
-    Sequence& seq = *const_cast<Sequence*>(e.seq);
-    size_t keep = 0;  // a failing plugin call: no drafts; the sampling step fails the sequence
-    try {
-      keep = seq.grammar_valid_prefix(e.drafts);
-    } catch (const GrammarContractError&) {
+  // Forced-token drafts first: a sequence whose grammar forces bytes drafts their tokenization.
+  if (forced_ && entries.size() <= options_.forced_draft_max_batch) forced_->propose(entries);
+  if (speculation_) {
+    // A proposal that breaks speculator.h fails the sequences it touched; they leave the batch.
+    const std::vector<Speculation::Failure> failures = speculation_->propose(entries);
+    for (const Speculation::Failure& f : failures) fail_sequence(f.seq, f.why);
+    if (!failures.empty()) {
+      std::erase_if(entries,
+                    [this](const BatchBuilder::Entry& e) { return live_.count(e.seq->id()) == 0; });
     }
-    if (keep == e.drafts.size()) continue;
-    e.num_new -= static_cast<uint32_t>(e.drafts.size() - keep);
-    if (!e.draft_probs.empty()) e.draft_probs.resize(keep * options_.vocab_size);
-    e.drafts.resize(keep);
+  }
+  for (BatchBuilder::Entry& e : entries) {
+    // Structured outputs: a constrained sequence's speculator drafts are cut at the first token
+    // its grammar refuses (no forward is spent on a draft that can never be accepted); forced
+    // drafts were cut when proposed.
+    if (!e.drafts.empty() && !e.forced && e.seq->constrained()) {
+      size_t keep = 0;  // a failing plugin call: no drafts; the sampling step fails the sequence
+      try {
+        keep = e.seq->grammar_valid_prefix(e.drafts);
+      } catch (const GrammarContractError&) {
+      }
+      if (keep < e.drafts.size()) {
+        e.num_new -= static_cast<uint32_t>(e.drafts.size() - keep);
+        if (!e.draft_probs.empty()) e.draft_probs.resize(keep * options_.vocab_size);
+        e.drafts.resize(keep);
+      }
+    }
+    // Without drafts an entry computes its own tokens only: its draft slots go back at update.
+    const auto len = static_cast<uint32_t>(e.seq->tokens().size());
+    if (e.drafts.empty() && e.num_computed + e.num_new > len) e.num_new = len - e.num_computed;
   }
 }
 
@@ -384,18 +415,23 @@ void Engine::sample_and_append(const std::vector<BatchBuilder::Entry>& entries,
   const double t = now();
   std::span<const uint32_t> owners = batch_builder_.logits_owner();
   const std::vector<size_t> first_row = first_rows(owners, entries.size());
-  std::vector<Speculation::Verdict> verdicts;
+  std::vector<Verdict> verdicts(entries.size());
   if (speculation_) verdicts = speculation_->verify(entries, first_row, fwd.logits);
+  for (size_t i = 0; forced_ && i < entries.size(); ++i) {
+    if (entries[i].forced && !entries[i].drafts.empty()) {
+      verdicts[i] = forced_->verify(entries[i], fwd.logits + first_row[i] * fwd.vocab_size);
+    }
+  }
   for (size_t r = 0; r < owners.size();) {
     const size_t first = r;  // this sequence's first row
     const BatchBuilder::Entry& e = entries[owners[first]];
     r += 1 + e.drafts.size();
-    const Speculation::Verdict* verdict = e.drafts.empty() ? nullptr : &verdicts[owners[first]];
+    const Verdict* verdict = e.drafts.empty() ? nullptr : &verdicts[owners[first]];
     append_sequence(e, verdict, fwd, first, t, outputs);
   }
 }
 
-void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Verdict* verdict,
+void Engine::append_sequence(const BatchBuilder::Entry& e, const Verdict* verdict,
                              const plinth_forward_output& fwd, size_t first, double t,
                              std::vector<RequestOutput>& outputs) {
   Sequence& seq = *e.seq;
@@ -405,6 +441,10 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
     if (verdict != nullptr && verdict->failure) throw *verdict->failure;
     if (verdict != nullptr && verdict->grammar_failure) {
       throw GrammarContractError(*verdict->grammar_failure);
+    }
+    if (verdict != nullptr && verdict->speculator_failure) {
+      fail_sequence(seq.id(), *verdict->speculator_failure);  // its tokens cannot be trusted
+      return;
     }
     // Without drafts: one sampled token. With drafts: the accepted ones, then the correction
     // or bonus token, each through the stop rules (a stop inside the run ends it there).
@@ -437,9 +477,8 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Speculation::Ve
 }
 
 std::string Engine::append_token(Sequence& seq, const BatchBuilder::Entry& e,
-                                 const Speculation::Verdict* verdict,
-                                 const plinth_forward_output& fwd, size_t first, size_t j,
-                                 double t) const {
+                                 const Verdict* verdict, const plinth_forward_output& fwd,
+                                 size_t first, size_t j, double t) const {
   if (verdict != nullptr) {
     const int32_t token = j < verdict->accepted ? e.drafts[j] : verdict->next_token;
     return seq.append_scored(logits_row(fwd, first + j), token, t);
@@ -513,6 +552,7 @@ EngineStats Engine::stats() const {
     s.has_speculator = true;
     s.spec = speculation_->stats();
   }
+  if (forced_) s.forced = forced_->stats();
   return s;
 }
 

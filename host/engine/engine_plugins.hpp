@@ -36,7 +36,7 @@ struct EnginePlugins {
   /// (engine/contract_check.hpp). The defaults suit plugins wired by hand in tests.
   struct Names {
     std::string backend = "backend", kv_cache = "kv_cache", scheduler = "scheduler",
-                graph_runner = "graph_runner";
+                graph_runner = "graph_runner", speculator = "speculator";
   } names;
 };
 

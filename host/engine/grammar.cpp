@@ -1,6 +1,7 @@
 #include "engine/grammar.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace plinth {
 
@@ -9,6 +10,9 @@ plinth_error fresh_error() {
   plinth_error e{};
   e.struct_size = sizeof e;
   return e;
+}
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 }  // namespace
 
@@ -29,15 +33,17 @@ std::shared_ptr<CompiledGrammar> GrammarCompiler::compile(const GrammarSpec& spe
   o.strict = spec.strict ? 1 : 0;
   plinth_grammar* g = nullptr;
   plinth_error err = fresh_error();
+  const auto t0 = std::chrono::steady_clock::now();
   const int32_t status = ref_.vtable->compile(ref_.instance, spec.kind, spec.spec.data(),
                                               spec.spec.size(), &o, &g, &err);
+  if (metrics_) metrics_->on_compile(seconds_since(t0), stats());
   if (status == PLINTH_ERR_INVALID_ARGUMENT || status == PLINTH_ERR_UNSUPPORTED) {
     throw GrammarSpecError(err.message);
   }
   if (status != PLINTH_OK || g == nullptr) {
     throw GrammarContractError(name_ + ".compile failed: " + std::string(err.message));
   }
-  return std::make_shared<CompiledGrammar>(ref_, g, name_);
+  return std::make_shared<CompiledGrammar>(ref_, g, name_, metrics_);
 }
 
 plinth_grammar_stats GrammarCompiler::stats() const {
@@ -72,8 +78,11 @@ SequenceGrammar::~SequenceGrammar() {
 const std::vector<uint32_t>& SequenceGrammar::fill() {
   plinth_error err = fresh_error();
   plinth_grammar_matcher* const ms[1] = {m_};
-  if (ref_.vtable->fill_bitmask(ref_.instance, ms, 1, mask_.data(),
-                                static_cast<uint32_t>(mask_.size()), &err) != PLINTH_OK) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int32_t status = ref_.vtable->fill_bitmask(ref_.instance, ms, 1, mask_.data(),
+                                                   static_cast<uint32_t>(mask_.size()), &err);
+  if (GrammarMetrics* metrics = grammar_->metrics()) metrics->on_mask(seconds_since(t0));
+  if (status != PLINTH_OK) {
     throw GrammarContractError(name_ + ".fill_bitmask failed: " + std::string(err.message));
   }
   if (std::all_of(mask_.begin(), mask_.end(), [](uint32_t w) { return w == 0; })) {
@@ -105,6 +114,26 @@ void SequenceGrammar::rollback(uint32_t n) {
   if (ref_.vtable->rollback(ref_.instance, m_, n, &err) != PLINTH_OK) {
     throw GrammarContractError(name_ + ".rollback failed: " + std::string(err.message));
   }
+}
+
+std::string SequenceGrammar::forced_bytes(size_t capacity) {
+  if (!PLINTH_HAS_FIELD(ref_.vtable, plinth_grammar_vtable, forced_bytes) ||
+      ref_.vtable->forced_bytes == nullptr || capacity == 0) {
+    return {};
+  }
+  std::string buf(capacity, '\0');
+  size_t len = 0;
+  plinth_error err = fresh_error();
+  if (ref_.vtable->forced_bytes(ref_.instance, m_, buf.data(), capacity, &len, &err) != PLINTH_OK) {
+    throw GrammarContractError(name_ + ".forced_bytes failed: " + std::string(err.message));
+  }
+  if (len > capacity) {
+    throw GrammarContractError(
+        name_ + ".forced_bytes broke its contract (plinth/grammar.h): " + std::to_string(len) +
+        " bytes for a buffer of " + std::to_string(capacity));
+  }
+  buf.resize(len);
+  return buf;
 }
 
 bool SequenceGrammar::terminated() const {

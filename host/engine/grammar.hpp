@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/grammar_metrics.hpp"
 #include "plinth/plinth.h"
 #include "runtime/plugin_ref.hpp"
 
@@ -33,8 +34,10 @@ class GrammarContractError : public std::runtime_error {
 /// A compiled constraint: releases the plugin's object when the last user drops it.
 class CompiledGrammar {
  public:
-  CompiledGrammar(GrammarRef ref, plinth_grammar* g, std::string plugin_name)
-      : ref_(ref), g_(g), name_(std::move(plugin_name)) {}
+  /// `metrics` (may be null) gets the mask times of the sequences that use it.
+  CompiledGrammar(GrammarRef ref, plinth_grammar* g, std::string plugin_name,
+                  std::shared_ptr<GrammarMetrics> metrics = nullptr)
+      : ref_(ref), g_(g), name_(std::move(plugin_name)), metrics_(std::move(metrics)) {}
   ~CompiledGrammar();
   CompiledGrammar(const CompiledGrammar&) = delete;
   CompiledGrammar& operator=(const CompiledGrammar&) = delete;
@@ -42,11 +45,14 @@ class CompiledGrammar {
   GrammarRef ref() const { return ref_; }
   /// The grammar plugin's manifest name, for error messages.
   const std::string& plugin_name() const { return name_; }
+  /// Where mask times and constrained requests are counted; null when nobody measures.
+  GrammarMetrics* metrics() const { return metrics_.get(); }
 
  private:
   GrammarRef ref_;
   plinth_grammar* g_;
   std::string name_;
+  std::shared_ptr<GrammarMetrics> metrics_;
 };
 
 /// What a request constrains its output with.
@@ -61,8 +67,11 @@ struct GrammarSpec {
 class GrammarCompiler {
  public:
   /// `ref` may be null: compile then throws GrammarSpecError saying the pipeline has no grammar.
-  GrammarCompiler(GrammarRef ref, std::string plugin_name)
-      : ref_(ref), name_(std::move(plugin_name)) {}
+  /// `metrics` (may be null) gets every compile call's time and the plugin's counters, and is
+  /// handed to the compiled grammars (their mask times).
+  GrammarCompiler(GrammarRef ref, std::string plugin_name,
+                  std::shared_ptr<GrammarMetrics> metrics = nullptr)
+      : ref_(ref), name_(std::move(plugin_name)), metrics_(std::move(metrics)) {}
   bool available() const { return static_cast<bool>(ref_); }
   /// Throws GrammarSpecError (the plugin refused the spec, or no grammar plugin),
   /// GrammarContractError (the plugin failed otherwise).
@@ -73,6 +82,7 @@ class GrammarCompiler {
  private:
   GrammarRef ref_;
   std::string name_;
+  std::shared_ptr<GrammarMetrics> metrics_;
 };
 
 /// One sequence's matcher over a compiled grammar. Engine thread only.
@@ -99,6 +109,10 @@ class SequenceGrammar {
   bool try_accept(int32_t token);
   void rollback(uint32_t n);
   bool terminated() const;
+  /// The bytes every continuation must start with from the matcher's state (grammar.h,
+  /// forced_bytes), at most `capacity` of them; empty when nothing is forced or the plugin does
+  /// not offer forced_bytes. Throws GrammarContractError when the call fails.
+  std::string forced_bytes(size_t capacity);
 
  private:
   std::shared_ptr<CompiledGrammar> grammar_;

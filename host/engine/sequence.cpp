@@ -49,6 +49,11 @@ size_t Sequence::grammar_valid_prefix(std::span<const int32_t> drafts) {
   return n;
 }
 
+std::string Sequence::grammar_forced_bytes(size_t capacity) {
+  if (!grammar_ || finished()) return {};
+  return grammar_->forced_bytes(capacity);
+}
+
 std::string Sequence::sample_and_append(std::span<const float> logits, double now) {
   if (!grammar_) return append(sampler_.sample(logits, prompt(), output()), now);
   Sampler::Result r = masked({}, [&] { return sampler_.sample(logits, prompt(), output()); });

@@ -82,6 +82,10 @@ class Sequence {
   /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
   /// refuses (the matcher advances over them, then rolls back). All of them without a grammar.
   size_t grammar_valid_prefix(std::span<const int32_t> drafts);
+  /// The bytes the grammar forces next from the matcher's state (at most `capacity`); empty
+  /// without a grammar or when nothing is forced. Throws GrammarContractError when the plugin
+  /// fails.
+  std::string grammar_forced_bytes(size_t capacity);
   /// Whether the request allows speculative decoding (the API's per-request opt-out).
   bool speculative() const { return speculative_; }
   void set_speculative(bool on) { speculative_ = on; }

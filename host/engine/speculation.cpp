@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/array_stride.hpp"
+#include "engine/contract_check.hpp"
 #include "engine/sequence.hpp"
 #include "runtime/call.hpp"
 
@@ -26,12 +27,14 @@ size_t argmax(std::span<const float> p) {
 }  // namespace
 
 Speculation::Speculation(const plinth_speculator_vtable* vtable, plinth_instance* instance,
-                         uint32_t abi_minor, uint32_t vocab_size, uint32_t context_length)
+                         uint32_t abi_minor, uint32_t vocab_size, uint32_t context_length,
+                         const std::string& name)
     : vt_(vtable),
       inst_(instance),
       minor_(abi_minor),
       vocab_(vocab_size),
-      context_length_(context_length) {
+      context_length_(context_length),
+      name_(contract::plugin("speculator", name)) {
   if (vt_ == nullptr || vt_->propose == nullptr || vt_->verify == nullptr) {
     throw std::invalid_argument("speculator: propose and verify are required");
   }
@@ -45,24 +48,38 @@ uint32_t Speculation::lookahead_slots(uint32_t num_running) {
   return vt_->num_lookahead_slots(inst_, num_running);
 }
 
-uint32_t Speculation::max_draft(const BatchBuilder::Entry& e) const {
+uint32_t draft_room(const BatchBuilder::Entry& e, uint32_t context_length) {
   const Sequence& seq = *e.seq;
   const auto len = static_cast<uint32_t>(seq.tokens().size());
   // Only a decode: everything but the last token computed, and something generated already.
   if (e.num_computed + 1 != len || len <= seq.num_prompt_tokens() || e.num_new < 2) return 0;
   if (!seq.speculative() || seq.finished()) return 0;
-  if (minor_ < 2 && !seq.greedy()) return 0;  // older plugins verify greedily only
   // k drafts add up to k + 1 tokens: within max_tokens and the context.
-  const uint32_t room =
-      std::min(seq.tokens_left(), context_length_ - std::min(len, context_length_));
+  const uint32_t room = std::min(seq.tokens_left(), context_length - std::min(len, context_length));
   if (room < 2) return 0;
   return std::min(e.num_new - 1, room - 1);
+}
+
+void count_verified(SpecStats& stats, uint32_t num_draft, uint32_t accepted) {
+  stats.num_drafts++;
+  stats.num_draft_tokens += num_draft;
+  stats.num_accepted_tokens += accepted;
+  if (stats.accepted_per_position.size() < num_draft) {
+    stats.accepted_per_position.resize(num_draft, 0);
+  }
+  for (uint32_t j = 0; j < accepted; ++j) stats.accepted_per_position[j]++;
+}
+
+uint32_t Speculation::max_draft(const BatchBuilder::Entry& e) const {
+  if (minor_ < 2 && !e.seq->greedy()) return 0;  // older plugins verify greedily only
+  return draft_room(e, context_length_);
 }
 
 Speculation::DraftAsk Speculation::ask_for(std::vector<BatchBuilder::Entry>& entries) const {
   DraftAsk ask;
   for (size_t i = 0; i < entries.size(); ++i) {
     BatchBuilder::Entry& e = entries[i];
+    if (e.forced) continue;  // forced-token drafts: the host's, verified by the host
     const uint32_t k = max_draft(e);
     const auto len = static_cast<uint32_t>(e.seq->tokens().size());
     if (e.num_computed + e.num_new > len && k == 0) e.num_new = len - e.num_computed;
@@ -98,41 +115,13 @@ plinth_spec_proposal Speculation::call_propose(const DraftAsk& ask, uint32_t bat
         vt_->propose(inst_, ask.seqs.data(), static_cast<uint32_t>(ask.seqs.size()), k, &out, &err),
         err, "speculator.propose");
   }
-  if (out.num_seqs != ask.seqs.size() || (out.num_seqs > 0 && out.num_draft == nullptr)) {
-    throw std::logic_error("speculator.propose answered for " + std::to_string(out.num_seqs) +
-                           " sequences, asked for " + std::to_string(ask.seqs.size()));
-  }
   return out;
-}
-
-uint32_t Speculation::num_drafts(const plinth_spec_proposal& out, size_t s, uint32_t limit,
-                                 plinth_seq_id seq, bool batch_api) {
-  const uint32_t n = out.num_draft[s];
-  if (n > out.max_draft) {
-    throw std::logic_error("speculator.propose: " + std::to_string(n) +
-                           " drafts for a row stride of " + std::to_string(out.max_draft));
-  }
-  if (n <= limit) return n;
-  // The batch API promised the limit (a proposer may have written KV up to it); the plain
-  // propose only knows the largest, so its extra drafts are dropped.
-  if (batch_api) {
-    throw std::logic_error("speculator.propose_batch: " + std::to_string(n) +
-                           " drafts for sequence " + std::to_string(seq) + ", whose max_draft is " +
-                           std::to_string(limit));
-  }
-  return limit;
 }
 
 void Speculation::take_drafts(BatchBuilder::Entry& e, const plinth_spec_proposal& out, size_t s,
                               uint32_t n, bool has_probs) const {
   const int32_t* row = out.draft_tokens + s * out.max_draft;
   e.drafts.assign(row, row + n);
-  for (int32_t t : e.drafts) {
-    if (t < 0 || static_cast<uint32_t>(t) >= vocab_) {
-      throw std::logic_error("speculator.propose: draft token " + std::to_string(t) +
-                             " outside the vocabulary [0, " + std::to_string(vocab_) + ")");
-    }
-  }
   e.num_new = 1 + n;
   if (has_probs && n > 0) {
     const float* q = out.draft_probs + s * size_t{out.max_draft} * vocab_;
@@ -140,23 +129,37 @@ void Speculation::take_drafts(BatchBuilder::Entry& e, const plinth_spec_proposal
   }
 }
 
-void Speculation::propose(std::vector<BatchBuilder::Entry>& entries) {
+std::vector<Speculation::Failure> Speculation::propose(std::vector<BatchBuilder::Entry>& entries) {
+  std::vector<Failure> failures;
   const DraftAsk ask = ask_for(entries);
-  if (ask.seqs.empty()) return;
+  if (ask.seqs.empty()) return failures;
   const bool batch_api = has_batch_propose();
   const plinth_spec_proposal out =
       call_propose(ask, static_cast<uint32_t>(entries.size()), batch_api);
+  if (auto why = contract::spec_proposal(name_, out, ask.seqs.size(), vocab_)) {
+    // The answer as a whole is broken: none of it is used, and whom it was for fails.
+    const std::string msg = *why + "; the " + std::to_string(ask.seqs.size()) +
+                            " sequences asked for drafts in that step fail";
+    for (const plinth_spec_seq& q : ask.seqs) failures.push_back({q.seq, msg});
+    return failures;
+  }
   const bool has_probs =
       PLINTH_HAS_FIELD(&out, plinth_spec_proposal, draft_probs) && out.draft_probs != nullptr;
-  if (has_probs && out.vocab_size != vocab_) {
-    throw std::logic_error("speculator.propose: draft_probs rows of " +
-                           std::to_string(out.vocab_size) + ", the vocabulary holds " +
-                           std::to_string(vocab_));
-  }
   for (size_t s = 0; s < ask.seqs.size(); ++s) {
-    const uint32_t n = num_drafts(out, s, ask.limits[s], ask.seqs[s].seq, batch_api);
-    take_drafts(entries[ask.which[s]], out, s, n, has_probs);
+    const uint32_t n = out.num_draft[s];
+    const uint32_t limit = ask.limits[s];
+    // The plain propose only knows the largest limit: its extra drafts are dropped.
+    const uint32_t keep = std::min(n, limit);
+    const std::span<const int32_t> row(out.draft_tokens + s * out.max_draft,
+                                       n <= out.max_draft ? keep : 0);
+    if (auto why = contract::spec_drafts(name_, ask.seqs[s].seq, n, out.max_draft, limit, batch_api,
+                                         row, vocab_)) {
+      failures.push_back({ask.seqs[s].seq, *why + "; this sequence fails, the others go on"});
+      continue;
+    }
+    take_drafts(entries[ask.which[s]], out, s, keep, has_probs);
   }
+  return failures;
 }
 
 Speculation::Target Speculation::target_of(const BatchBuilder::Entry& e,
@@ -197,37 +200,6 @@ plinth_spec_verify Speculation::verify_item(const BatchBuilder::Entry& e,
   return v;
 }
 
-void Speculation::check_answer(const plinth_spec_verify& v, uint32_t a, int32_t next) const {
-  if (a > v.num_draft || next < 0 || static_cast<uint32_t>(next) >= vocab_) {
-    throw std::logic_error("speculator.verify for sequence " + std::to_string(v.seq) +
-                           ": accepted " + std::to_string(a) + " of " +
-                           std::to_string(v.num_draft) + " drafts, next token " +
-                           std::to_string(next) +
-                           "; expected 0..num_draft and a token in "
-                           "the vocabulary");
-  }
-  if (v.target_probs != nullptr) return;
-  // Greedy: exactly the target's argmax tokens.
-  bool ok = next == v.target_tokens[a];
-  for (uint32_t j = 0; j < a; ++j) ok = ok && v.draft_tokens[j] == v.target_tokens[j];
-  if (!ok) {
-    throw std::logic_error("speculator.verify for greedy sequence " + std::to_string(v.seq) +
-                           " kept tokens that are not the target's argmax: a greedy verify "
-                           "accepts drafts while they equal target_tokens and then returns "
-                           "target_tokens[accepted]");
-  }
-}
-
-void Speculation::count(uint32_t num_draft, uint32_t accepted) {
-  stats_.num_drafts++;
-  stats_.num_draft_tokens += num_draft;
-  stats_.num_accepted_tokens += accepted;
-  if (stats_.accepted_per_position.size() < num_draft) {
-    stats_.accepted_per_position.resize(num_draft, 0);
-  }
-  for (uint32_t j = 0; j < accepted; ++j) stats_.accepted_per_position[j]++;
-}
-
 std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuilder::Entry> entries,
                                                       std::span<const size_t> rows,
                                                       const float* logits) {
@@ -235,7 +207,7 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
   std::vector<size_t> which;
   std::vector<Target> targets;
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].drafts.empty()) continue;
+    if (entries[i].drafts.empty() || entries[i].forced) continue;
     try {
       targets.push_back(target_of(entries[i], logits + rows[i] * vocab_));
     } catch (const NonFiniteLogits& bad) {
@@ -259,10 +231,13 @@ std::vector<Speculation::Verdict> Speculation::verify(std::span<const BatchBuild
         "speculator.verify");
 
   for (size_t n = 0; n < which.size(); ++n) {
-    check_answer(items[n], accepted[n], next[n]);
+    if (auto why = contract::spec_verdict(name_, items[n], accepted[n], next[n], vocab_)) {
+      verdicts[which[n]].speculator_failure = *why + "; this sequence fails, the others go on";
+      continue;
+    }
     verdicts[which[n]].accepted = accepted[n];
     verdicts[which[n]].next_token = next[n];
-    count(items[n].num_draft, accepted[n]);
+    count_verified(stats_, items[n].num_draft, accepted[n]);
   }
   return verdicts;
 }

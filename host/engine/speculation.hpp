@@ -36,25 +36,48 @@ struct SpecStats {
   }
 };
 
+/// The most drafts decoding entry `e` may carry this step: 0 unless it decodes (only its last
+/// token is uncomputed, something was generated already) with draft slots reserved, its request
+/// allows speculation and it is not finished; then what the slots (num_new - 1), max_tokens and
+/// the context (`context_length`) leave, minus one for the bonus token.
+uint32_t draft_room(const BatchBuilder::Entry& e, uint32_t context_length);
+
+/// What verifying one sequence's drafts decided: keep `accepted` drafts, then `next_token`.
+struct Verdict {
+  uint32_t accepted = 0;
+  int32_t next_token = -1;
+  /// Set when a row of the sequence could not be turned into a distribution (NaN / +inf, or
+  /// every logit -inf, after its sampling transforms): the sequence was not verified and fails.
+  std::optional<NonFiniteLogits> failure;
+  /// Set when the sequence's grammar plugin failed while its target was built (a
+  /// GrammarContractError's message): the sequence was not verified and fails.
+  std::optional<std::string> grammar_failure;
+  /// Set when the speculator's answer for the sequence broke speculator.h
+  /// (contract::spec_verdict's message): its tokens cannot be trusted and the sequence fails.
+  std::optional<std::string> speculator_failure;
+};
+
+/// Adds one verified proposal of `num_draft` drafts, `accepted` of them kept, to `stats`.
+void count_verified(SpecStats& stats, uint32_t num_draft, uint32_t accepted);
+
 /// Drives one speculator plugin. Single-threaded, like the engine.
 class Speculation {
  public:
-  /// What verification decided for one sequence: keep `accepted` drafts, then `next_token`.
-  struct Verdict {
-    uint32_t accepted = 0;
-    int32_t next_token = -1;
-    /// Set when a row of the sequence could not be turned into a distribution (NaN / +inf, or
-    /// every logit -inf, after its sampling transforms): the sequence was not verified and fails.
-    std::optional<NonFiniteLogits> failure;
-    /// Set when the sequence's grammar plugin failed while its target was built (a
-    /// GrammarContractError's message): the sequence was not verified and fails.
-    std::optional<std::string> grammar_failure;
+  using Verdict = plinth::Verdict;
+
+  /// A sequence the speculator's proposal broke its contract on (engine/contract_check.hpp), and
+  /// why: the engine fails it alone (or, for an answer that cannot be pinned on one sequence,
+  /// every sequence asked for drafts that step).
+  struct Failure {
+    plinth_seq_id seq;
+    std::string why;
   };
 
   /// `vtable`/`instance`: the speculator; `abi_minor`: what its library declares (older ones
-  /// are asked only for greedy sequences, with 4 draft slots and the plain propose).
+  /// are asked only for greedy sequences, with 4 draft slots and the plain propose); `name`: its
+  /// manifest name, which the contract errors carry (contract::plugin("speculator", name)).
   Speculation(const plinth_speculator_vtable* vtable, plinth_instance* instance, uint32_t abi_minor,
-              uint32_t vocab_size, uint32_t context_length);
+              uint32_t vocab_size, uint32_t context_length, const std::string& name = "speculator");
 
   /// Draft slots per decoding sequence the scheduler reserves this step, when `num_running`
   /// sequences ran the last step.
@@ -63,15 +86,20 @@ class Speculation {
   /// Proposes drafts for the decoding entries (their last token is the only one not computed)
   /// and sets each one's drafts and num_new = 1 + drafts. A sequence's drafts never exceed the
   /// slots the scheduler reserved after its last token nor what max_tokens and the context leave
-  /// minus one (the bonus token). Throws PluginCallError / std::logic_error (a proposal that
-  /// breaks the contract: too many drafts, ids outside the vocabulary).
-  void propose(std::vector<BatchBuilder::Entry>& entries);
+  /// minus one (the bonus token). Entries that already carry drafts (forced-token drafts,
+  /// engine/forced_drafts.hpp) are not asked. Returns the sequences the proposal broke
+  /// speculator.h on (contract::spec_proposal / spec_drafts): their entries keep no drafts and
+  /// the engine fails them. Throws PluginCallError when propose returns an error status.
+  std::vector<Failure> propose(std::vector<BatchBuilder::Entry>& entries);
 
-  /// Verifies every entry with drafts. `rows[i]` is entry i's first logits row in `logits`
-  /// ([num_rows, vocab] float32; entry i owns rows rows[i] .. rows[i] + drafts). Returns one
-  /// verdict per entry (meaningful where drafts are non-empty). A sequence whose rows are not
-  /// finite gets Verdict::failure and is left out of speculator.verify. Throws like propose, and
-  /// std::logic_error when a greedy verdict is not the target's greedy choice.
+  /// Verifies every entry with drafts that are the speculator's (not forced ones). `rows[i]` is
+  /// entry i's first logits row in `logits` ([num_rows, vocab] float32; entry i owns rows
+  /// rows[i] .. rows[i] + drafts). Returns one verdict per entry (meaningful where the speculator
+  /// drafted). A sequence whose rows are not finite gets Verdict::failure and is left out of
+  /// speculator.verify; one whose answer breaks speculator.h (contract::spec_verdict: accepted
+  /// past its drafts, a token outside the vocabulary, a greedy verdict that is not the target's
+  /// argmax) gets Verdict::speculator_failure. Throws PluginCallError when verify returns an
+  /// error status.
   std::vector<Verdict> verify(std::span<const BatchBuilder::Entry> entries,
                               std::span<const size_t> rows, const float* logits);
 
@@ -94,14 +122,9 @@ class Speculation {
   DraftAsk ask_for(std::vector<BatchBuilder::Entry>& entries) const;
   /// ABI 1.2's propose_batch is there (per-sequence limits).
   bool has_batch_propose() const;
-  /// Calls propose_batch or propose; throws when the answer's sequence count is wrong.
+  /// Calls propose_batch or propose (throws PluginCallError on an error status).
   plinth_spec_proposal call_propose(const DraftAsk& ask, uint32_t batch_size, bool batch_api);
-  /// Drafts the proposal holds for its sequence `s` (of id `seq`), cut to `limit` for the plain
-  /// propose; throws past the row stride, or past the limit for propose_batch.
-  static uint32_t num_drafts(const plinth_spec_proposal& out, size_t s, uint32_t limit,
-                             plinth_seq_id seq, bool batch_api);
-  /// Sets `e`'s drafts (n of row `s`, each checked against the vocabulary), draft
-  /// probabilities and num_new = 1 + n.
+  /// Sets `e`'s drafts (the first n of row `s`), draft probabilities and num_new = 1 + n.
   void take_drafts(BatchBuilder::Entry& e, const plinth_spec_proposal& out, size_t s, uint32_t n,
                    bool has_probs) const;
 
@@ -118,16 +141,13 @@ class Speculation {
   Target target_of(const BatchBuilder::Entry& e, const float* first_row) const;
   /// The verify item of `e`; it points into `e` and `target`, which must outlive it.
   plinth_spec_verify verify_item(const BatchBuilder::Entry& e, const Target& target) const;
-  /// Throws std::logic_error when `a` accepted and `next` break the contract for item `v`.
-  void check_answer(const plinth_spec_verify& v, uint32_t a, int32_t next) const;
-  /// Adds one verified proposal to stats_.
-  void count(uint32_t num_draft, uint32_t accepted);
 
   const plinth_speculator_vtable* vt_;
   plinth_instance* inst_;
   uint32_t minor_;
   uint32_t vocab_;
   uint32_t context_length_;
+  std::string name_;  // contract::plugin("speculator", manifest name)
   SpecStats stats_;
 };
 

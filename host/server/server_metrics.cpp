@@ -127,6 +127,7 @@ void ServerMetrics::update(const EngineStats& s, double now) {
     last_computed_ = s.num_computed_tokens;
   }
   if (s.has_speculator) update_spec(s.spec);
+  if (s.forced.num_drafts > 0) update_forced(s.forced);
   maybe_log(s, now);
 }
 
@@ -198,6 +199,28 @@ void ServerMetrics::update_spec(const SpecStats& s) {
   registry_.set(acceptance_rate_, s.acceptance_rate());
   registry_.set(acceptance_length_, s.mean_acceptance_length());
   last_spec_ = s;
+}
+
+void ServerMetrics::update_forced(const SpecStats& s) {
+  if (forced_drafts_ < 0) {
+    forced_drafts_ = registry_.register_metric(
+        "plinth_grammar_forced_drafts_total",
+        "verified forced-token proposals (the tokens of bytes a grammar forces)",
+        PLINTH_METRIC_COUNTER);
+    forced_draft_tokens_ =
+        registry_.register_metric("plinth_grammar_forced_draft_tokens_total",
+                                  "forced draft tokens verified", PLINTH_METRIC_COUNTER);
+    forced_accepted_ =
+        registry_.register_metric("plinth_grammar_forced_accepted_tokens_total",
+                                  "forced draft tokens accepted", PLINTH_METRIC_COUNTER);
+  }
+  auto bump = [&](int64_t id, uint64_t now, uint64_t before) {
+    if (now > before) registry_.add(id, static_cast<double>(now - before));
+  };
+  bump(forced_drafts_, s.num_drafts, last_forced_.num_drafts);
+  bump(forced_draft_tokens_, s.num_draft_tokens, last_forced_.num_draft_tokens);
+  bump(forced_accepted_, s.num_accepted_tokens, last_forced_.num_accepted_tokens);
+  last_forced_ = s;
 }
 
 void ServerMetrics::on_tokens(uint64_t id, const SequenceTimings& t, size_t num_new_tokens) {

@@ -73,6 +73,11 @@ class ServerMetrics {
           acceptance_length_ = -1;
   std::vector<int64_t> accepted_pos_;  // registered as positions appear
   SpecStats last_spec_;
+
+  /// Forced-token drafting's counters (registered when the first forced draft is verified).
+  void update_forced(const SpecStats& s);
+  int64_t forced_drafts_ = -1, forced_draft_tokens_ = -1, forced_accepted_ = -1;
+  SpecStats last_forced_;
 };
 
 }  // namespace plinth::server

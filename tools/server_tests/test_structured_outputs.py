@@ -9,6 +9,10 @@ against the real model, checked by independent parsers:
     streamed deltas concatenate to the non-streamed text;
   - bad constraints are 400s naming the field and the JSON pointer, and the server serves the
     next request;
+  - forced-token drafting (long property names): the same output with drafts and without
+    (speculative = false), streamed and not, and forced drafts accepted;
+  - /metrics: compile and mask time histograms, compile cache hits, compiles, refusals and
+    constrained requests grow by what a miss, a hit, a refusal and a plain request add;
   - a second server on the same pipeline plus n-gram speculative decoding and the prefix cache
     (a manifest written next to the given one) gives the same temperature-0 outputs, twice (the
     second time from the prefix cache), and its constrained requests drafted tokens.
@@ -197,6 +201,78 @@ class StructuredOutputs(unittest.TestCase):
         # the server still serves
         status, body = post({"messages": ASK, "max_tokens": 4})
         self.assertEqual(status, 200, body)
+
+
+class GrammarMetrics(unittest.TestCase):
+    def test_compile_mask_cache_and_constrained_series(self):
+        # A schema no other test compiles (a cache miss), sent twice (the second a cache hit),
+        # then a refused one and an unconstrained request (neither counts as constrained).
+        import uuid
+        text = SERVER.metrics_text()
+        for name in ("plinth_grammar_compile_seconds", "plinth_grammar_mask_seconds"):
+            self.assertIn(f"# TYPE {name} histogram", text)
+        for name in ("plinth_grammar_compile_cache_hits_total", "plinth_grammar_compiles_total",
+                     "plinth_grammar_compile_refused_total",
+                     "plinth_grammar_constrained_requests_total"):
+            self.assertIn(f"# TYPE {name} counter", text)
+        before = SERVER.metrics()
+        key = "probe_" + uuid.uuid4().hex[:8]
+        schema = {"type": "object", "properties": {key: {"type": "integer"}}, "required": [key]}
+        req = {"messages": ASK, "max_tokens": 12, "temperature": 0,
+               "response_format": schema_format(schema)}
+        tokens = 0
+        for _ in range(2):
+            status, body = post(req)
+            self.assertEqual(status, 200, body)
+            tokens += body["usage"]["completion_tokens"]
+        status, body = post({"messages": ASK, "max_tokens": 8, "response_format": schema_format(
+            {"type": "object", "properties": {"a": {"type": "number", "multipleOf": 3}}})})
+        self.assertEqual(status, 400, body)
+        status, body = post({"messages": ASK, "max_tokens": 4})
+        self.assertEqual(status, 200, body)
+        after = SERVER.metrics()
+
+        def grew(name):
+            return after.get(name, 0.0) - before.get(name, 0.0)
+
+        self.assertEqual(grew("plinth_grammar_constrained_requests_total"), 2)
+        self.assertEqual(grew("plinth_grammar_compile_seconds_count"), 3)
+        self.assertEqual(grew("plinth_grammar_compiles_total"), 1)
+        self.assertEqual(grew("plinth_grammar_compile_cache_hits_total"), 1)
+        self.assertEqual(grew("plinth_grammar_compile_refused_total"), 1)
+        self.assertGreater(grew("plinth_grammar_compile_seconds_sum"), 0)
+        # One mask per generated token at least (more with drafts: one per draft position).
+        self.assertGreaterEqual(grew("plinth_grammar_mask_seconds_count"), tokens)
+        self.assertGreater(grew("plinth_grammar_mask_seconds_sum"), 0)
+
+
+class ForcedDrafts(unittest.TestCase):
+    def test_same_output_with_and_without_forced_drafts(self):
+        # Long property names, which the grammar forces once their first byte is out: the
+        # forced-token drafts are verified by the masked target, so the greedy output is that of
+        # the request with speculative = false (no drafts), streamed or not.
+        schema = {"type": "object", "additionalProperties": False,
+                  "properties": {"customer_full_legal_name": {"type": "string", "maxLength": 20},
+                                 "number_of_previous_orders_placed": {"type": "integer",
+                                                                      "minimum": 0,
+                                                                      "maximum": 99}},
+                  "required": ["customer_full_legal_name", "number_of_previous_orders_placed"]}
+        req = {"messages": [{"role": "user", "content": "A customer record as JSON."}],
+               "max_tokens": 80, "temperature": 0, "response_format": schema_format(schema)}
+        before = SERVER.metrics().get("plinth_grammar_forced_accepted_tokens_total", 0)
+        status, off = post(dict(req, speculative=False))
+        self.assertEqual(status, 200, off)
+        self.assertEqual(SERVER.metrics().get("plinth_grammar_forced_accepted_tokens_total", 0),
+                         before, "speculative = false drafts nothing")
+        status, on = post(req)
+        self.assertEqual(status, 200, on)
+        self.assertEqual(on["choices"][0]["message"]["content"],
+                         off["choices"][0]["message"]["content"])
+        self.assertGreater(
+            SERVER.metrics().get("plinth_grammar_forced_accepted_tokens_total", 0), before)
+        stream = client().chat.completions.create(model=SERVER.model, stream=True, **req)
+        self.assertEqual("".join(c.choices[0].delta.content or "" for c in stream if c.choices),
+                         off["choices"][0]["message"]["content"])
 
 
 def spec_prefix_manifest(manifest):

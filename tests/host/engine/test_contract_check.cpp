@@ -116,5 +116,64 @@ TEST(ContractCheck, ForwardOutputMatchesTheBatch) {
   EXPECT_FALSE(forward_output("backend 'b'", b, o, 5));
 }
 
+TEST(ContractCheck, SpecProposalHasOneRowPerSequenceAsked) {
+  const std::vector<uint32_t> num = {2, 0};
+  const std::vector<int32_t> tokens = {5, 6, 0, 0};
+  plinth_spec_proposal p{};
+  p.struct_size = sizeof p;
+  p.num_seqs = 2;
+  p.max_draft = 2;
+  p.num_draft = num.data();
+  p.draft_tokens = tokens.data();
+  const std::string sp = "speculator 'x'";
+  EXPECT_FALSE(spec_proposal(sp, p, 2, 100));
+  expect_violation(spec_proposal(sp, p, 3, 100),
+                   "speculator 'x' proposed drafts for 2 sequences when asked for 3");
+  p.draft_tokens = nullptr;
+  expect_violation(spec_proposal(sp, p, 2, 100), "without the num_draft / draft_tokens arrays");
+  p.draft_tokens = tokens.data();
+  const std::vector<float> probs(2 * 2 * 99, 0.0f);
+  p.draft_probs = probs.data();
+  p.vocab_size = 99;
+  expect_violation(spec_proposal(sp, p, 2, 100), "draft_probs rows of 99 entries");
+  p.vocab_size = 100;
+  EXPECT_FALSE(spec_proposal(sp, p, 2, 100));
+}
+
+TEST(ContractCheck, SpecDraftsFitTheirRowTheirLimitAndTheVocabulary) {
+  const std::vector<int32_t> ok = {1, 2, 3}, bad = {1, 100};
+  const std::string sp = "speculator 'x'";
+  EXPECT_FALSE(spec_drafts(sp, 7, 3, 4, 3, true, ok, 100));
+  expect_violation(spec_drafts(sp, 7, 5, 4, 5, true, {}, 100),
+                   "proposed 5 drafts for sequence 7 in rows of 4");
+  expect_violation(spec_drafts(sp, 7, 3, 4, 2, true, ok, 100),
+                   "proposed 3 drafts for sequence 7, whose max_draft is 2");
+  // The plain propose knows only the largest limit: the host cuts the extra drafts instead.
+  EXPECT_FALSE(spec_drafts(sp, 7, 3, 4, 2, false, std::span(ok).first(2), 100));
+  expect_violation(spec_drafts(sp, 7, 2, 4, 4, true, bad, 100),
+                   "draft token 100 at position 1 for sequence 7, outside the vocabulary");
+}
+
+TEST(ContractCheck, SpecVerdictsStayInRangeAndGreedyOnesAreTheArgmax) {
+  const std::vector<int32_t> drafts = {4, 5, 6}, target = {4, 5, 9, 1};
+  plinth_spec_verify v{};
+  v.seq = 3;
+  v.num_draft = 3;
+  v.draft_tokens = drafts.data();
+  v.target_tokens = target.data();
+  v.vocab_size = 10;
+  const std::string sp = "speculator 'x'";
+  EXPECT_FALSE(spec_verdict(sp, v, 2, 9, 10));
+  expect_violation(spec_verdict(sp, v, 4, 1, 10), "accepted, next token 1");
+  expect_violation(spec_verdict(sp, v, 2, 10, 10), "the vocabulary [0, 10)");
+  expect_violation(spec_verdict(sp, v, 2, -1, 10), "next token -1");
+  expect_violation(spec_verdict(sp, v, 3, 1, 10), "not the target's argmax");  // draft 2 != 9
+  expect_violation(spec_verdict(sp, v, 1, 4, 10), "not the target's argmax");  // next != 5
+  // Sampled: any prefix and any next token in range (the distribution is the plugin's to keep).
+  const std::vector<float> probs(4 * 10, 0.1f);
+  v.target_probs = probs.data();
+  EXPECT_FALSE(spec_verdict(sp, v, 3, 1, 10));
+}
+
 }  // namespace
 }  // namespace plinth::contract

@@ -3,7 +3,12 @@
 // (greedy match / rejection sampling). Drafts are right except where (position + seq) %
 // wrong_every == 0, so engine tests see long accepted runs, rejections at every draft position,
 // stops inside accepted runs and drafts clamped at max_tokens and the context end.
-// Config: {"k": 4, "wrong_every": 3} (wrong_every 0 = never wrong).
+// Config: {"k": 4, "wrong_every": 3} (wrong_every 0 = never wrong). To break speculator.h on
+// purpose for one sequence (the engine must fail it alone, contract_check): "bad_seq": its id and
+// "misbehave": "out_of_vocab" (a draft id past the vocabulary), "too_many" (more drafts than the
+// row stride), "wrong_count" (a proposal for one sequence more than asked: cannot be pinned on one
+// sequence), "accept_past" (more drafts accepted than proposed), "wrong_greedy" (a greedy next
+// token that is not the target's argmax).
 // Also built against the frozen ABI 1.0 headers (abi_1_0_plugins/): then it has no 1.2 entries
 // (the host calls the plain propose and passes verify items at the 1.0 stride) and verifies
 // greedily on its own.
@@ -12,6 +17,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "history_model.hpp"
@@ -31,6 +37,8 @@ class OracleSpeculator {
     auto c = nlohmann::json::parse(a.config_json != nullptr ? a.config_json : "{}");
     k_ = c.value("k", 4u);
     wrong_every_ = c.value("wrong_every", 3u);
+    bad_seq_ = c.value("bad_seq", plinth_seq_id{0});
+    misbehave_ = c.value("misbehave", std::string("none"));
     stats_.struct_size = sizeof(stats_);
   }
   plinth_spec_proposal propose(std::span<const plinth_spec_seq> seqs, uint32_t max_draft) {
@@ -61,6 +69,12 @@ class OracleSpeculator {
       accepted[i] = a;
       next[i] = items[i].target_tokens[a];
 #endif
+      if (items[i].seq == bad_seq_ && misbehave_ == "accept_past") {
+        accepted[i] = items[i].num_draft + 1;
+      }
+      if (items[i].seq == bad_seq_ && misbehave_ == "wrong_greedy") {
+        next[i] = (next[i] + 1) % static_cast<int32_t>(vocab_);
+      }
       stats_.num_draft_tokens += items[i].num_draft;
       stats_.num_accepted_tokens += accepted[i];
     }
@@ -92,17 +106,25 @@ class OracleSpeculator {
         t.push_back(next);
       }
       num_[i] = n;
+      if (seqs[i].seq == bad_seq_ && n > 0 && misbehave_ == "out_of_vocab") {
+        tokens_[i * stride + n - 1] = static_cast<int32_t>(vocab_);
+      }
+      if (seqs[i].seq == bad_seq_ && misbehave_ == "too_many") num_[i] = stride + 1;
+      if (seqs[i].seq == bad_seq_ && misbehave_ == "wrong_count") extra_ = 1;
     }
     plinth_spec_proposal p{};
     p.struct_size = sizeof(p);
-    p.num_seqs = static_cast<uint32_t>(seqs.size());
+    p.num_seqs = static_cast<uint32_t>(seqs.size()) + extra_;
+    extra_ = 0;
     p.max_draft = stride;
     p.num_draft = num_.data();
     p.draft_tokens = tokens_.data();
     return p;
   }
 
-  uint32_t vocab_ = 0, k_ = 4, wrong_every_ = 3;
+  uint32_t vocab_ = 0, k_ = 4, wrong_every_ = 3, extra_ = 0;
+  plinth_seq_id bad_seq_ = 0;
+  std::string misbehave_;
   std::vector<uint32_t> num_;
   std::vector<int32_t> tokens_;
   std::vector<plinth_seq_id> released_;
@@ -112,7 +134,10 @@ class OracleSpeculator {
 
 const char* const kSchema = R"({"type": "object", "additionalProperties": false, "properties": {
   "k": {"type": "integer", "minimum": 0, "maximum": 16, "default": 4},
-  "wrong_every": {"type": "integer", "minimum": 0, "default": 3}}})";
+  "wrong_every": {"type": "integer", "minimum": 0, "default": 3},
+  "bad_seq": {"type": "integer", "minimum": 0, "default": 0},
+  "misbehave": {"type": "string", "enum": ["none", "out_of_vocab", "too_many", "wrong_count",
+                "accept_past", "wrong_greedy"], "default": "none"}}})";
 
 const plinth_speculator_vtable kTable = plinth::sdk::speculator_vtable<OracleSpeculator>();
 

@@ -39,6 +39,8 @@ struct SpecSetup {
   bool prefix_cache = false;
   uint32_t k = 4, wrong_every = 3;
   uint32_t num_blocks = 256, max_num_seqs = 16;
+  std::string misbehave = "none";  // oracle_speculator breaks speculator.h for sequence bad_seq
+  uint64_t bad_seq = 0;
 };
 
 class SpecEngine {
@@ -60,7 +62,8 @@ class SpecEngine {
                "libplinth_oracle_speculator.so")
                   .string() +
               R"(", "config": {"k": )" + std::to_string(c.k) + R"(, "wrong_every": )" +
-              std::to_string(c.wrong_every) + "}}";
+              std::to_string(c.wrong_every) + R"(, "misbehave": ")" + c.misbehave +
+              R"(", "bad_seq": )" + std::to_string(c.bad_seq) + "}}";
     }
     text += "]}";
     manifest_ = parse_manifest(text, fs::temp_directory_path() / "spec_engine.json");
@@ -80,6 +83,7 @@ class SpecEngine {
     SpeculatorRef sp = pipeline_->speculator();
     p.speculator = sp;
     p.speculator_abi_minor = pipeline_->abi_minor(PLINTH_KIND_SPECULATOR);
+    p.names.speculator = "oracle_speculator";
     p.host_api = &pipeline_->plugin_host_api();
     EngineOptions eo;
     eo.context_length = 4096;
@@ -288,6 +292,58 @@ TEST(SpecEngine, SeededSamplingIsReproducible) {
     seeded.push_back(outs[0]);
   }
   EXPECT_NE(seeded[0], seeded[1]);
+}
+
+// A speculator that breaks speculator.h on one sequence fails that sequence alone, with an error
+// naming the plugin and the rule (engine/contract_check.hpp); the sequences beside it finish with
+// their plain greedy tokens, and no KV block leaks.
+TEST(SpecEngine, ASpeculatorBreakingItsContractFailsOnlyItsSequence) {
+  for (const char* mode : {"out_of_vocab", "too_many", "accept_past", "wrong_greedy"}) {
+    SCOPED_TRACE(mode);
+    SpecEngine se(SpecSetup{.k = 4, .wrong_every = 3, .misbehave = mode, .bad_seq = 2});
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<uint64_t> ids;
+    for (uint32_t i = 0; i < 3; ++i) {
+      prompts.push_back(tokens(7 + i, 100 + i));
+      ids.push_back(se.engine().add_request(greedy(prompts.back(), 24)));
+    }
+    ASSERT_EQ(ids[1], 2u);
+    while (se.engine().has_unfinished()) se.engine().step();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const Sequence& s = *se.engine().find(ids[i]);
+      if (i == 1) {
+        EXPECT_EQ(*s.finish_reason(), "error");
+        EXPECT_NE(s.error().find("speculator 'oracle_speculator'"), std::string::npos) << s.error();
+        EXPECT_NE(s.error().find("plinth/speculator.h"), std::string::npos) << s.error();
+        EXPECT_NE(s.error().find("sequence 2"), std::string::npos) << s.error();
+        EXPECT_TRUE(s.error_param().empty()) << "the plugin's fault, not the request's";
+        continue;
+      }
+      EXPECT_EQ(*s.finish_reason(), "length") << s.error();
+      EXPECT_EQ(std::vector<int32_t>(s.output().begin(), s.output().end()),
+                expected_output(prompts[i], 24));
+    }
+    const EngineStats st = se.engine().stats();
+    EXPECT_GT(st.spec.num_accepted_tokens, 0u) << "the others were speculated on";
+    EXPECT_EQ(st.kv.num_used_blocks, 0u) << "the failed sequence's blocks are back";
+  }
+}
+
+// A proposal that cannot be pinned on one sequence (an answer for more sequences than asked)
+// fails the sequences asked for drafts that step; the engine serves the next request.
+TEST(SpecEngine, AProposalOfTheWrongShapeFailsTheSequencesAskedAndTheEngineGoesOn) {
+  SpecEngine se(SpecSetup{.k = 4, .wrong_every = 3, .misbehave = "wrong_count", .bad_seq = 1});
+  const Sequence& bad = se.run(greedy(tokens(9, 5), 20));
+  EXPECT_EQ(*bad.finish_reason(), "error");
+  EXPECT_NE(bad.error().find("proposed drafts for 2 sequences when asked for 1"), std::string::npos)
+      << bad.error();
+  EXPECT_NE(bad.error().find("sequences asked for drafts in that step fail"), std::string::npos);
+  const std::vector<int32_t> p = tokens(11, 6);
+  const Sequence& good = se.run(greedy(p, 20));
+  EXPECT_EQ(*good.finish_reason(), "length") << good.error();
+  EXPECT_EQ(std::vector<int32_t>(good.output().begin(), good.output().end()),
+            expected_output(p, 20));
+  EXPECT_EQ(se.engine().stats().kv.num_used_blocks, 0u);
 }
 
 }  // namespace
