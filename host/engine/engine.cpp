@@ -298,7 +298,7 @@ void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
   // refuses (no forward is spent on a draft that can never be accepted).
   for (BatchBuilder::Entry& e : entries) {
     if (e.drafts.empty() || !e.seq->constrained()) continue;
-    Sequence& seq = *const_cast<Sequence*>(e.seq);
+    Sequence& seq = *e.seq;
     size_t keep = 0;  // a failing plugin call: no drafts; the sampling step fails the sequence
     try {
       keep = seq.grammar_valid_prefix(e.drafts);
