@@ -38,6 +38,7 @@ struct ModelConfig {
   float attn_scale = 0.0f;  // 1 / sqrt(head_dim) unless kAttnScale
   float logit_softcap = 0.0f;
   float logit_scale = 1.0f;
+  float residual_scale = 1.0f;           // kResidualScale
   std::vector<float> rope_freq_factors;  // rope_freqs.weight (kRopeFreqFactors)
   std::vector<sdk::LayerSpec> layers;    // [n_layers]
 };

@@ -50,6 +50,7 @@ ModelDesc::ModelDesc(const GgufFile& file, const ModelConfig& c)
   arch_.attn_scale = c.attn_scale;
   arch_.logit_softcap = c.logit_softcap;
   arch_.logit_scale = c.logit_scale;
+  arch_.residual_scale = c.residual_scale;
   arch_.n_layers = static_cast<uint32_t>(layers_.size());
   arch_.layers = layers_.data();
   arch_.rope_freq_factors = rope_freq_factors_.empty() ? nullptr : rope_freq_factors_.data();

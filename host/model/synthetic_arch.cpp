@@ -1,5 +1,6 @@
 // make_arch_model: per-architecture metadata and tensor tables of llama.cpp's converter
-// (convert_hf_to_gguf.py: LlamaModel, Qwen2Model, Qwen3Model, Gemma3Model, Phi3MiniModel), tiny.
+// (convert_hf_to_gguf.py: LlamaModel, Qwen2Model, Qwen3Model, Gemma3Model, Phi3MiniModel,
+// GraniteModel, Olmo2Model, SmolLM3Model), tiny.
 #include "model/synthetic_arch.hpp"
 
 #include <array>
@@ -14,8 +15,8 @@
 namespace plinth {
 namespace {
 
-constexpr std::array<const char*, 6> kArchs = {"gemma3", "llama", "llama3",
-                                               "phi3",   "qwen2", "qwen3"};
+constexpr std::array<const char*, 9> kArchs = {"gemma3", "granite", "llama", "llama3", "olmo2",
+                                               "phi3",   "qwen2",   "qwen3", "smollm3"};
 
 struct Shape {
   std::string gguf_arch;  // general.architecture
@@ -23,6 +24,7 @@ struct Shape {
   uint64_t vocab = 512, context = 512, rope_dims = 32;
   bool tied = true;
   bool qkv_bias = false, qk_norm = false, post_norms = false, fused = false, rope_freqs = false;
+  bool pre_norms = true, qk_norm_full = false;
   bool key_length = false;  // writes attention.key_length / value_length
 };
 
@@ -46,6 +48,10 @@ Shape shape_of(const std::string& arch) {
     s.fused = true;
     s.rope_dims = 16;
     s.tied = false;
+  } else if (arch == "olmo2") {
+    s.pre_norms = false;
+    s.qk_norm_full = s.post_norms = true;
+    s.tied = false;  // llama.cpp's olmo2 requires output.weight
   }
   return s;
 }
@@ -114,9 +120,15 @@ void add_metadata(GgufWriter& w, const ArchModelOptions& o, const Shape& s) {
     w.add_u32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
     w.add_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
   }
-  if (a == "llama") {
+  if (a == "llama" || a == "granite" || a == "smollm3") {  // LlamaModel's keys
     w.add_u32(a + ".vocab_size", static_cast<uint32_t>(s.vocab));
     w.add_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.rope_dims));
+  }
+  if (a == "granite") {  // Granite 3.3 2B's multipliers (GraniteModel.set_gguf_parameters)
+    w.add_f32(a + ".attention.scale", 0.015625f);
+    w.add_f32(a + ".embedding_scale", 12.0f);
+    w.add_f32(a + ".residual_scale", 0.22f);
+    w.add_f32(a + ".logit_scale", 8.0f);
   }
   if (a == "phi3") {
     w.add_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.rope_dims));
@@ -134,7 +146,7 @@ void add_metadata(GgufWriter& w, const ArchModelOptions& o, const Shape& s) {
 void add_layer(Writer& t, const Shape& s, uint64_t l) {
   const std::string p = "blk." + std::to_string(l) + ".";
   const uint64_t h = s.hidden, q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
-  t.norm(p + "attn_norm.weight", h);
+  if (s.pre_norms) t.norm(p + "attn_norm.weight", h);
   if (s.fused) {
     t.matrix(p + "attn_qkv.weight", h, q + 2 * kv);
   } else {
@@ -151,9 +163,13 @@ void add_layer(Writer& t, const Shape& s, uint64_t l) {
     t.norm(p + "attn_q_norm.weight", s.head_dim);
     t.norm(p + "attn_k_norm.weight", s.head_dim);
   }
+  if (s.qk_norm_full) {
+    t.norm(p + "attn_q_norm.weight", q);
+    t.norm(p + "attn_k_norm.weight", kv);
+  }
   t.matrix(p + "attn_output.weight", q, h);
   if (s.post_norms) t.norm(p + "post_attention_norm.weight", h);
-  t.norm(p + "ffn_norm.weight", h);
+  if (s.pre_norms) t.norm(p + "ffn_norm.weight", h);
   if (s.fused) {
     t.matrix(p + "ffn_up.weight", h, 2 * s.ffn);
   } else {

@@ -17,7 +17,9 @@ namespace plinth {
 /// file with Llama 3.1/3.2's rope_freqs.weight), "qwen2" (Q/K/V biases), "qwen3" (q/k norm, a head
 /// dim other than hidden / heads), "gemma3" (6 layers: 5 sliding-window layers of window 8 with
 /// their own RoPE base, 1 global layer with linear RoPE scaling 8; embedding scale, q/k norm,
-/// post norms, GELU-tanh), "phi3" (fused QKV and gate/up, partial rotary: 16 of 32 dims).
+/// post norms, GELU-tanh), "phi3" (fused QKV and gate/up, partial rotary: 16 of 32 dims),
+/// "granite" (Granite 3.3's embedding / attention / residual / logit multipliers), "olmo2" (no
+/// pre-norms, q/k RMSNorm over all heads, post norms), "smollm3" (layer 3 without RoPE).
 std::span<const char* const> synthetic_architectures();
 
 struct ArchModelOptions {

@@ -156,10 +156,7 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
   const int64_t hd = s.head_dim;
 
   // Attention block.
-  parallel_rows(n, [&](int64_t t0, int64_t t1) {
-    rmsnorm(x_.data() + t0 * s.hidden, L.attn_norm, t1 - t0, s.hidden, s.rms_eps,
-            xn_.data() + t0 * s.hidden);
-  });
+  pre_norm(L.attn_norm, n);
   project_qkv(l, b, n);
   const AttentionShape shape{s.n_heads, s.n_kv_heads, hd, s.attn_scale,
                              s.layers[static_cast<size_t>(l)].sliding_window};
@@ -184,21 +181,33 @@ void LlamaForward::run_layer(int64_t l, const plinth_batch& b, int64_t n, bool l
   add_residual(L.post_attn_norm, rows);
 
   // Feed-forward block (gated: SwiGLU, Shazeer 2020, or GELU-tanh).
-  parallel_rows(rows, [&](int64_t t0, int64_t t1) {
-    rmsnorm(x_.data() + t0 * s.hidden, L.ffn_norm, t1 - t0, s.hidden, s.rms_eps,
-            xn_.data() + t0 * s.hidden);
-  });
+  pre_norm(L.ffn_norm, rows);
   gate_up(L, rows);
   matmul(L.w_down, gate_.data(), rows, proj_.data(), pool_, opt_.matmul);
   add_residual(L.post_ffn_norm, rows);
 }
 
+void LlamaForward::pre_norm(const float* norm, int64_t rows) {
+  const LlamaShape& s = w_.shape;
+  if (norm == nullptr) {  // no_pre_norms: the sub-block reads the residual stream itself
+    std::memcpy(xn_.data(), x_.data(), static_cast<size_t>(rows * s.hidden) * sizeof(float));
+    return;
+  }
+  parallel_rows(rows, [&](int64_t t0, int64_t t1) {
+    rmsnorm(x_.data() + t0 * s.hidden, norm, t1 - t0, s.hidden, s.rms_eps,
+            xn_.data() + t0 * s.hidden);
+  });
+}
+
 void LlamaForward::add_residual(const float* post_norm, int64_t rows) {
   const LlamaShape& s = w_.shape;
-  if (post_norm != nullptr) {
+  const bool residual_scale = s.has(sdk::kResidualScale);
+  if (post_norm != nullptr || residual_scale) {
     parallel_rows(rows, [&](int64_t t0, int64_t t1) {
-      rmsnorm(proj_.data() + t0 * s.hidden, post_norm, t1 - t0, s.hidden, s.rms_eps,
-              proj_.data() + t0 * s.hidden);
+      float* p = proj_.data() + t0 * s.hidden;
+      if (post_norm != nullptr) rmsnorm(p, post_norm, t1 - t0, s.hidden, s.rms_eps, p);
+      // As llama.cpp: the branch scaled, then added (granite's residual_multiplier).
+      if (residual_scale) scale(p, s.residual_scale, (t1 - t0) * s.hidden);
     });
   }
   axpy(1.0f, proj_.data(), x_.data(), rows * s.hidden);
@@ -217,6 +226,7 @@ void LlamaForward::project_qkv(int64_t l, const plinth_batch& b, int64_t n) {
     matmul(L.wk, xn_.data(), n, k_.data(), pool_, opt_.matmul);
     matmul(L.wv, xn_.data(), n, v_.data(), pool_, opt_.matmul);
   }
+  const bool qk_norm_full = s.has(sdk::kQkNormFull);
   const int rope_index = layer_rope_[static_cast<size_t>(l)];
   const Rope* rope = rope_index >= 0 ? &ropes_[static_cast<size_t>(rope_index)] : nullptr;
   const float* table =
@@ -234,9 +244,12 @@ void LlamaForward::project_qkv(int64_t l, const plinth_batch& b, int64_t n) {
         axpy(1.0f, L.bk, k, s.kv_dim());
         axpy(1.0f, L.bv, v, s.kv_dim());
       }
-      if (L.q_norm != nullptr) {  // qk_norm: RMSNorm of each head before RoPE
+      if (L.q_norm != nullptr && !qk_norm_full) {  // qk_norm: RMSNorm of each head
         rmsnorm(q, L.q_norm, s.n_heads, s.head_dim, s.rms_eps, q);
         rmsnorm(k, L.k_norm, s.n_kv_heads, s.head_dim, s.rms_eps, k);
+      } else if (L.q_norm != nullptr) {  // qk_norm_full: one RMSNorm over all heads
+        rmsnorm(q, L.q_norm, 1, s.q_dim(), s.rms_eps, q);
+        rmsnorm(k, L.k_norm, 1, s.kv_dim(), s.rms_eps, k);
       }
       if (rope != nullptr) {
         const float* cs = table + t * s.rope_dims;

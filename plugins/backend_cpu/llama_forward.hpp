@@ -48,11 +48,13 @@ class LlamaForward {
   const PagedKvStorage& kv() const { return kv_; }
 
   /// Validates `b` (validate_batch; INVALID_ARGUMENT naming the field, also when allocate_kv was
-  /// not called), embeds the tokens (× embed_scale), runs every layer — RMSNorm → Q/K/V (+ bias)
-  /// → per-head q/k RMSNorm → RoPE (the layer's base and scale; partial; frequency factors) →
-  /// K/V stored at slot_mapping → paged causal attention (attn_scale; the layer's sliding window)
-  /// → output projection (→ RMSNorm) + residual → RMSNorm → SiLU or GELU-tanh gated FFN → down
-  /// projection (→ RMSNorm) + residual, each optional step per the spec's features — then the
+  /// not called), embeds the tokens (× embed_scale), runs every layer — RMSNorm (unless
+  /// no_pre_norms) → Q/K/V (+ bias) → q/k RMSNorm per head or over all heads → RoPE (the layer's
+  /// base and scale; partial; frequency factors) → K/V stored at slot_mapping → paged causal
+  /// attention (attn_scale; the layer's sliding window) → output projection (→ RMSNorm)
+  /// (× residual_scale) + residual → RMSNorm (unless no_pre_norms) → SiLU or GELU-tanh gated FFN
+  /// → down projection (→ RMSNorm) (× residual_scale) + residual, each optional step per the
+  /// spec's features — then the
   /// final norm, the LM head for logits_indices only, and the logit scale / softcap.
   /// Returns logits[num_logits, vocab] f32, valid until the next forward, forward_early_exit or
   /// destruction.
@@ -87,8 +89,11 @@ class LlamaForward {
   void gate_up(const LayerWeights& L, int64_t rows);
   // The gated activation of the spec: silu(gate) ⊙ up, or gelu_tanh(gate) ⊙ up (gelu_tanh).
   void gated(const float* gate, const float* up, int64_t count, float* out) const;
-  // proj_[rows, hidden] (RMSNormed with `post_norm` first when not NULL: post_norms) added to
-  // the residual stream x_.
+  // x_[rows, hidden] RMSNormed with `norm` into xn_, or copied when `norm` is NULL
+  // (no_pre_norms).
+  void pre_norm(const float* norm, int64_t rows);
+  // proj_[rows, hidden] (RMSNormed with `post_norm` first when not NULL: post_norms; then times
+  // residual_scale: residual_scale) added to the residual stream x_.
   void add_residual(const float* post_norm, int64_t rows);
   // Logit scale and softcap of the spec over logits_[m, vocab].
   void finish_logits(int64_t m);

@@ -20,14 +20,14 @@ using LlamaShape = sdk::ModelSpec;
 /// One transformer block. Matrices are W[rows = out, cols = in] views into the model mapping;
 /// norms point at f32 data (the mapping when the file stores F32, else LlamaWeights' own copy).
 struct LayerWeights {
-  const float* attn_norm = nullptr;  // [hidden]
-  const float* ffn_norm = nullptr;   // [hidden]
+  const float* attn_norm = nullptr;  // [hidden]; nullptr with no_pre_norms
+  const float* ffn_norm = nullptr;   // [hidden]; nullptr with no_pre_norms
   // Optional, per the spec's features (nullptr when unused):
   const float* bq = nullptr;              // [q_dim] (qkv_bias)
   const float* bk = nullptr;              // [kv_dim]
   const float* bv = nullptr;              // [kv_dim]
-  const float* q_norm = nullptr;          // [head_dim] (qk_norm)
-  const float* k_norm = nullptr;          // [head_dim]
+  const float* q_norm = nullptr;          // [head_dim] (qk_norm), [q_dim] (qk_norm_full)
+  const float* k_norm = nullptr;          // [head_dim], [kv_dim] (qk_norm_full)
   const float* post_attn_norm = nullptr;  // [hidden] (post_norms)
   const float* post_ffn_norm = nullptr;   // [hidden] (post_norms)
   /// The file stores Q/K/V (fused_qkv) or gate/up (fused_gate_up) as one matrix: wqkv /

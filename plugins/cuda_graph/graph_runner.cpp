@@ -10,12 +10,6 @@ namespace plinth::cuda_graph {
 
 namespace {
 
-plinth_error make_err() {
-  plinth_error e{};
-  e.struct_size = sizeof(e);
-  return e;
-}
-
 std::string mib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1 << 20));
@@ -61,12 +55,6 @@ GraphRunner::GraphRunner(const plinth_create_args& args, std::unique_ptr<GraphDr
              (config_.eager_capture ? "eager: all at start-up" : "lazy: each on first use") + ")");
 }
 
-void GraphRunner::check(int32_t status, const plinth_error& err, const char* what) const {
-  if (status == PLINTH_OK) return;
-  throw sdk::Error(static_cast<plinth_status>(status),
-                   std::string("cuda_graph: backend ") + what + " failed: " + err.message);
-}
-
 uint32_t GraphRunner::width_for(uint32_t block_size) const {
   if (config_.max_blocks_per_seq != 0) return config_.max_blocks_per_seq;
   if (block_size == 0) return 0;
@@ -77,9 +65,9 @@ void GraphRunner::ensure_static(uint32_t block_size) {
   if (prepared_) return;
   if (block_size == 0) throw std::invalid_argument("cuda_graph: block_size 0");
   const uint32_t width = width_for(block_size);
-  plinth_error err = make_err();
-  check(ext_->prepare_static(backend_, config_.max_capture_size(), width, &err), err,
-        "prepare_static");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(ext_->prepare_static(backend_, config_.max_capture_size(), width, &err), err,
+                  "cuda_graph: backend prepare_static");
   shape_ = {config_.max_capture_size(), width, block_size};
   prepared_ = true;
   host_.info("static buffers for " + std::to_string(shape_.max_seqs) + " sequences, block tables " +
@@ -90,11 +78,9 @@ void GraphRunner::capture() {
   if (kv_cache_.vtable != nullptr && kv_cache_.instance != nullptr) {
     plinth_kv_info info{};
     info.struct_size = sizeof(info);
-    plinth_error err = make_err();
-    if (kv_cache_.vtable->get_info(kv_cache_.instance, &info, &err) != PLINTH_OK) {
-      throw sdk::Error(static_cast<plinth_status>(err.status),
-                       std::string("cuda_graph: kv_cache.get_info failed: ") + err.message);
-    }
+    plinth_error err = sdk::new_error();
+    sdk::check_call(kv_cache_.vtable->get_info(kv_cache_.instance, &info, &err), err,
+                    "cuda_graph: kv_cache.get_info");
     ensure_static(info.block_size);
   }
   if (!config_.eager_capture) return;
@@ -107,11 +93,12 @@ void GraphRunner::capture() {
   const DeviceMemory before = driver_->memory();
   for (uint32_t size : config_.capture_sizes) {
     if (graphs_.count(size) != 0) continue;
-    plinth_error err = make_err();
-    check(ext_->load_static(
-              backend_, &padded_.build_dummy(size, shape_.max_blocks_per_seq, shape_.block_size),
-              &err),
-          err, "load_static");
+    plinth_error err = sdk::new_error();
+    sdk::check_call(
+        ext_->load_static(backend_,
+                          &padded_.build_dummy(size, shape_.max_blocks_per_seq, shape_.block_size),
+                          &err),
+        err, "cuda_graph: backend load_static");
     capture_size(size);
   }
   const DeviceMemory after = driver_->memory();
@@ -126,15 +113,17 @@ void GraphRunner::capture() {
 
 uint32_t GraphRunner::capture_size(uint32_t size) {
   void* stream = ext_->get_stream(backend_);
-  plinth_error err = make_err();
+  plinth_error err = sdk::new_error();
   // Warm-up: the first run of the kernels outside capture (lazy module loading, cuBLAS
   // workspaces) must not happen inside it.
-  check(ext_->forward_static(backend_, size, &err), err, "forward_static (warm-up)");
+  sdk::check_call(ext_->forward_static(backend_, size, &err), err,
+                  "cuda_graph: backend forward_static (warm-up)");
   const DeviceMemory before = driver_->memory();
   const auto t0 = std::chrono::steady_clock::now();
   const uint32_t graph = driver_->capture(stream, [&] {
-    plinth_error e = make_err();
-    check(ext_->forward_static(backend_, size, &e), e, "forward_static (capture)");
+    plinth_error e = sdk::new_error();
+    sdk::check_call(ext_->forward_static(backend_, size, &e), e,
+                    "cuda_graph: backend forward_static (capture)");
   });
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -170,15 +159,17 @@ plinth_forward_output GraphRunner::run(const plinth_batch& batch) {
                                 "); call can_run first and use the backend's forward");
   }
   const uint32_t size = *choose_capture_size(config_.capture_sizes, batch.num_seqs);
-  plinth_error err = make_err();
-  check(ext_->load_static(backend_, &padded_.build(batch, size, shape_.max_blocks_per_seq), &err),
-        err, "load_static");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(
+      ext_->load_static(backend_, &padded_.build(batch, size, shape_.max_blocks_per_seq), &err),
+      err, "cuda_graph: backend load_static");
   auto it = graphs_.find(size);
   const uint32_t graph = it != graphs_.end() ? it->second : capture_size(size);
   driver_->launch(graph, ext_->get_stream(backend_));
   plinth_forward_output out{};
   out.struct_size = sizeof(out);
-  check(ext_->read_logits(backend_, batch.num_logits, &out, &err), err, "read_logits");
+  sdk::check_call(ext_->read_logits(backend_, batch.num_logits, &out, &err), err,
+                  "cuda_graph: backend read_logits");
   num_replays_++;
   return out;
 }

@@ -58,7 +58,6 @@ class GraphRunner {
   void ensure_static(uint32_t block_size);
   /// Warm-up forward_static, then captures the graph of `size` (over what is loaded now).
   uint32_t capture_size(uint32_t size);
-  void check(int32_t status, const plinth_error& err, const char* what) const;
 
   sdk::Host host_;
   GraphConfig config_;

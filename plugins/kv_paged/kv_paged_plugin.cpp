@@ -19,6 +19,8 @@ PoolSize size_of(const plinth_create_args& args, const KvPagedConfig& config) {
     throw std::invalid_argument(
         "kv_paged: no backend is wired (args.backend); the host must create the backend first");
   }
+  // Not sdk::new_error / sdk::check_call: tests/plugins/abi_compat rebuilds this plugin against
+  // the frozen 1.0 headers, whose plinth/plugin.hpp predates them.
   plinth_error err{};
   err.struct_size = sizeof(err);
   plinth_kv_layout layout{};

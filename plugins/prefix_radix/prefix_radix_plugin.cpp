@@ -10,19 +10,6 @@ namespace plinth::prefix_radix {
 
 namespace {
 
-void check_status(int32_t status, const plinth_error& err, const char* call) {
-  if (status != PLINTH_OK) {
-    throw sdk::Error(static_cast<plinth_status>(status),
-                     std::string("prefix_radix: kv_cache ") + call + " failed: " + err.message);
-  }
-}
-
-plinth_error make_error() {
-  plinth_error e{};
-  e.struct_size = sizeof(e);
-  return e;
-}
-
 uint32_t block_size_of(const KvBlockRefs& refs) {
   const plinth_kv_info info = refs.info();
   if (info.block_size == 0) {
@@ -51,25 +38,26 @@ KvBlockRefs::KvBlockRefs(plinth_kv_cache_ref kv) : kv_(kv) {
 plinth_kv_info KvBlockRefs::info() const {
   plinth_kv_info info{};
   info.struct_size = sizeof(info);
-  plinth_error err = make_error();
-  check_status(kv_.vtable->get_info(kv_.instance, &info, &err), err, "get_info");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(kv_.vtable->get_info(kv_.instance, &info, &err), err,
+                  "prefix_radix: kv_cache get_info");
   return info;
 }
 
 void KvBlockRefs::ref(std::span<const int32_t> blocks) {
   if (blocks.empty()) return;
-  plinth_error err = make_error();
-  check_status(kv_.vtable->ref_blocks(kv_.instance, blocks.data(),
-                                      static_cast<uint32_t>(blocks.size()), &err),
-               err, "ref_blocks");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(kv_.vtable->ref_blocks(kv_.instance, blocks.data(),
+                                         static_cast<uint32_t>(blocks.size()), &err),
+                  err, "prefix_radix: kv_cache ref_blocks");
 }
 
 void KvBlockRefs::unref(std::span<const int32_t> blocks) {
   if (blocks.empty()) return;
-  plinth_error err = make_error();
-  check_status(kv_.vtable->unref_blocks(kv_.instance, blocks.data(),
-                                        static_cast<uint32_t>(blocks.size()), &err),
-               err, "unref_blocks");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(kv_.vtable->unref_blocks(kv_.instance, blocks.data(),
+                                           static_cast<uint32_t>(blocks.size()), &err),
+                  err, "prefix_radix: kv_cache unref_blocks");
 }
 
 PrefixRadixPlugin::PrefixRadixPlugin(const plinth_create_args& args)

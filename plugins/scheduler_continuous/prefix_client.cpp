@@ -2,16 +2,10 @@
 
 #include <plinth/plugin.hpp>
 
-#include "abi_call.hpp"
-
 #include <algorithm>
 #include <string>
 
 namespace plinth::scheduler_continuous {
-
-namespace {
-constexpr const char* kCallee = "prefix_cache";
-}  // namespace
 
 PrefixClient::PrefixClient(plinth_prefix_cache_ref ref, const plinth_host_api* host)
     : ref_(ref), host_(host) {
@@ -48,11 +42,11 @@ PrefixMatch PrefixClient::match(plinth_seq_id seq, uint32_t max_tokens) {
   if (!k.usable) return m;
   plinth_prefix_match out{};
   out.struct_size = sizeof(out);
-  plinth_error err = new_error();
+  plinth_error err = sdk::new_error();
   int32_t st = has_keys_
                    ? ref_.vtable->match_key(ref_.instance, &k.key, &out, &err)
                    : ref_.vtable->match(ref_.instance, k.key.tokens, k.key.num_tokens, &out, &err);
-  check(st, err, kCallee, "match");
+  sdk::check_call(st, err, "scheduler_continuous: prefix_cache match");
   if (out.num_tokens > k.key.num_tokens || (out.num_blocks > 0 && out.blocks == nullptr)) {
     release(out.handle);
     throw sdk::Error(PLINTH_ERR_INTERNAL, "scheduler_continuous: prefix_cache match returned " +
@@ -74,19 +68,20 @@ void PrefixClient::insert(plinth_seq_id seq, uint32_t num_tokens, std::span<cons
   if (!enabled() || num_tokens == 0) return;
   Key k = key_of(seq, num_tokens);
   if (!k.usable || k.key.num_tokens < num_tokens) return;
-  plinth_error err = new_error();
+  plinth_error err = sdk::new_error();
   const auto nb = static_cast<uint32_t>(blocks.size());
   int32_t st = has_keys_ ? ref_.vtable->insert_key(ref_.instance, &k.key, blocks.data(), nb, &err)
                          : ref_.vtable->insert(ref_.instance, k.key.tokens, k.key.num_tokens,
                                                blocks.data(), nb, &err);
-  check(st, err, kCallee, "insert");
+  sdk::check_call(st, err, "scheduler_continuous: prefix_cache insert");
 }
 
 uint32_t PrefixClient::evict(uint32_t num_blocks) {
   if (!enabled() || num_blocks == 0) return 0;
   uint32_t evicted = 0;
-  plinth_error err = new_error();
-  check(ref_.vtable->evict(ref_.instance, num_blocks, &evicted, &err), err, kCallee, "evict");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(ref_.vtable->evict(ref_.instance, num_blocks, &evicted, &err), err,
+                  "scheduler_continuous: prefix_cache evict");
   return std::min(evicted, num_blocks);
 }
 
@@ -94,8 +89,9 @@ uint32_t PrefixClient::evictable_blocks() const {
   if (!enabled()) return 0;
   plinth_prefix_stats s{};
   s.struct_size = sizeof(s);
-  plinth_error err = new_error();
-  check(ref_.vtable->get_stats(ref_.instance, &s, &err), err, kCallee, "get_stats");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(ref_.vtable->get_stats(ref_.instance, &s, &err), err,
+                  "scheduler_continuous: prefix_cache get_stats");
   return s.num_evictable_blocks;
 }
 

@@ -9,20 +9,6 @@
 
 namespace plinth::spec_decode {
 
-namespace {
-void check(int32_t status, const plinth_error& err, const char* what) {
-  if (status != PLINTH_OK) {
-    throw sdk::Error(static_cast<plinth_status>(status),
-                     std::string("spec_decode: ") + what + ": " + err.message);
-  }
-}
-plinth_error new_error() {
-  plinth_error e{};
-  e.struct_size = sizeof(e);
-  return e;
-}
-}  // namespace
-
 DraftModelProposer::DraftModelProposer(plinth_backend_ref draft,
                                        const plinth_model_desc& draft_model,
                                        const plinth_model_desc& target_model, uint32_t kv_tokens)
@@ -35,9 +21,9 @@ DraftModelProposer::DraftModelProposer(plinth_backend_ref draft,
         ": use a draft model with the target's tokenizer (e.g. `plinth draft-model`)");
   }
   const uint32_t num_blocks = (kv_tokens + kBlockSize - 1) / kBlockSize;
-  plinth_error err = new_error();
-  check(draft_.vtable->allocate_kv(draft_.instance, num_blocks, kBlockSize, &err), err,
-        "draft backend allocate_kv (lower config.draft_kv_tokens)");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(draft_.vtable->allocate_kv(draft_.instance, num_blocks, kBlockSize, &err), err,
+                  "spec_decode: draft backend allocate_kv (lower config.draft_kv_tokens)");
   free_.reserve(num_blocks);
   for (uint32_t b = num_blocks; b > 0; --b) free_.push_back(static_cast<int32_t>(b - 1));
 }
@@ -92,11 +78,11 @@ void DraftModelProposer::propose(std::span<const DraftJob> jobs,
     active.push_back(i);
   }
   if (active.empty()) return;
-  plinth_error err = new_error();
+  plinth_error err = sdk::new_error();
   plinth_forward_output out{};
   out.struct_size = sizeof(out);
-  check(draft_.vtable->forward(draft_.instance, &batch_.view(), &out, &err), err,
-        "draft backend forward");
+  sdk::check_call(draft_.vtable->forward(draft_.instance, &batch_.view(), &out, &err), err,
+                  "spec_decode: draft backend forward");
   std::vector<int32_t> next = argmax_rows(out);
   for (size_t r = 0; r < active.size(); ++r) {
     const DraftJob& job = jobs[active[r]];
@@ -119,8 +105,8 @@ void DraftModelProposer::propose(std::span<const DraftJob> jobs,
     if (rows.empty()) break;
     out = plinth_forward_output{};
     out.struct_size = sizeof(out);
-    check(draft_.vtable->forward(draft_.instance, &batch_.view(), &out, &err), err,
-          "draft backend forward");
+    sdk::check_call(draft_.vtable->forward(draft_.instance, &batch_.view(), &out, &err), err,
+                    "spec_decode: draft backend forward");
     next = argmax_rows(out);
     for (size_t r = 0; r < rows.size(); ++r) drafts[rows[r]].push_back(next[r]);
   }

@@ -8,20 +8,6 @@
 
 namespace plinth::spec_decode {
 
-namespace {
-void check(int32_t status, const plinth_error& err, const char* what) {
-  if (status != PLINTH_OK) {
-    throw sdk::Error(static_cast<plinth_status>(status),
-                     std::string("spec_decode: ") + what + ": " + err.message);
-  }
-}
-plinth_error new_error() {
-  plinth_error e{};
-  e.struct_size = sizeof(e);
-  return e;
-}
-}  // namespace
-
 LayerSkipProposer::LayerSkipProposer(plinth_backend_ref backend, plinth_kv_cache_ref kv,
                                      uint32_t exit_layer)
     : backend_(backend), kv_(kv), exit_layer_(exit_layer) {
@@ -51,8 +37,9 @@ LayerSkipProposer::LayerSkipProposer(plinth_backend_ref backend, plinth_kv_cache
   }
   plinth_kv_info info{};
   info.struct_size = sizeof(info);
-  plinth_error err = new_error();
-  check(kv_.vtable->get_info(kv_.instance, &info, &err), err, "kv_cache.get_info");
+  plinth_error err = sdk::new_error();
+  sdk::check_call(kv_.vtable->get_info(kv_.instance, &info, &err), err,
+                  "spec_decode: kv_cache.get_info");
   block_size_ = info.block_size;
 }
 
@@ -61,12 +48,12 @@ void LayerSkipProposer::propose(std::span<const DraftJob> jobs,
   drafts.assign(jobs.size(), {});
   std::vector<std::span<const int32_t>> tables(jobs.size());
   uint32_t max_k = 0;
-  plinth_error err = new_error();
+  plinth_error err = sdk::new_error();
   for (size_t i = 0; i < jobs.size(); ++i) {
     const int32_t* blocks = nullptr;
     uint32_t n = 0;
-    check(kv_.vtable->get_block_table(kv_.instance, jobs[i].seq, &blocks, &n, &err), err,
-          "kv_cache.get_block_table");
+    sdk::check_call(kv_.vtable->get_block_table(kv_.instance, jobs[i].seq, &blocks, &n, &err), err,
+                    "spec_decode: kv_cache.get_block_table");
     // Never write past the slots the sequence holds (the scheduler reserved them).
     const size_t len = jobs[i].tokens.size();
     const size_t room = size_t{n} * block_size_ >= len ? size_t{n} * block_size_ - (len - 1) : 0;
@@ -87,8 +74,9 @@ void LayerSkipProposer::propose(std::span<const DraftJob> jobs,
     }
     plinth_forward_output out{};
     out.struct_size = sizeof(out);
-    check(ext_->forward_early_exit(backend_.instance, &batch_.view(), exit_layer_, &out, &err), err,
-          "backend.forward_early_exit");
+    sdk::check_call(
+        ext_->forward_early_exit(backend_.instance, &batch_.view(), exit_layer_, &out, &err), err,
+        "spec_decode: backend.forward_early_exit");
     const std::vector<int32_t> next = argmax_rows(out);
     for (size_t r = 0; r < rows.size(); ++r) drafts[rows[r]].push_back(next[r]);
   }

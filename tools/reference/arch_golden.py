@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arch_reference import ArchModel  # noqa: E402
 
-ARCHS = ["llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3"]
+ARCHS = ["llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3", "granite", "olmo2", "smollm3"]
 SEED = 7
 LENGTHS = [5, 11, 19]  # 19 > gemma3's window of 8: the sliding window masks
 

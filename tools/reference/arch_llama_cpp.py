@@ -13,8 +13,9 @@ are float powers).
         $C/download/llama_cpp_python-0.3.36.tar.gz      # the Python package alone (or $C/venv)
     /tmp/lc/bin/python tools/reference/arch_llama_cpp.py --lib $C/build/bin --plinth build/plinth
 
-Measured (2026-12-04): max |llama.cpp - float64 reference| over every logit of every position is
-1.5e-5 (llama, qwen2, qwen3), 1.2e-6 (llama3), 1.4e-6 (phi3) and 3.2e-3 (gemma3: GELU).
+Measured (2026-12-04; granite, olmo2, smollm3 2026-12-05): max |llama.cpp - float64 reference|
+over every logit of every position is 1.5e-5 (llama, qwen2, qwen3, smollm3), 1.2e-6 (llama3),
+1.4e-6 (phi3), 1.9e-6 (granite), 1.5e-6 (olmo2) and 3.2e-3 (gemma3: GELU).
 
 tests/plugins/backend_cpu/test_arch_reference.cpp then checks that plinth's greedy id equals
 llama.cpp's at every position whose margin is clear.

@@ -13,6 +13,12 @@ plinth_arch_desc), written again here from the math, sharing no code with plinth
           FFN, sliding-window layers (window, own RoPE base, no RoPE scaling), linear RoPE scaling on
           the global layers, optional final logit softcap, NeoX RoPE
   phi3    fused attn_qkv and fused gate|up in ffn_up, partial rotary (rope.dimension_count), NeoX
+  granite llama with embedding_scale (x), attention.scale (q.k), residual_scale (each sub-block's
+          output before its residual add) and logit_scale (logits divided by it); RoPE off in
+          every layer when rope.scaling.finetuned is false
+  olmo2   no pre-norms (attention and FFN read the residual stream), RMSNorm of the whole q and k
+          (all heads at once) before RoPE, post-attention / post-FFN norms, NeoX RoPE
+  smollm3 llama with no RoPE in every 4th layer (layer il with (il + 1) % 4 == 0)
 
 Everything is float64: embeddings, norms (mean of squares), RoPE angles
 (pos * scale * base^(-2i/rope_dims) / factor_i), softmax, GELU-tanh.
@@ -52,6 +58,11 @@ class ArchDesc:
     softcap: float = 0.0
     gelu: bool = False
     freq_factors: np.ndarray | None = None
+    rope_on: list | None = None  # per layer; None = every layer
+    residual_scale: float = 1.0
+    logit_divisor: float = 1.0
+    pre_norms: bool = True
+    qk_norm_full: bool = False
 
 
 def _get(r: gguf.GGUFReader, key: str, default=None):
@@ -73,7 +84,7 @@ def _tensors(r: gguf.GGUFReader) -> dict:
 
 def read_desc(r: gguf.GGUFReader, t: dict) -> ArchDesc:
     arch = str(_get(r, "general.architecture"))
-    if arch not in ("llama", "qwen2", "qwen3", "gemma3", "phi3"):
+    if arch not in ("llama", "qwen2", "qwen3", "gemma3", "phi3", "granite", "olmo2", "smollm3"):
         raise ValueError(f"architecture '{arch}' not in this reference")
     k = lambda s: f"{arch}.{s}"  # noqa: E731
     n_layer = int(_get(r, k("block_count")))
@@ -90,11 +101,24 @@ def read_desc(r: gguf.GGUFReader, t: dict) -> ArchDesc:
     d = ArchDesc(arch=arch, n_layer=n_layer, hidden=hidden, n_head=n_head, n_kv_head=n_kv,
                  head_dim=head_dim, ffn=int(_get(r, k("feed_forward_length"))), vocab=vocab,
                  rms_eps=float(_get(r, k("attention.layer_norm_rms_epsilon"))),
-                 neox=arch != "llama", rope_dims=rope_dims, rope_base=[base] * n_layer,
+                 neox=arch not in ("llama", "granite", "smollm3"), rope_dims=rope_dims, rope_base=[base] * n_layer,
                  rope_scale=[scale] * n_layer, window=[0] * n_layer)
     d.attn_scale = 1.0 / math.sqrt(head_dim)
     if "rope_freqs.weight" in t:
         d.freq_factors = t["rope_freqs.weight"]
+    d.rope_on = [True] * n_layer
+    if arch == "granite":
+        d.embed_scale = float(_get(r, k("embedding_scale"), 0.0)) or 1.0
+        d.attn_scale = float(_get(r, k("attention.scale"), 0.0)) or d.attn_scale
+        d.residual_scale = float(_get(r, k("residual_scale"), 0.0)) or 1.0
+        d.logit_divisor = float(_get(r, k("logit_scale")))
+        if not bool(_get(r, k("rope.scaling.finetuned"), True)):
+            d.rope_on = [False] * n_layer
+    if arch == "smollm3":
+        d.rope_on = [(il + 1) % 4 != 0 for il in range(n_layer)]
+    if arch == "olmo2":
+        d.pre_norms = False
+        d.qk_norm_full = True
     if arch == "gemma3":
         d.embed_scale = math.sqrt(hidden)
         d.gelu = True
@@ -173,14 +197,18 @@ class ArchModel:
             q = q + self.t[p + "attn_q.bias"]
             k = k + self.t[p + "attn_k.bias"]
             v = v + self.t[p + "attn_v.bias"]
+        if d.qk_norm_full:  # one RMSNorm over all heads of q, and of k
+            q = rms_norm(q, self.t[p + "attn_q_norm.weight"], d.rms_eps)
+            k = rms_norm(k, self.t[p + "attn_k_norm.weight"], d.rms_eps)
         q = q.reshape(n, d.n_head, hd).transpose(1, 0, 2)
         k = k.reshape(n, d.n_kv_head, hd).transpose(1, 0, 2)
         v = v.reshape(n, d.n_kv_head, hd).transpose(1, 0, 2)
-        if self._w(p + "attn_q_norm.weight") is not None:
+        if self._w(p + "attn_q_norm.weight") is not None and not d.qk_norm_full:
             q = rms_norm(q, self.t[p + "attn_q_norm.weight"], d.rms_eps)
             k = rms_norm(k, self.t[p + "attn_k_norm.weight"], d.rms_eps)
-        q = rope(q, pos, d, d.rope_base[il], d.rope_scale[il])
-        k = rope(k, pos, d, d.rope_base[il], d.rope_scale[il])
+        if d.rope_on[il]:
+            q = rope(q, pos, d, d.rope_base[il], d.rope_scale[il])
+            k = rope(k, pos, d, d.rope_base[il], d.rope_scale[il])
         group = d.n_head // d.n_kv_head
         k = np.repeat(k, group, axis=0)
         v = np.repeat(v, group, axis=0)
@@ -215,18 +243,20 @@ class ArchModel:
         x = self.t["token_embd.weight"][ids] * d.embed_scale
         for il in range(d.n_layer):
             p = f"blk.{il}."
-            o = self._attention(il, rms_norm(x, self.t[p + "attn_norm.weight"], d.rms_eps), pos)
+            h = rms_norm(x, self.t[p + "attn_norm.weight"], d.rms_eps) if d.pre_norms else x
+            o = self._attention(il, h, pos)
             if self._w(p + "post_attention_norm.weight") is not None:
                 o = rms_norm(o, self.t[p + "post_attention_norm.weight"], d.rms_eps)
-            x = x + o
-            f = self._ffn(il, rms_norm(x, self.t[p + "ffn_norm.weight"], d.rms_eps))
+            x = x + d.residual_scale * o
+            h = rms_norm(x, self.t[p + "ffn_norm.weight"], d.rms_eps) if d.pre_norms else x
+            f = self._ffn(il, h)
             if self._w(p + "post_ffw_norm.weight") is not None:
                 f = rms_norm(f, self.t[p + "post_ffw_norm.weight"], d.rms_eps)
-            x = x + f
+            x = x + d.residual_scale * f
         head = self._w("output.weight")
         if head is None:
             head = self.t["token_embd.weight"]
-        out = rms_norm(x, self.t["output_norm.weight"], d.rms_eps) @ head.T
+        out = rms_norm(x, self.t["output_norm.weight"], d.rms_eps) @ head.T / d.logit_divisor
         if d.softcap > 0.0:
             out = d.softcap * np.tanh(out / d.softcap)
         return out

@@ -6,11 +6,14 @@
 namespace plinth::arch {
 namespace {
 
-constexpr std::array<ArchAdapter, 5> kAdapters = {{{"gemma3", read_gemma3},
+constexpr std::array<ArchAdapter, 8> kAdapters = {{{"gemma3", read_gemma3},
+                                                   {"granite", read_granite},
                                                    {"llama", read_llama},
+                                                   {"olmo2", read_olmo2},
                                                    {"phi3", read_phi3},
                                                    {"qwen2", read_qwen2},
-                                                   {"qwen3", read_qwen3}}};
+                                                   {"qwen3", read_qwen3},
+                                                   {"smollm3", read_smollm3}}};
 
 }  // namespace
 

@@ -20,7 +20,7 @@ struct ArchAdapter {
 /// Every architecture plinth runs, in name order.
 std::span<const ArchAdapter> arch_adapters();
 
-/// "gemma3, llama, phi3, qwen2, qwen3".
+/// "gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3".
 std::string known_architectures();
 
 void read_llama(const ArchReader& r, ModelConfig& c);
@@ -28,5 +28,8 @@ void read_qwen2(const ArchReader& r, ModelConfig& c);
 void read_qwen3(const ArchReader& r, ModelConfig& c);
 void read_gemma3(const ArchReader& r, ModelConfig& c);
 void read_phi3(const ArchReader& r, ModelConfig& c);
+void read_granite(const ArchReader& r, ModelConfig& c);
+void read_olmo2(const ArchReader& r, ModelConfig& c);
+void read_smollm3(const ArchReader& r, ModelConfig& c);
 
 }  // namespace plinth::arch

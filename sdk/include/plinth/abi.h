@@ -21,9 +21,10 @@
  *    plinth_speculator_vtable.num_lookahead_slots / propose_batch, plinth_spec_propose_args, and
  *    the draft backend and model in plinth_create_args; 1.3 adds device-side greedy sampling:
  *    plinth_batch.argmax_only, plinth_forward_output.argmax_ids; 1.4 adds the architecture
- *    description: plinth_model_desc.arch (plinth_arch_desc, plinth_arch_layer, the
- *    PLINTH_ARCH_* feature bits of model.h), the grammar kind (plinth/grammar.h) and
- *    plinth_create_args.vocab.
+ *    description: plinth_model_desc.arch (plinth_arch_desc with its residual_scale,
+ *    plinth_arch_layer, the 17 PLINTH_ARCH_* feature bits of model.h), the grammar kind
+ *    (plinth/grammar.h) and plinth_create_args.vocab. 1.4 is not released yet: its structs may
+ *    still grow before the release freezes abi_versions.h's 1.4 sizes.
  *  - Array structs (items of an array, no struct_size: plinth_spec_verify, plinth_sched_result)
  *    also grow only at the end; the host passes such an array at the stride of the minor the
  *    plugin declares (PLINTH_ABI_1_<m>_SIZEOF_<NAME>), so an older plugin indexes it correctly.

@@ -99,8 +99,18 @@ typedef struct plinth_model_config {
 /* some layer's rope_base differs from config.rope_theta, its rope_scale from 1, or its RoPE is
  * off */
 #define PLINTH_ARCH_LAYER_ROPE (1ull << 13)
+/* the attention and FFN outputs multiplied by residual_scale before their residual add (Granite's
+ * residual_multiplier) */
+#define PLINTH_ARCH_RESIDUAL_SCALE (1ull << 14)
+/* no blk.N.attn_norm / ffn_norm: attention and FFN read the residual stream itself (OLMo 2, whose
+ * block normalizes only outputs, with POST_NORMS) */
+#define PLINTH_ARCH_NO_PRE_NORMS (1ull << 15)
+/* RMSNorm of the whole q and k projections before RoPE (one norm over all heads, not per head):
+ * blk.N.attn_q_norm.weight [n_heads * head_dim], blk.N.attn_k_norm.weight [n_kv_heads * head_dim]
+ * (OLMo 2); never together with QK_NORM */
+#define PLINTH_ARCH_QK_NORM_FULL (1ull << 16)
 /* Every bit this header defines. */
-#define PLINTH_ARCH_KNOWN_FEATURES ((1ull << 14) - 1)
+#define PLINTH_ARCH_KNOWN_FEATURES ((1ull << 17) - 1)
 
 /* One layer's values (an array item: no struct_size; read at plinth_arch_desc.layer_stride, so
  * later minors may append fields). */
@@ -127,6 +137,7 @@ typedef struct plinth_arch_desc {
   uint32_t n_layers;          /* items in layers == config.n_layers */
   const plinth_arch_layer* layers; /* [n_layers] at layer_stride */
   const float* rope_freq_factors;  /* [rope_dims / 2] with ROPE_FREQ_FACTORS, else NULL */
+  float residual_scale;            /* 1 unless RESIDUAL_SCALE */
 } plinth_arch_desc;
 
 /* The whole model. Owned by the host; valid, with every pointer inside, until the backend

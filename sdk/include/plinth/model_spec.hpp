@@ -43,21 +43,24 @@ enum ArchFeature : uint64_t {
   kRopeFreqFactors = 1ull << 11,
   kSlidingWindow = 1ull << 12,
   kLayerRope = 1ull << 13,
+  kResidualScale = 1ull << 14,
+  kNoPreNorms = 1ull << 15,
+  kQkNormFull = 1ull << 16,
 };
-inline constexpr uint64_t kKnownArchFeatures = (1ull << 14) - 1;
+inline constexpr uint64_t kKnownArchFeatures = (1ull << 17) - 1;
 #if PLINTH_ABI_MINOR >= 4
-static_assert(kQkvBias == PLINTH_ARCH_QKV_BIAS && kQkNorm == PLINTH_ARCH_QK_NORM &&
-                  kPostNorms == PLINTH_ARCH_POST_NORMS && kGeluTanh == PLINTH_ARCH_GELU_TANH &&
-                  kFusedQkv == PLINTH_ARCH_FUSED_QKV && kFusedGateUp == PLINTH_ARCH_FUSED_GATE_UP &&
-                  kEmbedScale == PLINTH_ARCH_EMBED_SCALE && kAttnScale == PLINTH_ARCH_ATTN_SCALE &&
-                  kLogitSoftcap == PLINTH_ARCH_LOGIT_SOFTCAP &&
-                  kLogitScale == PLINTH_ARCH_LOGIT_SCALE &&
-                  kPartialRotary == PLINTH_ARCH_PARTIAL_ROTARY &&
-                  kRopeFreqFactors == PLINTH_ARCH_ROPE_FREQ_FACTORS &&
-                  kSlidingWindow == PLINTH_ARCH_SLIDING_WINDOW &&
-                  kLayerRope == PLINTH_ARCH_LAYER_ROPE &&
-                  kKnownArchFeatures == PLINTH_ARCH_KNOWN_FEATURES,
-              "plinth::sdk::ArchFeature must equal model.h's PLINTH_ARCH_* bits");
+static_assert(
+    kQkvBias == PLINTH_ARCH_QKV_BIAS && kQkNorm == PLINTH_ARCH_QK_NORM &&
+        kPostNorms == PLINTH_ARCH_POST_NORMS && kGeluTanh == PLINTH_ARCH_GELU_TANH &&
+        kFusedQkv == PLINTH_ARCH_FUSED_QKV && kFusedGateUp == PLINTH_ARCH_FUSED_GATE_UP &&
+        kEmbedScale == PLINTH_ARCH_EMBED_SCALE && kAttnScale == PLINTH_ARCH_ATTN_SCALE &&
+        kLogitSoftcap == PLINTH_ARCH_LOGIT_SOFTCAP && kLogitScale == PLINTH_ARCH_LOGIT_SCALE &&
+        kPartialRotary == PLINTH_ARCH_PARTIAL_ROTARY &&
+        kRopeFreqFactors == PLINTH_ARCH_ROPE_FREQ_FACTORS &&
+        kSlidingWindow == PLINTH_ARCH_SLIDING_WINDOW && kLayerRope == PLINTH_ARCH_LAYER_ROPE &&
+        kResidualScale == PLINTH_ARCH_RESIDUAL_SCALE && kNoPreNorms == PLINTH_ARCH_NO_PRE_NORMS &&
+        kQkNormFull == PLINTH_ARCH_QK_NORM_FULL && kKnownArchFeatures == PLINTH_ARCH_KNOWN_FEATURES,
+    "plinth::sdk::ArchFeature must equal model.h's PLINTH_ARCH_* bits");
 #endif
 
 /// "qkv_bias, qk_norm" for the set bits of `bits` (unknown bits as "bit N").
@@ -65,7 +68,8 @@ inline std::string arch_feature_names(uint64_t bits) {
   static const char* const kNames[] = {
       "qkv_bias",       "qk_norm",           "post_norms",     "gelu_tanh",     "fused_qkv",
       "fused_gate_up",  "embed_scale",       "attn_scale",     "logit_softcap", "logit_scale",
-      "partial_rotary", "rope_freq_factors", "sliding_window", "layer_rope"};
+      "partial_rotary", "rope_freq_factors", "sliding_window", "layer_rope",    "residual_scale",
+      "no_pre_norms",   "qk_norm_full"};
   std::string out;
   for (unsigned b = 0; b < 64; ++b) {
     if ((bits >> b & 1u) == 0) continue;
@@ -106,6 +110,7 @@ struct ModelSpec {
   float attn_scale = 1.0f;  // 1 / sqrt(head_dim) unless kAttnScale
   float logit_softcap = 0.0f;
   float logit_scale = 1.0f;
+  float residual_scale = 1.0f;           // kResidualScale
   std::vector<float> rope_freq_factors;  // [rope_dims / 2] with kRopeFreqFactors, else empty
   std::vector<LayerSpec> layers;         // [n_layers]
 
@@ -172,6 +177,7 @@ inline void read_arch_values(const plinth_arch_desc& a, ModelSpec& s) {
   value(a.attn_scale, kAttnScale, "arch.attn_scale", s.attn_scale);
   value(a.logit_softcap, kLogitSoftcap, "arch.logit_softcap", s.logit_softcap);
   value(a.logit_scale, kLogitScale, "arch.logit_scale", s.logit_scale);
+  value(a.residual_scale, kResidualScale, "arch.residual_scale", s.residual_scale);
   if (s.has(kRopeFreqFactors) != (a.rope_freq_factors != nullptr)) {
     bad_model(s.path,
               "arch.rope_freq_factors must be set exactly when rope_freq_factors is required");
@@ -227,6 +233,9 @@ inline void read_arch(const plinth_arch_desc& a, ModelSpec& s) {
                     "): rebuild the plugin against a newer plinth SDK");
   }
   s.features = a.required_features;
+  if (s.has(kQkNorm) && s.has(kQkNormFull)) {
+    bad_model(s.path, "arch.required_features sets both qk_norm (per head) and qk_norm_full");
+  }
   if (static_cast<int64_t>(a.n_layers) != s.n_layers || a.layers == nullptr) {
     bad_model(s.path, "arch.n_layers=" + std::to_string(a.n_layers) + " (layers " +
                           (a.layers == nullptr ? "NULL" : "set") + ") must equal config.n_layers=" +
@@ -251,7 +260,7 @@ inline void read_arch(const plinth_arch_desc& a, ModelSpec& s) {
 /// (UNSUPPORTED), rope_dims even in [2, head_dim] (less only with kPartialRotary), the factor
 /// array present exactly with kRopeFreqFactors, scales finite and positive, per-layer values
 /// other than the plain ones only with their bits. Throws Error (INVALID_ARGUMENT naming the
-/// field, or UNSUPPORTED).
+/// field, or UNSUPPORTED); qk_norm and qk_norm_full together are INVALID_ARGUMENT.
 inline ModelSpec read_model_spec(const plinth_model_desc& m) {
   ModelSpec s = detail::read_config(m);
 #if PLINTH_ABI_MINOR >= 4
@@ -363,20 +372,20 @@ class TensorTable {
 
 /// One decoder block's tensors; a pointer is NULL when the spec does not use that tensor.
 struct LayerTensors {
-  const plinth_tensor_view* attn_norm = nullptr;       // {hidden}
-  const plinth_tensor_view* wq = nullptr;              // {hidden, q_dim}
-  const plinth_tensor_view* wk = nullptr;              // {hidden, kv_dim}
-  const plinth_tensor_view* wv = nullptr;              // {hidden, kv_dim}
-  const plinth_tensor_view* wqkv = nullptr;            // {hidden, q_dim + 2 kv_dim} (kFusedQkv)
-  const plinth_tensor_view* bq = nullptr;              // {q_dim} (kQkvBias, separate)
-  const plinth_tensor_view* bk = nullptr;              // {kv_dim}
-  const plinth_tensor_view* bv = nullptr;              // {kv_dim}
-  const plinth_tensor_view* bqkv = nullptr;            // {q_dim + 2 kv_dim} (kQkvBias, fused)
-  const plinth_tensor_view* q_norm = nullptr;          // {head_dim} (kQkNorm)
-  const plinth_tensor_view* k_norm = nullptr;          // {head_dim}
-  const plinth_tensor_view* wo = nullptr;              // {q_dim, hidden}
+  const plinth_tensor_view* attn_norm = nullptr;  // {hidden}; NULL with kNoPreNorms
+  const plinth_tensor_view* wq = nullptr;         // {hidden, q_dim}
+  const plinth_tensor_view* wk = nullptr;         // {hidden, kv_dim}
+  const plinth_tensor_view* wv = nullptr;         // {hidden, kv_dim}
+  const plinth_tensor_view* wqkv = nullptr;       // {hidden, q_dim + 2 kv_dim} (kFusedQkv)
+  const plinth_tensor_view* bq = nullptr;         // {q_dim} (kQkvBias, separate)
+  const plinth_tensor_view* bk = nullptr;         // {kv_dim}
+  const plinth_tensor_view* bv = nullptr;         // {kv_dim}
+  const plinth_tensor_view* bqkv = nullptr;       // {q_dim + 2 kv_dim} (kQkvBias, fused)
+  const plinth_tensor_view* q_norm = nullptr;     // {head_dim} (kQkNorm), {q_dim} (kQkNormFull)
+  const plinth_tensor_view* k_norm = nullptr;     // {head_dim}, {kv_dim} (kQkNormFull)
+  const plinth_tensor_view* wo = nullptr;         // {q_dim, hidden}
   const plinth_tensor_view* post_attn_norm = nullptr;  // {hidden} (kPostNorms)
-  const plinth_tensor_view* ffn_norm = nullptr;        // {hidden}
+  const plinth_tensor_view* ffn_norm = nullptr;        // {hidden}; NULL with kNoPreNorms
   const plinth_tensor_view* w_gate = nullptr;          // {hidden, ffn}
   const plinth_tensor_view* w_up = nullptr;            // {hidden, ffn}
   const plinth_tensor_view* w_gate_up = nullptr;       // {hidden, 2 ffn} (kFusedGateUp)
@@ -394,10 +403,12 @@ struct ModelTensors {
 };
 
 /// Names and shape-checks every tensor the generic block reads for `s`, through `table` (see
-/// TensorTable::get for the errors). Layer N's names are "blk.N." + attn_norm, attn_q, attn_k,
-/// attn_v (or attn_qkv), their .bias (kQkvBias), attn_q_norm, attn_k_norm (kQkNorm),
-/// attn_output, post_attention_norm (kPostNorms), ffn_norm, ffn_gate and ffn_up (or ffn_up alone
-/// holding both, kFusedGateUp), ffn_down, post_ffw_norm (kPostNorms), each ".weight". The LM head
+/// TensorTable::get for the errors). Layer N's names are "blk.N." + attn_norm (not with
+/// kNoPreNorms), attn_q, attn_k, attn_v (or attn_qkv), their .bias (kQkvBias), attn_q_norm,
+/// attn_k_norm (kQkNorm: {head_dim}; kQkNormFull: {q_dim}, {kv_dim}), attn_output,
+/// post_attention_norm (kPostNorms), ffn_norm (not with kNoPreNorms), ffn_gate and ffn_up (or
+/// ffn_up alone holding both, kFusedGateUp), ffn_down, post_ffw_norm (kPostNorms), each
+/// ".weight". The LM head
 /// is output.weight, or token_embd.weight when the file has no output.weight and the config says
 /// tied (INVALID_ARGUMENT otherwise).
 inline ModelTensors bind_model_tensors(const TensorTable& table, const ModelSpec& s) {
@@ -417,7 +428,7 @@ inline ModelTensors bind_model_tensors(const TensorTable& table, const ModelSpec
   for (int64_t l = 0; l < s.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerTensors& L = t.layers[static_cast<size_t>(l)];
-    L.attn_norm = &table.get(p + "attn_norm.weight", {h});
+    if (!s.has(kNoPreNorms)) L.attn_norm = &table.get(p + "attn_norm.weight", {h});
     if (s.has(kFusedQkv)) {
       L.wqkv = &table.get(p + "attn_qkv.weight", {h, q + 2 * kv});
       if (s.has(kQkvBias)) L.bqkv = &table.get(p + "attn_qkv.bias", {q + 2 * kv});
@@ -434,10 +445,13 @@ inline ModelTensors bind_model_tensors(const TensorTable& table, const ModelSpec
     if (s.has(kQkNorm)) {
       L.q_norm = &table.get(p + "attn_q_norm.weight", {s.head_dim});
       L.k_norm = &table.get(p + "attn_k_norm.weight", {s.head_dim});
+    } else if (s.has(kQkNormFull)) {
+      L.q_norm = &table.get(p + "attn_q_norm.weight", {q});
+      L.k_norm = &table.get(p + "attn_k_norm.weight", {kv});
     }
     L.wo = &table.get(p + "attn_output.weight", {q, h});
     if (s.has(kPostNorms)) L.post_attn_norm = &table.get(p + "post_attention_norm.weight", {h});
-    L.ffn_norm = &table.get(p + "ffn_norm.weight", {h});
+    if (!s.has(kNoPreNorms)) L.ffn_norm = &table.get(p + "ffn_norm.weight", {h});
     if (s.has(kFusedGateUp)) {
       L.w_gate_up = &table.get(p + "ffn_up.weight", {h, 2 * s.ffn});
     } else {

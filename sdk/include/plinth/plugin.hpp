@@ -32,6 +32,25 @@ class Error : public std::runtime_error {
   plinth_status status_;
 };
 
+/// A plinth_error to pass to a function of another plugin's C table: struct_size set, status
+/// PLINTH_OK, message empty.
+inline plinth_error new_error() noexcept {
+  plinth_error e{};
+  e.struct_size = sizeof(e);
+  return e;
+}
+
+/// Calling another plugin, its error turned into ours: after a call into another plugin's C table
+/// that returned `status` and filled `err` (new_error()), throws Error(status, "<context> failed:
+/// <err.message>") unless status is PLINTH_OK, so the callee's status and message travel on as
+/// this plugin's error (guard() converts it back at this plugin's boundary). `context` names the
+/// caller and the call, e.g. "kv_paged: backend get_kv_layout".
+inline void check_call(int32_t status, const plinth_error& err, std::string_view context) {
+  if (status == PLINTH_OK) return;
+  throw Error(static_cast<plinth_status>(status),
+              std::string(context) + " failed: " + std::string(err.message));
+}
+
 /// Writes status and message into `err` (NULL allowed); returns status as int32_t.
 inline int32_t set_error(plinth_error* err, plinth_status status,
                          std::string_view message) noexcept {

@@ -115,8 +115,8 @@ TEST_F(ModelConfigTest, RefusesOtherArchitectures) {
   TinyLlama m;
   m.arch = "mamba";
   expect_refused(m.writer(), "general.architecture",
-                 "architecture 'mamba' is not supported; supported: gemma3, llama, phi3, qwen2, "
-                 "qwen3");
+                 "architecture 'mamba' is not supported; supported: gemma3, granite, llama, olmo2, "
+                 "phi3, qwen2, qwen3, smollm3");
 }
 
 TEST_F(ModelConfigTest, LlamaIsThePlainBlock) {
@@ -175,15 +175,20 @@ TEST_F(ModelConfigTest, AdaptersDescribeEachArchitecture) {
     uint64_t features;
     bool neox;
   };
-  const Want wants[] = {{"llama", 0, false},
-                        {"llama3", sdk::kRopeFreqFactors, false},
-                        {"qwen2", sdk::kQkvBias, true},
-                        {"qwen3", sdk::kQkNorm, true},
-                        {"gemma3",
-                         sdk::kEmbedScale | sdk::kQkNorm | sdk::kPostNorms | sdk::kGeluTanh |
-                             sdk::kSlidingWindow | sdk::kLayerRope,
-                         true},
-                        {"phi3", sdk::kFusedQkv | sdk::kFusedGateUp | sdk::kPartialRotary, true}};
+  const Want wants[] = {
+      {"llama", 0, false},
+      {"llama3", sdk::kRopeFreqFactors, false},
+      {"qwen2", sdk::kQkvBias, true},
+      {"qwen3", sdk::kQkNorm, true},
+      {"gemma3",
+       sdk::kEmbedScale | sdk::kQkNorm | sdk::kPostNorms | sdk::kGeluTanh | sdk::kSlidingWindow |
+           sdk::kLayerRope,
+       true},
+      {"phi3", sdk::kFusedQkv | sdk::kFusedGateUp | sdk::kPartialRotary, true},
+      {"granite", sdk::kEmbedScale | sdk::kAttnScale | sdk::kResidualScale | sdk::kLogitScale,
+       false},
+      {"olmo2", sdk::kNoPreNorms | sdk::kQkNormFull | sdk::kPostNorms, true},
+      {"smollm3", sdk::kLayerRope, false}};
   for (const Want& want : wants) {
     ArchModelOptions o;
     o.arch = want.arch;
@@ -207,6 +212,16 @@ TEST_F(ModelConfigTest, AdaptersDescribeEachArchitecture) {
     if (std::string(want.arch) == "qwen3") {
       EXPECT_EQ(c.head_dim, 32u);
     }
+    if (std::string(want.arch) == "granite") {  // GraniteModel's keys, as llama.cpp reads them
+      EXPECT_EQ(c.embed_scale, 12.0f);
+      EXPECT_EQ(c.attn_scale, 0.015625f);
+      EXPECT_EQ(c.residual_scale, 0.22f);
+      EXPECT_EQ(c.logit_scale, 1.0f / 8.0f);
+    }
+    if (std::string(want.arch) == "smollm3") {  // NoPE every 4th layer
+      ASSERT_EQ(c.layers.size(), 4u);
+      for (size_t l = 0; l < 4; ++l) EXPECT_EQ(c.layers[l].rope, l != 3) << l;
+    }
   }
 }
 
@@ -216,6 +231,26 @@ TEST_F(ModelConfigTest, Phi3RefusesLongRope) {
   GgufWriter w = make_arch_model(o);
   test::add_pattern_tensor(w, "rope_factors_long.weight", {8}, GgmlType::kF32);
   expect_refused(std::move(w), "rope_factors_long.weight", "LongRoPE");
+}
+
+// Olmo 3's sliding-window layers (olmo2.attention.sliding_window) are not implemented: refused.
+TEST_F(ModelConfigTest, Olmo2RefusesSlidingWindow) {
+  ArchModelOptions o;
+  o.arch = "olmo2";
+  GgufWriter w = make_arch_model(o);
+  w.add_u32("olmo2.attention.sliding_window", 4096);
+  expect_refused(std::move(w), "olmo2.attention.sliding_window", "does not implement");
+}
+
+// Granite with rope.scaling.finetuned false: no RoPE in any layer (llama.cpp's rope_pattern).
+TEST_F(ModelConfigTest, GraniteRopeFinetunedFalseTurnsRopeOff) {
+  ArchModelOptions o;
+  o.arch = "granite";
+  GgufWriter w = make_arch_model(o);
+  w.add_bool("granite.rope.scaling.finetuned", false);
+  const ModelConfig c = read_model_config(*open(std::move(w)));
+  for (const sdk::LayerSpec& l : c.layers) EXPECT_FALSE(l.rope);
+  EXPECT_NE(c.features & sdk::kLayerRope, 0u);
 }
 
 TEST_F(ModelConfigTest, NamesMissingKey) {

@@ -6,6 +6,9 @@
 //   (the model's first 2 layers, layer_selection as `plinth draft-model`), layer skip (exit
 //   layer 2 through plinth.early_exit/1).
 // backend_cpu's float path with f32 KV is batch-invariant, so the ids must be identical.
+// Built a second time as test_gemma3_engine (PLINTH_REAL_GEMMA3): the same tests on the real
+// Gemma 3 270M Q4_K_M file (tools/fetch_model --model gemma3-270m), on manifests/cpu.json's
+// backend path (int8 activations, f16 KV; also batch-invariant), 12 tokens per prompt.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -27,9 +30,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int32_t kGenerate = 20;
-const char* const kBackend =
-    R"({"kind": "backend", "library": "backend_cpu", "config": {"threads": 2, "matmul": "float", "kv_dtype": "f32"}})";
+const char* const kFloatConfig = R"({"threads": 2, "matmul": "float", "kv_dtype": "f32"})";
+const char* const kInt8Config = R"({"threads": 2, "matmul": "int8", "kv_dtype": "f16"})";
+const std::string kGemma3 = "gemma3-270m";  // the real file, not a synthetic model
+const std::string kGemma3File = std::string(PLINTH_SOURCE_DIR) + "/models/gemma-3-270m-q4_k_m.gguf";
 
 std::vector<std::vector<int32_t>> make_prompts() {
   std::mt19937 rng(5);
@@ -54,17 +58,38 @@ class ArchEngine : public ::testing::TestWithParam<std::string> {
     dir_ = fs::temp_directory_path() /
            ("plinth_arch_engine_" + GetParam() + "_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
+    prompts_ = make_prompts();
+    draft_ = dir_ / "draft.gguf";
+    if (GetParam() == kGemma3) {
+      if (!fs::exists(kGemma3File)) {
+        GTEST_SKIP() << "model absent: " << kGemma3File
+                     << " (fetch it with tools/fetch_model --model gemma3-270m)";
+      }
+      model_ = kGemma3File;
+      config_ = kInt8Config;
+      generate_ = 12;
+      return;
+    }
     model_ = dir_ / "model.gguf";
     ArchModelOptions o;
     o.arch = GetParam();
     o.seed = 3;
     make_arch_model(o).write_file(model_.string());
-    const auto f = GgufFile::open(model_.string());
-    draft_ = dir_ / "draft.gguf";
-    select_first_layers(*f, 2).write_file(draft_.string());
-    prompts_ = make_prompts();
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+  // The draft model (the model's first 2 layers, as `plinth draft-model`), written on first use.
+  const fs::path& draft_model() {
+    if (!fs::exists(draft_)) {
+      const auto f = GgufFile::open(model_.string());
+      select_first_layers(*f, 2).write_file(draft_.string());
+    }
+    return draft_;
+  }
+
+  std::string backend() const {
+    return R"({"kind": "backend", "library": "backend_cpu", "config": )" + config_ + "}";
+  }
 
   std::unique_ptr<EngineHost> load(const std::string& name, const std::string& plugins) {
     const fs::path file = dir_ / (name + ".json");
@@ -75,9 +100,8 @@ class ArchEngine : public ::testing::TestWithParam<std::string> {
     return EngineHost::load(o, context_);
   }
 
-  static std::string pipeline(const std::string& kv, const std::string& extra = "") {
-    return std::string(kBackend) + R"(, {"kind": "kv_cache", "library": "kv_paged", "config": )" +
-           kv +
+  std::string pipeline(const std::string& kv, const std::string& extra = "") const {
+    return backend() + R"(, {"kind": "kv_cache", "library": "kv_paged", "config": )" + kv +
            R"(}, {"kind": "scheduler", "library": "scheduler_continuous", "config": {"max_num_batched_tokens": 128}})" +
            extra;
   }
@@ -93,7 +117,7 @@ class ArchEngine : public ::testing::TestWithParam<std::string> {
       GenerationRequest r;
       r.prompt = prompts_[i];
       r.params.temperature = 0.0f;
-      r.params.max_tokens = kGenerate;
+      r.params.max_tokens = generate_;
       r.params.ignore_eos = true;
       ids.push_back(engine.add_request(r));
     }
@@ -135,12 +159,14 @@ class ArchEngine : public ::testing::TestWithParam<std::string> {
 
   HostContext context_;
   fs::path dir_, model_, draft_;
+  std::string config_ = kFloatConfig;
+  int32_t generate_ = 20;
   std::vector<std::vector<int32_t>> prompts_;
 };
 
 TEST_P(ArchEngine, BatchedAndPreemptedEqualAlone) {
   const auto want = alone();
-  for (const auto& w : want) ASSERT_EQ(w.size(), static_cast<size_t>(kGenerate));
+  for (const auto& w : want) ASSERT_EQ(w.size(), static_cast<size_t>(generate_));
   expect_same(run(*load("batched", pipeline(R"({"block_size": 4})")), all()), want, "batched");
   // 18 blocks of 4 = 72 slots: the longest prompt (45 tokens) + 20 fits alone, the batch does not.
   uint64_t preemptions = 0;
@@ -175,15 +201,23 @@ TEST_P(ArchEngine, SpeculationEqualsAlone) {
               "layer-skip speculation");
   const std::string draft =
       R"(, {"kind": "backend", "name": "draft", "role": "draft", "library": "backend_cpu", "model": ")" +
-      draft_.string() +
-      R"(", "config": {"threads": 2, "matmul": "float", "kv_dtype": "f32"}}, {"kind": "speculator", "library": "spec_decode", "config": {"method": "draft", "num_speculative_tokens": 3}})";
+      draft_model().string() + R"(", "config": )" + config_ +
+      R"(}, {"kind": "speculator", "library": "spec_decode", "config": {"method": "draft", "num_speculative_tokens": 3}})";
   expect_same(run(*load("draft", pipeline(R"({"block_size": 4})", draft)), all()), want,
               "draft-model speculation");
 }
 
+#ifndef PLINTH_REAL_GEMMA3
 INSTANTIATE_TEST_SUITE_P(Archs, ArchEngine,
-                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3"),
+                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3",
+                                           "granite", "olmo2", "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+#else
+INSTANTIATE_TEST_SUITE_P(Real, ArchEngine, ::testing::Values(kGemma3),
+                         [](const ::testing::TestParamInfo<std::string>&) {
+                           return std::string("gemma3_270m");
+                         });
+#endif
 
 }  // namespace
 }  // namespace plinth

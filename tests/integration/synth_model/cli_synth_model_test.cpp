@@ -149,7 +149,8 @@ TEST_P(CliSynthArch, RunsEndToEnd) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, CliSynthArch,
-                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3"),
+                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3",
+                                           "granite", "olmo2", "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 TEST(CliSynthModel, SameSeedSameFile) {

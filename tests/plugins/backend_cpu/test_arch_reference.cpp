@@ -232,7 +232,8 @@ TEST_P(ArchReference, GreedyIdsEqualLlamaCppWhereItsMarginIsClear) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, ArchReference,
-                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3"),
+                         ::testing::Values("llama", "llama3", "qwen2", "qwen3", "gemma3", "phi3",
+                                           "granite", "olmo2", "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace

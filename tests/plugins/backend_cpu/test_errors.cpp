@@ -67,6 +67,14 @@ TEST(BackendCpuCreate, RefusesWhatItCannotRun) {
   arch.layer_stride = sizeof(plinth_arch_layer);
   layers[1].sliding_window = 4;  // without the sliding_window bit
   expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT, "sliding_window");
+  layers[1].sliding_window = 0;
+  // Per-head and whole-vector q/k norms exclude each other; a scale bit needs its value.
+  arch.required_features = PLINTH_ARCH_QK_NORM | PLINTH_ARCH_QK_NORM_FULL;
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT, "qk_norm_full");
+  arch.required_features = PLINTH_ARCH_RESIDUAL_SCALE;  // residual_scale left 0
+  expect_error(try_create(lib, &m.desc(), "{}"), PLINTH_ERR_INVALID_ARGUMENT,
+               "arch.residual_scale");
+  arch.required_features = 0;
   m.desc().arch = nullptr;
 
   const auto view = [&](const std::string& name) -> plinth_tensor_view& {
