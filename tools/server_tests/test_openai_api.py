@@ -100,6 +100,12 @@ class Api(unittest.TestCase):
         r = c.chat.completions.create(model=SERVER.model, messages=msgs, max_completion_tokens=3,
                                       temperature=0)
         self.assertLessEqual(r.usage.completion_tokens, 3)
+        # OpenAI's "developer" role (o1 and later) is the system message: same prompt, same text.
+        dev = c.chat.completions.create(model=SERVER.model, max_tokens=10, temperature=0,
+                                        messages=[{"role": "developer", "content": "You are brief."},
+                                                  msgs[1]])
+        self.assertEqual(dev.choices[0].message.content, full.choices[0].message.content)
+        self.assertEqual(dev.usage.prompt_tokens, full.usage.prompt_tokens)
 
     def test_n2_and_seed(self):
         c = client()
