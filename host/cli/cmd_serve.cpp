@@ -18,6 +18,7 @@
 #include "app/engine_host.hpp"
 #include "cli/chat_template_option.hpp"
 #include "cli/commands.hpp"
+#include "model/gguf_error.hpp"
 #include "server/server.hpp"
 
 namespace plinth::cli {
@@ -134,7 +135,14 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--drain-timeout", o->drain_timeout_s,
                   "seconds a SIGINT/SIGTERM drain waits for running requests")
       ->capture_default_str();
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o] {
+    try {
+      run(*o);
+    } catch (const GgufError& e) {  // the model file: an input error, exit 2 as in `generate`
+      std::fprintf(stderr, "error: %s\n", e.what());
+      throw CLI::RuntimeError(kExitConfig);
+    }
+  });
 }
 
 }  // namespace plinth::cli

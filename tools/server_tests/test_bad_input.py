@@ -451,6 +451,18 @@ class ListenAddress(unittest.TestCase):
                            timeout=120)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('host "no-such-host.invalid" is neither an IP address nor a name', r.stderr)
+        # A truncated model file is an input error: exit 2 naming it, as `generate` exits.
+        with tempfile.TemporaryDirectory() as d:
+            model = os.path.join(d, "truncated.gguf")
+            with open(ARGS.manifest) as f:  # the manifest names its model relative to itself
+                real = os.path.join(os.path.dirname(os.path.abspath(ARGS.manifest)),
+                                    json.load(f)["model"])
+            with open(real, "rb") as src, open(model, "wb") as dst:
+                dst.write(src.read(1_000_000))
+            r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port", "0",
+                                "--model", model], capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"error: {model}: offset ", r.stderr)
         with PlinthServer(ARGS.plinth, ARGS.manifest, "--host", "localhost") as server:
             self.assertTrue(server.url.startswith("http://localhost:"), server.url)
             with urllib.request.urlopen(server.url + "/health", timeout=30) as h:
