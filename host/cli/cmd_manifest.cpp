@@ -172,17 +172,23 @@ void check_manifest(const CheckOptions& o) {
   if (draft != nullptr && !std::filesystem::is_regular_file(*draft->model, ec)) {
     load_draft_model(manifest, *draft);  // throws: names plugins[i].model and the fix
   }
+  // The model is read before "OK" is printed: a file that is not a usable GGUF (truncated, not
+  // GGUF at all) fails the check with exit 2 naming it, as `generate` does, not after an "OK".
+  std::optional<LoadedModel> loaded;
+  if (manifest.model) {
+    if (!std::filesystem::is_regular_file(*manifest.model, ec)) {
+      throw ManifestError(manifest.file, o.model.empty() ? "model" : "--model",
+                          "no model file " + manifest.model->string() +
+                              ": fetch it (tools/fetch_model) or fix the path");
+    }
+    loaded = load_model(*manifest.model);  // GgufError: exit 2 (register_manifest)
+  }
   std::printf("manifest %s: OK\n%s", o.file.c_str(), pipeline->describe().c_str());
-  if (!manifest.model) {
+  if (!loaded) {
     std::printf("memory plan: needs a model (set `model` in the manifest or pass --model)\n");
     return;
   }
-  if (!std::filesystem::is_regular_file(*manifest.model, ec)) {
-    throw ManifestError(manifest.file, o.model.empty() ? "model" : "--model",
-                        "no model file " + manifest.model->string() +
-                            ": fetch it (tools/fetch_model) or fix the path");
-  }
-  LoadedModel model = load_model(*manifest.model);
+  LoadedModel& model = *loaded;
   std::printf("model %s: %s, %u layers, hidden %u, %u heads (%u KV), vocab %u, features: %s\n",
               manifest.model->c_str(), model.config.architecture.c_str(), model.config.n_layers,
               model.config.hidden_size, model.config.n_heads, model.config.n_kv_heads,
@@ -220,7 +226,14 @@ void register_manifest(CLI::App& app) {
       "check", "Validate a manifest; print the pipeline in step order and the KV memory plan");
   check->add_option("FILE", opts->file, "Manifest (JSON)")->required();
   check->add_option("--model", opts->model, "GGUF model file (overrides the manifest's `model`)");
-  check->callback([opts] { check_manifest(*opts); });
+  check->callback([opts] {
+    try {
+      check_manifest(*opts);
+    } catch (const GgufError& e) {  // the model file: an input error, exit 2 as in `generate`
+      std::fprintf(stderr, "error: %s\n", e.what());
+      throw CLI::RuntimeError(kExitConfig);
+    }
+  });
 }
 
 }  // namespace plinth::cli

@@ -3,7 +3,8 @@
 //                [--max-connections 1024] [--idle-timeout 60] [--write-timeout 60]
 //                (docs/server.md has every option)
 // The engine runs on its own thread (AsyncEngine); the network on --http-threads Asio threads.
-// SIGINT / SIGTERM drain: no new requests, running ones finish, then exit 0.
+// SIGINT / SIGTERM drain: no new requests, running ones finish, then exit 0; a second one stops
+// at once (running requests aborted), also exit 0.
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -11,11 +12,13 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include "app/engine_host.hpp"
 #include "cli/chat_template_option.hpp"
 #include "cli/commands.hpp"
+#include "model/gguf_error.hpp"
 #include "server/server.hpp"
 
 namespace plinth::cli {
@@ -50,11 +53,22 @@ void run(const ServeOptions& o) {
   server::Server srv(io, engine, so);
   srv.start();
   // Handled before the banner: a script that signals as soon as it reads the banner gets a drain.
+  // A second signal during the drain stops at once (running requests aborted), as a user pressing
+  // Ctrl-C twice expects; the drain says so at warn, the default level, so it is seen.
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (ec) return;
-    context.logger().info("draining");
+    context.logger().warn(
+        "draining: no new requests; running ones finish (at most --drain-timeout {} s); "
+        "Ctrl-C again to stop now",
+        o.drain_timeout_s);
     srv.drain([&io] { io.stop(); }, std::chrono::seconds(o.drain_timeout_s));
+    signals.async_wait([&](boost::system::error_code ec2, int) {
+      if (ec2) return;
+      context.logger().warn("stopping now: running requests aborted");
+      srv.stop();
+      boost::asio::post(io, [&io] { io.stop(); });  // after the closes stop() posted
+    });
   });
   // Tests and scripts read this line to learn the port (with --port 0).
   std::printf("plinth: serving %s on http://%s:%u\n", srv.served_model_name().c_str(),
@@ -121,7 +135,14 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--drain-timeout", o->drain_timeout_s,
                   "seconds a SIGINT/SIGTERM drain waits for running requests")
       ->capture_default_str();
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o] {
+    try {
+      run(*o);
+    } catch (const GgufError& e) {  // the model file: an input error, exit 2 as in `generate`
+      std::fprintf(stderr, "error: %s\n", e.what());
+      throw CLI::RuntimeError(kExitConfig);
+    }
+  });
 }
 
 }  // namespace plinth::cli

@@ -31,6 +31,9 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
   app.require_subcommand(1);
+  // `plinth serve --log-level info` as well as `plinth --log-level info serve`: an option a
+  // subcommand does not know falls through to the parent (subcommands inherit the setting).
+  app.fallthrough();
 
   register_plugins(app);
   register_manifest(app);

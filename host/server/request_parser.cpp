@@ -195,6 +195,9 @@ ChatMessage parse_message(const json& m, size_t i) {
     throw ApiError::unprocessable(where + ".role", where + ".role: required string");
   }
   msg.role = role->get<std::string>();
+  // OpenAI's "developer" role (what its clients send for o1 and later models) is a system
+  // message to the chat templates, as on /v1/responses.
+  if (msg.role == "developer") msg.role = "system";
   auto content = m.find("content");
   if (content == m.end() || content->is_null()) {
     // OpenAI: only an assistant message (one that made tool calls) may go without content.

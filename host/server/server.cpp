@@ -1,6 +1,7 @@
 #include "server/server.hpp"
 
 #include <array>
+#include <stdexcept>
 #include <string>
 
 #include <boost/asio/post.hpp>
@@ -20,6 +21,24 @@ namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 
 namespace {
+
+/// The endpoint to listen on: `host` as an IP address, else a name resolved on this machine
+/// (`localhost`). Throws std::runtime_error naming the host when it is neither.
+tcp::endpoint listen_endpoint(net::io_context& io, const std::string& host, uint16_t port) {
+  boost::system::error_code ec;
+  const net::ip::address address = net::ip::make_address(host, ec);
+  if (!ec) return {address, port};
+  tcp::resolver resolver(io);
+  const auto results = resolver.resolve(
+      host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("host \"" + host +
+                             "\" is neither an IP address nor a name this machine resolves (" +
+                             (ec ? ec.message() : std::string("no address")) +
+                             "); give e.g. 127.0.0.1, 0.0.0.0 or localhost");
+  }
+  return results.begin()->endpoint();
+}
 
 /// Seconds a refused connection waits for the client to finish sending before it is closed.
 constexpr auto kRefuseLinger = std::chrono::seconds(1);
@@ -145,12 +164,24 @@ Server::~Server() {
 }
 
 void Server::start() {
-  tcp::endpoint ep(net::ip::make_address(state_->options.host), state_->options.port);
+  const std::string& host = state_->options.host;
+  const tcp::endpoint ep = listen_endpoint(state_->io, host, state_->options.port);
   tcp::acceptor& a = state_->acceptor;
-  a.open(ep.protocol());
-  a.set_option(net::socket_base::reuse_address(true));
-  a.bind(ep);
-  a.listen(net::socket_base::max_listen_connections);
+  try {
+    a.open(ep.protocol());
+    a.set_option(net::socket_base::reuse_address(true));
+    a.bind(ep);
+    a.listen(net::socket_base::max_listen_connections);
+  } catch (const boost::system::system_error& e) {
+    boost::system::error_code ignored;
+    a.close(ignored);
+    throw std::runtime_error(
+        "cannot listen on " + host + ":" + std::to_string(state_->options.port) + ": " +
+        e.code().message() +
+        (e.code() == boost::asio::error::address_in_use
+             ? " (another server holds the port: pick another port, or port 0 for a free one)"
+             : ""));
+  }
   state_->engine.context().logger().info("serving {} on http://{}:{}",
                                          state_->options.served_model_name, state_->options.host,
                                          port());

@@ -70,7 +70,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  /// Binds host:port and starts accepting. Throws boost::system::system_error when it cannot bind.
+  /// Binds host:port (host an IP address or a name this machine resolves, e.g. localhost) and
+  /// starts accepting. Throws std::runtime_error naming host:port when it cannot listen there.
   void start();
   /// The bound port (after start()).
   uint16_t port() const;

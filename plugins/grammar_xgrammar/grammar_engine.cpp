@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 
 #include "schema_subset.hpp"
@@ -14,6 +15,28 @@ namespace plinth::grammar {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
+
+/// XGrammar's exception text without its logging prefix, "[HH:MM:SS] /its/source/file.cc:LINE: ",
+/// and the trailing newline: what a client reads in its 400 names the mistake, not the server's
+/// build paths.
+std::string engine_message(std::string_view what) {
+  if (what.starts_with('[')) {
+    const size_t close = what.find("] ");
+    const size_t colon = close == std::string_view::npos ? close : what.find(": ", close + 2);
+    if (colon != std::string_view::npos) {
+      const std::string_view where = what.substr(close + 2, colon - close - 2);  // FILE:LINE
+      const size_t line_at = where.rfind(':');
+      const bool is_line = line_at != std::string_view::npos && line_at + 1 < where.size() &&
+                           std::all_of(where.begin() + static_cast<std::ptrdiff_t>(line_at) + 1,
+                                       where.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (is_line) what.remove_prefix(colon + 2);
+    }
+  }
+  while (!what.empty() && (what.back() == '\n' || what.back() == '\r' || what.back() == ' ')) {
+    what.remove_suffix(1);
+  }
+  return std::string(what);
+}
 
 /// GGUF token types that are never text: control, unknown, unused.
 bool never_text(int32_t type) {
@@ -266,7 +289,7 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
   } catch (const CompileError&) {
     throw;
   } catch (const std::exception& e) {
-    throw CompileError("", std::string("the grammar engine refused it: ") + e.what());
+    throw CompileError("", "the grammar engine refused it: " + engine_message(e.what()));
   }
   // An unsatisfiable constraint (enum of values outside its type, contradictory bounds) leaves
   // nothing to generate: refuse it now rather than fail the sequence at its first token.

@@ -21,6 +21,7 @@ import threading
 import time
 import unittest
 import urllib.parse
+import urllib.request
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from plinth_server import PlinthServer, run_tests  # noqa: E402
@@ -431,6 +432,42 @@ class MaxModelLen(unittest.TestCase):
                 finally:
                     SERVER = main_server
                 self.assertEqual(server.stop(), 0)
+
+
+class ListenAddress(unittest.TestCase):
+    """--host takes a name (localhost) as well as an address; a port already in use and a host
+    that is neither end the start-up naming host:port / the host (it said only "bind: Address
+    already in use" and "Invalid argument", and refused --host localhost)."""
+
+    def test_host_name_busy_port_and_bad_host(self):
+        port = int(SERVER.url.rsplit(":", 1)[1])
+        r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port",
+                            str(port)], capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(f"cannot listen on 127.0.0.1:{port}: ", r.stderr)
+        self.assertIn("pick another port", r.stderr)
+        r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port", "0",
+                            "--host", "no-such-host.invalid"], capture_output=True, text=True,
+                           timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('host "no-such-host.invalid" is neither an IP address nor a name', r.stderr)
+        # A truncated model file is an input error: exit 2 naming it, as `generate` exits.
+        with tempfile.TemporaryDirectory() as d:
+            model = os.path.join(d, "truncated.gguf")
+            with open(ARGS.manifest) as f:  # the manifest names its model relative to itself
+                real = os.path.join(os.path.dirname(os.path.abspath(ARGS.manifest)),
+                                    json.load(f)["model"])
+            with open(real, "rb") as src, open(model, "wb") as dst:
+                dst.write(src.read(1_000_000))
+            r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port", "0",
+                                "--model", model], capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"error: {model}: offset ", r.stderr)
+        with PlinthServer(ARGS.plinth, ARGS.manifest, "--host", "localhost") as server:
+            self.assertTrue(server.url.startswith("http://localhost:"), server.url)
+            with urllib.request.urlopen(server.url + "/health", timeout=30) as h:
+                self.assertEqual(h.status, 200)
+            self.assertEqual(server.stop(), 0)
 
 
 class NonFiniteLogits(unittest.TestCase):

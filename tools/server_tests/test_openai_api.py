@@ -100,6 +100,12 @@ class Api(unittest.TestCase):
         r = c.chat.completions.create(model=SERVER.model, messages=msgs, max_completion_tokens=3,
                                       temperature=0)
         self.assertLessEqual(r.usage.completion_tokens, 3)
+        # OpenAI's "developer" role (o1 and later) is the system message: same prompt, same text.
+        dev = c.chat.completions.create(model=SERVER.model, max_tokens=10, temperature=0,
+                                        messages=[{"role": "developer", "content": "You are brief."},
+                                                  msgs[1]])
+        self.assertEqual(dev.choices[0].message.content, full.choices[0].message.content)
+        self.assertEqual(dev.usage.prompt_tokens, full.usage.prompt_tokens)
 
     def test_n2_and_seed(self):
         c = client()
@@ -327,6 +333,34 @@ class Limits(unittest.TestCase):
             for status, _, data in results:
                 self.assertEqual(status, 200, data)
                 self.assertEqual(json.loads(data)["usage"]["completion_tokens"], body["max_tokens"])
+
+    def test_second_sigint_stops_at_once(self):
+        """Ctrl-C during a long stream drains (said at the default log level, with the hint);
+        a second Ctrl-C stops at once, exit 0, instead of waiting out --drain-timeout (30 s)."""
+        with PlinthServer(ARGS.plinth, ARGS.manifest, capture_stderr=True) as s:
+            body = {"model": s.model, "prompt": "Tell me a story", "max_tokens": 4000,
+                    "temperature": 0, "ignore_eos": True, "stream": True}
+
+            def one():
+                try:
+                    raw("POST", "/v1/completions", body, server=s)
+                except (OSError, http.client.HTTPException):
+                    pass  # the stream is cut by the stop: that is the point
+            t = threading.Thread(target=one, daemon=True)
+            t.start()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and s.metrics()["plinth_num_requests_running"] < 1:
+                time.sleep(0.02)
+            s.proc.send_signal(2)
+            lines = s.wait_for_stderr(lambda ls: any("Ctrl-C again" in l for l in ls), 10)
+            self.assertTrue(any("draining" in l and "Ctrl-C again" in l for l in lines), lines)
+            start = time.monotonic()
+            s.proc.send_signal(2)
+            self.assertEqual(s.proc.wait(10), 0)
+            self.assertLess(time.monotonic() - start, 10)
+            self.assertTrue(any("stopping now" in l for l in s.wait_for_stderr(
+                lambda ls: any("stopping now" in l for l in ls), 5)), s.stderr_lines)
+            t.join(10)
 
 
 def main():

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "plinth/abi.h"
@@ -154,6 +156,24 @@ TEST(Cli, MissingModelFileIsAConfigError) {
       run_plinth("manifest check '" + kFixtures + "/good_no_model.json' --model /nonexistent.gguf");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(": --model: no model file /nonexistent.gguf"), std::string::npos) << r.err;
+}
+
+// A model file that is not a GGUF (a text file named .gguf, an empty one) fails the check with exit
+// 2 naming the file and the offset, before any "OK" (it used to print "manifest ...: OK" and the
+// pipeline, then exit 1).
+TEST(Cli, ManifestCheckOfANonGgufModelExitsTwoWithoutOk) {
+  const auto dir = std::filesystem::temp_directory_path() / "plinth_test_cli_bad_model";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "text.gguf") << "hello world\n";
+  std::ofstream(dir / "empty.gguf").flush();
+  for (const char* name : {"text.gguf", "empty.gguf"}) {
+    const std::string model = (dir / name).string();
+    auto r =
+        run_plinth("manifest check '" + kFixtures + "/good_no_model.json' --model '" + model + "'");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("error: " + model + ": offset 0 (magic): "), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find(": OK"), std::string::npos) << r.out;
+  }
 }
 
 TEST(Cli, LoaderRefusalExitsThreeNamingTheLibrary) {

@@ -62,6 +62,17 @@ TEST_F(CliGenerate, StartUpLogSaysWhichMatmulPathAutoTook) {
       << r.out;
 }
 
+// The global option also after the subcommand (docs/server.md: "pass --log-level info"), where
+// it used to stop with "The following arguments were not expected: info --log-level".
+TEST_F(CliGenerate, LogLevelIsAcceptedAfterTheSubcommand) {
+  CliRun r = run("--log-level info --prompt Hi --max-tokens 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("[info] loaded plugin backend_cpu"), std::string::npos) << r.out;
+  CliRun bad = run("--log-level loud --prompt Hi --max-tokens 1");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--log-level"), std::string::npos) << bad.out;
+}
+
 TEST_F(CliGenerate, PromptsFileRunsAsOneBatchAndWritesJsonLines) {
   fs::path dir = fs::temp_directory_path() / "plinth_cli_generate";
   fs::create_directories(dir);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grammar_engine.hpp"
@@ -138,6 +139,30 @@ TEST(GrammarEngine, CacheHitsAndRefusals) {
   small.max_spec_bytes = 4;
   EXPECT_THROW(e.compile(SpecKind::kRegex, "aaaaaaaa", small), CompileError);
   EXPECT_EQ(e.stats().refused, 7u);
+}
+
+// XGrammar's own errors reach the client without its log prefix ("[01:02:03]
+// /root/.cache/.../regex_converter.cc:94: ") and trailing newline, which named the server's paths.
+TEST(GrammarEngine, EngineRefusalsCarryNoLogPrefixOrSourcePath) {
+  Engine e(tiny_vocab());
+  const std::vector<std::pair<SpecKind, std::string>> bad = {
+      {SpecKind::kRegex, "("},
+      {SpecKind::kEbnf, "root ::= "},
+      {SpecKind::kJsonSchema, R"({"$ref": "#/nope"})"},
+  };
+  for (const auto& [kind, spec] : bad) {
+    try {
+      e.compile(kind, spec, {});
+      FAIL() << spec << ": not refused";
+    } catch (const CompileError& err) {
+      const std::string what = err.what();
+      EXPECT_EQ(what.rfind("the grammar engine refused it: ", 0), 0u) << what;
+      EXPECT_EQ(what.find(".cc:"), std::string::npos) << what;
+      EXPECT_EQ(what.find("] "), std::string::npos) << what;
+      EXPECT_NE(what.back(), '\n') << what;
+      EXPECT_GT(what.size(), std::string("the grammar engine refused it: ").size() + 8) << what;
+    }
+  }
 }
 
 TEST(GrammarEngine, CompileTimeLimitRefusesAndTheEngineStaysUsable) {
