@@ -88,7 +88,7 @@ int walk_and_compare(Engine& engine, const Vocabulary& v,
   return compared;
 }
 
-Reference regex_reference(const Vocabulary& v, std::shared_ptr<ReferenceRegex> re) {
+Reference regex_reference(const Vocabulary& v, const std::shared_ptr<ReferenceRegex>& re) {
   return [&v, re](const std::string& prefix, int32_t t) {
     const auto i = static_cast<size_t>(t);
     if (std::find(v.stop_ids.begin(), v.stop_ids.end(), t) != v.stop_ids.end()) {
