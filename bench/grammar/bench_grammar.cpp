@@ -83,9 +83,10 @@ Verdict run_instance(Engine& engine, const std::shared_ptr<const plinth::grammar
 }
 
 struct Options {
-  std::string data_dir, model = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+  std::string data_dir, model = "models/SmolLM2-135M-Instruct.Q4_1.gguf", dump_dir;
   size_t limit = 0, stride = 1;
-  bool list_failures = false, compact = false, strict = false;
+  bool list_failures = false, compact = false, strict = false, subset_only = false;
+  bool compile_only = false, byte_vocab = false;
   uint32_t timeout_ms = 10000;
 };
 
@@ -157,7 +158,8 @@ struct Tally {
 /// One JSONSchemaBench file: its schema compiled (or refused), each test instance fed token by
 /// token and judged against its label.
 void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& tok,
-                const plinth::grammar::CompileOptions& opts, bool list_failures, Tally& t) {
+                const plinth::grammar::CompileOptions& opts, const Options& o, Tally& t) {
+  const bool list_failures = o.list_failures;
   nlohmann::ordered_json doc;  // member order kept: the grammar follows the schema's order
   try {
     std::ifstream in(path);
@@ -170,6 +172,16 @@ void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& t
   std::shared_ptr<const plinth::grammar::Compiled> g;
   const auto t0 = Clock::now();
   try {
+    if (o.subset_only || !o.dump_dir.empty()) {  // the rewrite and the subset check alone
+      const std::string rewritten = plinth::grammar::prepare_json_schema(spec, opts.strict);
+      if (!o.dump_dir.empty()) {
+        std::ofstream(fs::path(o.dump_dir) / path.filename()) << rewritten << "\n";
+      }
+      if (o.subset_only) {
+        ++t.compiled;
+        return;
+      }
+    }
     g = engine.compile(plinth::grammar::SpecKind::kJsonSchema, spec, opts);
   } catch (const CompileError& e) {
     ++t.refused;
@@ -182,6 +194,7 @@ void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& t
   }
   t.compile_ms.push_back(since_us(t0) / 1000.0);
   ++t.compiled;
+  if (o.compile_only) return;
   for (const auto& test : doc.value("tests", nlohmann::ordered_json::array())) {
     const bool valid = test.at("valid").get<bool>();
     const std::string text = test.at("data").dump(-1, ' ', true);
@@ -203,14 +216,24 @@ void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& t
 int run(const Options& o) {
   auto file = plinth::GgufFile::open(o.model);
   const plinth::Tokenizer tok = plinth::Tokenizer::from_gguf(*file);
-  Engine engine(vocabulary_of(tok));
+  plinth::grammar::Vocabulary vocab = vocabulary_of(tok);
+  if (o.byte_vocab) {  // the 256 single bytes and the stop id: compile cost without the vocabulary
+    plinth::grammar::Vocabulary bytes;
+    for (int b = 0; b < 256; ++b) bytes.bytes.emplace_back(1, static_cast<char>(b));
+    bytes.bytes.emplace_back("</s>");
+    bytes.types.assign(bytes.bytes.size(), 1);
+    bytes.types.back() = 3;
+    bytes.stop_ids = {256};
+    vocab = std::move(bytes);
+  }
+  Engine engine(vocab);
   plinth::grammar::CompileOptions opts;
   opts.compact = o.compact;
   opts.strict = o.strict;
   opts.timeout_ms = o.timeout_ms;
   Tally t;
   for (const fs::path& path : bench_files(o)) {
-    bench_file(path, engine, tok, opts, o.list_failures, t);
+    bench_file(path, engine, tok, opts, o, t);
   }
   t.print();
   return (t.invalid_accepted != 0 || t.contract != 0) ? 3 : 0;
@@ -234,8 +257,20 @@ int main(int argc, char** argv) {
     app.add_flag("--compact", o.compact, "compact whitespace policy instead of bounded");
     app.add_option("--compile-timeout-ms", o.timeout_ms,
                    "refuse a schema whose compilation takes longer");
+    app.add_flag("--subset-only", o.subset_only,
+                 "only rewrite and check each schema against the enforced subset (no compilation, "
+                 "no instances): the refusals by keyword in seconds");
+    app.add_option("--dump-rewritten", o.dump_dir,
+                   "write each schema the subset accepts, as rewritten for the engine, into this "
+                   "folder under its file name (bench/grammar/check_rewrite.py compares them)");
+    app.add_flag("--compile-only", o.compile_only, "compile the schemas, feed no instances");
+    app.add_flag("--byte-vocab", o.byte_vocab,
+                 "compile against a 257-token vocabulary (each byte, a stop token) instead of the "
+                 "model's: with --compile-only, the compile time that does not depend on the "
+                 "vocabulary");
     app.add_flag("--strict", o.strict, "absent additionalProperties = false (OpenAI strict)");
     CLI11_PARSE(app, argc, argv);
+    if (o.byte_vocab) o.compile_only = true;  // instances are tokenized with the model's vocabulary
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_grammar: %s\n", e.what());

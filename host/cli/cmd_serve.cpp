@@ -132,6 +132,11 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--http-threads", o->http_threads, "network threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd->add_option("--grammar-compile-threads", o->server.grammar_compile_threads,
+                  "threads compiling output constraints (response_format, structured_outputs) "
+                  "off the network threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout_s,
                   "seconds a SIGINT/SIGTERM drain waits for running requests")
       ->capture_default_str();

@@ -73,13 +73,13 @@ void HttpSession::start() {
 void HttpSession::drain() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     self->keep_alive_ = false;
-    if (!self->generating_ && !self->writing_) self->shutdown();
+    if (!self->generating_ && !self->writing_ && !self->compiling_) self->shutdown();
   });
 }
 
 void HttpSession::close() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
-    if (self->generating_) self->client_gone();
+    if (self->generating_ || self->compiling_) self->client_gone();
     self->shutdown();
   });
 }
@@ -245,20 +245,66 @@ void HttpSession::start_generation(const Request& req, ApiKind kind) {
 void HttpSession::run_generation(const ApiRequest& api,
                                  std::unique_ptr<GenerationResponse> response,
                                  const std::string& max_tokens_field) {
-  std::vector<GenerationRequest> requests = engine_requests(api);
-  if (api.grammar) {
-    // Structured outputs: compiled (or found in the plugin's cache) before the request enters
-    // the engine; a refused constraint is the request's fault (400 naming the field and the
-    // plugin's JSON pointer). The plugin caps the compile time (its compile_timeout_ms).
-    std::shared_ptr<CompiledGrammar> grammar;
-    try {
-      grammar = state_->engine.host().grammar().compile(*api.grammar);
-    } catch (const GrammarSpecError& e) {
-      throw ApiError::invalid(api.grammar_param,
-                              std::string("the output constraint was refused: ") + e.what());
-    }
-    for (GenerationRequest& g : requests) g.grammar = grammar;
+  if (api.grammar) return compile_then_submit(api, std::move(response), max_tokens_field);
+  submit_generation(api, std::move(response), max_tokens_field, nullptr);
+}
+
+// Structured outputs: the constraint is compiled (or found in the plugin's cache) on the grammar
+// pool, off this network thread, before the request enters the engine; a refused one is the
+// request's fault (400 naming the field and the plugin's JSON pointer). The plugin caps the
+// compile time (its compile_timeout_ms). No read runs meanwhile: the next request on this
+// connection waits for this one's response.
+void HttpSession::compile_then_submit(const ApiRequest& api,
+                                      std::unique_ptr<GenerationResponse> response,
+                                      const std::string& max_tokens_field) {
+  auto pending = std::make_shared<PendingGeneration>(
+      PendingGeneration{api, std::move(response), max_tokens_field});
+  auto on_done = [executor = stream_.get_executor(), self = shared_from_this(), pending](
+                     std::shared_ptr<CompiledGrammar> grammar, std::exception_ptr error) mutable {
+    // The session's references move into the handler: none stays on the worker.
+    net::post(executor,
+              [self = std::move(self), pending = std::move(pending), grammar = std::move(grammar),
+               error = std::move(error)] { self->on_compiled(*pending, grammar, error); });
+  };
+  if (!state_->grammar_pool->submit(*api.grammar, std::move(on_done))) {
+    return respond_error(429,
+                         error_body(std::to_string(state_->options.max_grammar_compiles) +
+                                        " output constraints are being compiled already; retry "
+                                        "shortly",
+                                    "rate_limit_error"),
+                         {{"Retry-After", "1"}});
   }
+  compiling_ = true;
+}
+
+void HttpSession::on_compiled(PendingGeneration& pending,
+                              const std::shared_ptr<CompiledGrammar>& grammar,
+                              const std::exception_ptr& error) {
+  compiling_ = false;
+  if (closed_) return;
+  try {
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const GrammarSpecError& e) {
+        throw ApiError::invalid(pending.api.grammar_param,
+                                std::string("the output constraint was refused: ") + e.what());
+      }
+    }
+    submit_generation(pending.api, std::move(pending.response), pending.max_tokens_field, grammar);
+  } catch (const ApiError& e) {
+    respond_error(static_cast<unsigned>(e.status()), e.body());
+  } catch (const std::exception& e) {  // the access log writes the 500's cause
+    respond_error(500, error_body(e.what(), "server_error"));
+  }
+}
+
+void HttpSession::submit_generation(const ApiRequest& api,
+                                    std::unique_ptr<GenerationResponse> response,
+                                    const std::string& max_tokens_field,
+                                    const std::shared_ptr<CompiledGrammar>& grammar) {
+  std::vector<GenerationRequest> requests = engine_requests(api);
+  for (GenerationRequest& g : requests) g.grammar = grammar;
   builder_ = std::move(response);
   choice_done_.assign(requests.size(), false);
   refusal_hint_.clear();

@@ -42,9 +42,27 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_read(boost::beast::error_code ec);
   void handle(const Request& req);
   void start_generation(const Request& req, ApiKind kind);
-  /// Submits a parsed request of any generation API; `response` writes its answer.
+  /// Submits a parsed request of any generation API; `response` writes its answer. A request
+  /// with an output constraint enters the engine once the grammar pool compiled it.
   void run_generation(const ApiRequest& api, std::unique_ptr<GenerationResponse> response,
                       const std::string& max_tokens_field);
+  /// A constrained request while its constraint compiles on the grammar pool.
+  struct PendingGeneration {
+    ApiRequest api;
+    std::unique_ptr<GenerationResponse> response;
+    std::string max_tokens_field;
+  };
+  /// Hands api.grammar to the grammar pool (ApiError 429 when it is full); on_compiled goes on.
+  void compile_then_submit(const ApiRequest& api, std::unique_ptr<GenerationResponse> response,
+                           const std::string& max_tokens_field);
+  /// On the session's strand: the compilation ended (`error` set when it failed: 400 for a
+  /// refused constraint, 500 otherwise), so the request is answered or submitted.
+  void on_compiled(PendingGeneration& pending, const std::shared_ptr<CompiledGrammar>& grammar,
+                   const std::exception_ptr& error);
+  /// Submits the engine requests of `api`, each constrained by `grammar` (null: unconstrained).
+  void submit_generation(const ApiRequest& api, std::unique_ptr<GenerationResponse> response,
+                         const std::string& max_tokens_field,
+                         const std::shared_ptr<CompiledGrammar>& grammar);
   /// The routes of the Anthropic Messages API, the Responses API and the chat page
   /// (api_routes.cpp); true when `target` was one of them and is answered.
   bool handle_extra_routes(const Request& req, const std::string& target);
@@ -96,6 +114,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   // The running generation.
   bool generating_ = false;
+  bool compiling_ = false;  // the request's constraint is on the grammar pool
   bool watching_ = false, resume_read_ = false;
   uint64_t generation_ = 0;           // bumped per generation and when one is failed early
   bool stream_head_pending_ = false;  // a stream whose 200 head is not written yet

@@ -153,6 +153,9 @@ Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
     state_->options.served_model_name = engine.host().model_path().stem().string();
   }
   state_->limits.max_n = state_->options.max_n;
+  state_->grammar_pool = std::make_unique<GrammarCompilePool>(
+      engine.host().grammar(), state_->options.grammar_compile_threads,
+      state_->options.max_grammar_compiles);
   state_->limits.served_model_name = state_->options.served_model_name;
   // Every /metrics series carries the served name, as vLLM's model_name label.
   engine.context().metrics().set_constant_labels(
@@ -161,6 +164,8 @@ Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
 
 Server::~Server() {
   stop();
+  // A compilation in flight posts its result onto the io_context: wait for it while that exists.
+  state_->grammar_pool->shutdown();
 }
 
 void Server::start() {

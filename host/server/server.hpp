@@ -57,6 +57,12 @@ struct ServerOptions {
   /// `Retry-After: 1` and `Connection: close`, and closed, so that a client learns why instead of
   /// hanging in the listen backlog.
   size_t max_connections = 1024;
+  /// Worker threads compiling output constraints (response_format, structured_outputs), so that
+  /// a slow compilation holds neither a network thread nor the engine.
+  unsigned grammar_compile_threads = 2;
+  /// Constraints compiling or waiting to at most; past it a constrained request gets 429 with
+  /// `Retry-After: 1`.
+  size_t max_grammar_compiles = 64;
   /// Serve the chat page (GET /, /chat.js, /chat.css; compiled in from host/server/web/).
   bool web_ui = true;
 };

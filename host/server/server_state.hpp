@@ -11,6 +11,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "server/grammar_compile_pool.hpp"
 #include "server/request_parser.hpp"
 #include "server/server.hpp"
 
@@ -37,6 +38,9 @@ struct Server::State {
   bool accept_backing_off = false;         // accept handlers only (one accept in flight at a time)
   std::atomic<bool> draining{false};
   std::atomic<uint64_t> next_id{1};
+  /// Compiles the requests' output constraints off the network threads (Server's constructor
+  /// makes it; Server's destructor waits for it before the io_context can go).
+  std::unique_ptr<GrammarCompilePool> grammar_pool;
 
   std::mutex mutex;  // guards sessions
   /// Open connections: a session is added when accepted and removes itself in its destructor, so

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <thread>
 
+#include "schema_rewrite.hpp"
 #include "schema_subset.hpp"
 
 namespace plinth::grammar {
@@ -115,6 +116,18 @@ xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
 }
 
 }  // namespace
+
+std::string prepare_json_schema(std::string_view spec, bool strict) {
+  ordered_json schema = ordered_json::parse(spec, nullptr, false);
+  if (schema.is_discarded()) throw CompileError("", "the schema is not valid JSON");
+  SchemaRefusal why;
+  if (!rewrite_schema(schema, strict, why)) throw CompileError(why.pointer, why.message);
+  std::string rewritten = schema.dump();
+  if (!check_schema_subset(nlohmann::json::parse(rewritten), why)) {
+    throw CompileError(why.pointer, why.message);
+  }
+  return rewritten;
+}
 
 Compiled::~Compiled() = default;
 
@@ -259,12 +272,9 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
   try {
     switch (kind) {
       case SpecKind::kJsonSchema: {
-        const nlohmann::json schema = nlohmann::json::parse(spec, nullptr, false);
-        if (schema.is_discarded()) throw CompileError("", "the schema is not valid JSON");
-        SchemaRefusal why;
-        if (!check_schema_subset(schema, why)) throw CompileError(why.pointer, why.message);
+        const std::string rewritten = prepare_json_schema(spec, options.strict);
         out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
-            std::string(spec), any_ws, std::nullopt, seps, options.strict, max_ws));
+            rewritten, any_ws, std::nullopt, seps, options.strict, max_ws));
         break;
       }
       case SpecKind::kJsonObject:
@@ -272,8 +282,9 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
             R"({"type": "object"})", any_ws, std::nullopt, seps, false, max_ws));
         break;
       case SpecKind::kRegex:
-        out->grammar =
-            std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileRegex(std::string(spec)));
+        // ECMAScript's '.' (no line terminators), not XGrammar's (any character).
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compiler_->CompileRegex(ecmascript_dots(std::string(spec))));
         break;
       case SpecKind::kChoice:
         out->grammar = std::make_unique<xgrammar::CompiledGrammar>(

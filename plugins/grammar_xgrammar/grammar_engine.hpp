@@ -70,6 +70,11 @@ class CompileError : public std::invalid_argument {
   std::string pointer_;
 };
 
+/// A JSON Schema rewritten into the keywords the engine enforces (schema_rewrite.hpp) and checked
+/// against the subset (schema_subset.hpp): the JSON text XGrammar compiles. Throws CompileError
+/// (malformed, or refused: its pointer names the keyword). Thread-safe.
+std::string prepare_json_schema(std::string_view spec, bool strict);
+
 /// A compiled constraint (shared by the cache and the matchers using it).
 struct Compiled {
   std::unique_ptr<xgrammar::CompiledGrammar> grammar;

@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 13> kAnnotations = {
     "$defs", "definitions", "contentMediaType"};
 
 /// Assertion and applicator keywords of JSON Schema (drafts 4 to 2020-12) outside the subset.
-constexpr std::array<std::string_view, 26> kUnenforced = {"multipleOf",
+constexpr std::array<std::string_view, 25> kUnenforced = {"multipleOf",
                                                           "uniqueItems",
                                                           "not",
                                                           "if",
@@ -30,7 +30,6 @@ constexpr std::array<std::string_view, 26> kUnenforced = {"multipleOf",
                                                           "contains",
                                                           "minContains",
                                                           "maxContains",
-                                                          "patternProperties",
                                                           "propertyNames",
                                                           "minProperties",
                                                           "maxProperties",
@@ -46,8 +45,9 @@ constexpr std::array<std::string_view, 26> kUnenforced = {"multipleOf",
                                                           "contentSchema"};
 
 /// The keywords enforced (besides annotations): the subset of the header.
-constexpr std::array<std::string_view, 22> kKnown = {"type",
+constexpr std::array<std::string_view, 23> kKnown = {"type",
                                                      "properties",
+                                                     "patternProperties",
                                                      "required",
                                                      "additionalProperties",
                                                      "items",
@@ -149,6 +149,7 @@ class Checker {
       }
       return schema(v, ptr, depth + 1);
     }
+    if (key == "patternProperties") return pattern_properties(v, ptr, depth);
     if (key == "prefixItems" || key == "anyOf") return each_schema_in_array(v, ptr, depth);
     if (key == "oneOf") return one_of(v, ptr, depth);
     if (key == "allOf") {
@@ -158,6 +159,40 @@ class Checker {
       return each_schema_in_array(v, ptr, depth);
     }
     return std::nullopt;
+  }
+
+  /// patternProperties the engine enforces exactly or stricter: one pattern (keys must match it
+  /// in full, where JSON Schema searches), beside additionalProperties false and no properties or
+  /// required (the engine would let a named key through with the pattern's schema only, and does
+  /// not check required keys here). schema_rewrite.cpp turns the other enforceable forms into
+  /// additionalProperties first. The siblings are checked by combination_rules.
+  bool pattern_properties(const json& v, const std::string& ptr, int depth) {
+    if (!v.is_object() || v.size() != 1) {
+      return refuse(ptr,
+                    "patternProperties is enforced with one pattern only (beside "
+                    "additionalProperties false), or with patterns matching every key");
+    }
+    if (!pattern(json(v.begin().key()), ptr + "/" + escape(v.begin().key()))) return false;
+    return each_schema_in_object(v, ptr, depth);
+  }
+
+  bool pattern_properties_siblings(const json& s, const std::string& ptr) {
+    if (!s.contains("patternProperties")) return true;
+    const auto addl = s.find("additionalProperties");
+    if (addl == s.end() || *addl != json(false)) {
+      return refuse(ptr + "/patternProperties",
+                    "patternProperties with a pattern not matching every key is enforced only "
+                    "beside additionalProperties false (else give additionalProperties a schema)");
+    }
+    for (const char* k : {"properties", "required"}) {
+      auto it = s.find(k);
+      if (it != s.end() && !it->empty()) {
+        return refuse(ptr + "/patternProperties",
+                      std::string("patternProperties beside additionalProperties false and \"") +
+                          k + "\" is not enforced");
+      }
+    }
+    return true;
   }
 
   /// The bounds: non-negative integer lengths and counts, numeric limits. nullopt for others.
@@ -185,8 +220,8 @@ class Checker {
     if (key == "format") {
       if (v.is_string() && contains(kFormats, v.get<std::string>())) return true;
       return refuse(ptr, "format " + v.dump() +
-                             " is not enforced; supported: time, duration, "
-                             "email, hostname, ipv4, ipv6, uri, uuid");
+                             " is not enforced; supported: date, date-time (without pattern), "
+                             "time, duration, email, hostname, ipv4, ipv6, uri, uuid");
     }
     if (key == "type") return type(v, ptr);
     if (key == "required" || key == "enum" || key == "const") return true;
@@ -426,6 +461,7 @@ class Checker {
 
   bool combination_rules(const json& s, const std::string& ptr) {
     if (!exclusive_keywords(s, ptr)) return false;
+    if (!pattern_properties_siblings(s, ptr)) return false;
     if (!typed_keywords(s, ptr)) return false;
     const bool lengths = s.contains("minLength") || s.contains("maxLength");
     if (lengths && s.contains("pattern")) {

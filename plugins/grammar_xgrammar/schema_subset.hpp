@@ -6,17 +6,20 @@
 // naming its JSON pointer (RFC 6901), and the request fails with 400 instead.
 //
 // Enforced: type (string or array of names), properties, required, additionalProperties (bool or
-// schema), items (a schema), prefixItems, minItems, maxItems, enum, const, anyOf, oneOf
-// (alternatives checked pairwise disjoint by type or const/enum where the plugin can tell, else
-// refused), allOf with one member (each combinator and $ref without sibling assertions, which the
-// engine would drop; enum / const beside type only, their values of that type), local $ref ("#",
-// "#/$defs/...", "#/definitions/..."), minLength, maxLength (not together with pattern or format),
-// pattern (no lookaround, no backreference, anchors only at the ends; not with format), format
-// (time, duration, email, hostname, ipv4, ipv6, uri, uuid; others refused, date and date-time too:
-// the engine does not check the day of the month), minimum, maximum, exclusiveMinimum,
-// exclusiveMaximum, and boolean schemas. Annotations (title, description, default, examples,
-// $schema, $id, $comment, deprecated, readOnly, writeOnly, $defs / definitions as containers) are
-// ignored as validators ignore them.
+// schema), patternProperties (one pattern, beside additionalProperties false and no properties or
+// required: keys must match it in full), items (a schema), prefixItems, minItems, maxItems, enum,
+// const, anyOf, oneOf (alternatives checked pairwise disjoint by type or const/enum where the
+// plugin can tell, else refused), allOf with one member (each combinator and $ref without sibling
+// assertions, which the engine would drop; enum / const beside type only, their values of that
+// type), local $ref ("#", "#/$defs/...", "#/definitions/..."), minLength, maxLength (not together
+// with pattern or format), pattern (no lookaround, no backreference, anchors only at the ends; not
+// with format), format (time, duration, email, hostname, ipv4, ipv6, uri, uuid; others refused),
+// minimum, maximum, exclusiveMinimum, exclusiveMaximum, and boolean schemas. Annotations (title,
+// description, default, examples, $schema, $id, $comment, deprecated, readOnly, writeOnly, $defs /
+// definitions as containers) are ignored as validators ignore them.
+// The plugin runs schema_rewrite.hpp first: allOf of several members, date / date-time formats,
+// other patternProperties, oneOf with disjoint alternatives and typed keywords without their type
+// reach this check rewritten into the forms above.
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -12,3 +12,7 @@ set(PLINTH_FUZZ_SUPPORT_SOURCES ${PLINTH_FUZZ_DIR}/fuzz_support.cpp
                                 ${PROJECT_SOURCE_DIR}/host/server/structured_output.cpp)
 set(PLINTH_FUZZ_LIBS plinth_runtime plinth_tokenizer plinth_chat plinth_sampling plinth_model
                      nlohmann_json::nlohmann_json Boost::headers)
+# The grammar plugin's engine (tests/fuzz/grammar.cpp): only where its target exists (XGrammar's
+# source fetched by tools/fetch_xgrammar), linking it.
+set(PLINTH_FUZZ_GRAMMAR_TARGET grammar)
+set(PLINTH_FUZZ_GRAMMAR_LIB plinth_grammar_xgrammar_core)

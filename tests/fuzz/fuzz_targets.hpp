@@ -25,6 +25,8 @@ void fuzz_http_request(const uint8_t* data, size_t size);
 void fuzz_tokenizer(const uint8_t* data, size_t size);
 void fuzz_chat_template(const uint8_t* data, size_t size);
 void fuzz_stop_strings(const uint8_t* data, size_t size);
+/// Built when the grammar plugin's engine is (plugins/grammar_xgrammar, XGrammar fetched).
+void fuzz_grammar(const uint8_t* data, size_t size);
 
 }  // namespace plinth::fuzz
 

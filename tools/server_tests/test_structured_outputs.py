@@ -37,6 +37,9 @@ SERVER = None
 openai = None
 PLINTH = None
 MANIFEST = None
+# Choices in CompileOffTheNetworkThread's slow constraint: 5,000 took 5.6 s to compile on the
+# 2-core machine with another job running (20,000 ran into the 10 s compile limit).
+SLOW_CHOICES = 3000
 
 PERSON = {
     "type": "object",
@@ -273,6 +276,58 @@ class ForcedDrafts(unittest.TestCase):
         stream = client().chat.completions.create(model=SERVER.model, stream=True, **req)
         self.assertEqual("".join(c.choices[0].delta.content or "" for c in stream if c.choices),
                          off["choices"][0]["message"]["content"])
+
+
+def slow_choices(tag, n):
+    """A choice list whose compilation takes seconds on SmolLM2's vocabulary (the grammar's states
+    grow with the bytes of the choices); `tag` makes it new to the compile cache."""
+    return [f"{tag} option {i:06d} of the long list" for i in range(n)]
+
+
+class CompileOffTheNetworkThread(unittest.TestCase):
+    # The server runs one network thread (--http-threads 1, the default): were a constraint
+    # compiled on it, every other connection would wait for the compilation.
+    def test_other_connections_are_answered_while_a_slow_constraint_compiles(self):
+        import random
+        import threading
+        import time
+        slow = {"prompt": "Pick one: ", "max_tokens": 2, "temperature": 0,
+                "structured_outputs": {"choice": slow_choices("%08x" % random.getrandbits(32),
+                                                              SLOW_CHOICES)}}
+        done = {}
+
+        def slow_request():
+            done["status"], done["body"] = post(slow, "/v1/completions")
+            done["at"] = time.monotonic()
+
+        thread = threading.Thread(target=slow_request)
+        start = time.monotonic()
+        thread.start()
+        time.sleep(0.5)  # the slow request is sent and compiling
+        asked = time.monotonic()
+        status, _, _ = raw("GET", "/health")
+        self.assertEqual(status, 200)
+        health_s = time.monotonic() - asked
+        status, body = post({"prompt": "Hello", "max_tokens": 2, "temperature": 0},
+                            "/v1/completions")
+        self.assertEqual(status, 200, body)
+        status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
+                             "max_tokens": 4, "temperature": 0,
+                             "structured_outputs": {"choice": ["yes", "no"]}})
+        self.assertEqual(status, 200, body)  # a small constraint compiles beside the slow one
+        others_done = time.monotonic()
+        thread.join(timeout=300)
+        self.assertEqual(done.get("status"), 200, done.get("body"))
+        text = done["body"]["choices"][0]["text"]  # 2 tokens: the start of a choice
+        self.assertTrue(any(c.startswith(text) for c in slow["structured_outputs"]["choice"]),
+                        text)
+        # The slow request ended after the others were answered: they did not wait for it.
+        self.assertGreater(done["at"], others_done,
+                           f"the slow constraint was answered at {done['at'] - start:.2f} s, "
+                           f"the other requests at {others_done - start:.2f} s (GET /health took "
+                           f"{health_s:.2f} s): they waited for the compilation, or it was not "
+                           "slow enough to tell (raise SLOW_CHOICES)")
+        self.assertLess(health_s, 1.0, "GET /health waited for the compilation")
 
 
 def spec_prefix_manifest(manifest):

@@ -25,6 +25,9 @@ const Target kTargets[] = {
     {"tokenizer", plinth::fuzz::fuzz_tokenizer},
     {"chat_template", plinth::fuzz::fuzz_chat_template},
     {"stop_strings", plinth::fuzz::fuzz_stop_strings},
+#ifdef PLINTH_FUZZ_GRAMMAR
+    {"grammar", plinth::fuzz::fuzz_grammar},
+#endif
 };
 
 std::vector<fs::path> inputs(const std::string& target) {
