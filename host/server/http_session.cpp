@@ -15,6 +15,7 @@
 #include "server/api_routes.hpp"
 #include "server/engine_requests.hpp"
 #include "server/tokenize_api.hpp"
+#include "server/tool_envelope.hpp"
 
 namespace plinth::server {
 
@@ -254,6 +255,7 @@ void HttpSession::run_generation(const ApiRequest& api,
     try {
       grammar = state_->engine.host().grammar().compile(*api.grammar);
     } catch (const GrammarSpecError& e) {
+      if (api.tools) throw tool_grammar_error(state_->engine.host().grammar(), *api.tools, e.what());
       throw ApiError::invalid(api.grammar_param,
                               std::string("the output constraint was refused: ") + e.what());
     }

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
+#include <variant>
 
 #include "schema_subset.hpp"
 
@@ -91,6 +93,41 @@ xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
   return xgrammar::TokenizerInfo(encoded, xgrammar::VocabType::RAW, n, v.stop_ids, false);
 }
 
+// The JSON Schemas of a structural tag ({"type": "json_schema", "json_schema": ...} anywhere
+// in it) held to the subset, and their style to plain JSON (the other styles encode values in
+// ways the subset check does not cover); `ptr` is the JSON pointer of `v`.
+void check_structural_schemas(const ordered_json& v, const std::string& ptr) {
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) check_structural_schemas(v[i], ptr + "/" + std::to_string(i));
+    return;
+  }
+  if (!v.is_object()) return;
+  if (v.contains("type") && v["type"] == "json_schema" && v.contains("json_schema")) {
+    if (v.contains("style") && v["style"] != "json") {
+      throw CompileError(ptr + "/style", "only the \"json\" style of json_schema is supported");
+    }
+    SchemaRefusal why;
+    if (!check_schema_subset(nlohmann::json::parse(v["json_schema"].dump()), why)) {
+      throw CompileError(ptr + "/json_schema" + why.pointer, why.message);
+    }
+    return;
+  }
+  for (const auto& [key, value] : v.items()) check_structural_schemas(value, ptr + "/" + key);
+}
+
+xgrammar::CompiledGrammar compile_structural_tag(xgrammar::GrammarCompiler& compiler,
+                                                 const xgrammar::TokenizerInfo& info,
+                                                 std::string_view spec) {
+  check_structural_schemas(parse_json(spec, "the structural tag"), "");
+  auto grammar = xgrammar::Grammar::FromStructuralTag(std::string(spec), info);
+  if (const auto* error = std::get_if<xgrammar::StructuralTagError>(&grammar)) {
+    throw CompileError("", std::string("the structural tag was refused: ") +
+                               std::visit([](const auto& e) { return std::string(e.what()); },
+                                          *error));
+  }
+  return compiler.CompileGrammar(std::get<xgrammar::Grammar>(grammar));
+}
+
 }  // namespace
 
 Compiled::~Compiled() = default;
@@ -119,8 +156,12 @@ std::shared_ptr<const Compiled> Engine::compile(SpecKind kind, std::string_view 
     // is the order the output follows).
     key = std::to_string(static_cast<int>(kind)) + "|" + (options.compact ? "c" : "b") +
           std::to_string(options.max_whitespace) + "|" + (options.strict ? "s" : "n") + "|";
-    if (kind == SpecKind::kJsonSchema || kind == SpecKind::kChoice) {
-      key += parse_json(spec, kind == SpecKind::kChoice ? "the choice list" : "the schema").dump();
+    if (kind == SpecKind::kJsonSchema || kind == SpecKind::kChoice ||
+        kind == SpecKind::kStructuralTag) {
+      key += parse_json(spec, kind == SpecKind::kChoice          ? "the choice list"
+                              : kind == SpecKind::kStructuralTag ? "the structural tag"
+                                                                 : "the schema")
+                 .dump();
     } else if (kind != SpecKind::kJsonObject) {
       key += spec;
     }
@@ -259,6 +300,10 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
       case SpecKind::kEbnf:
         out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
             compiler_->CompileGrammar(std::string(spec), "root"));
+        break;
+      case SpecKind::kStructuralTag:
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compile_structural_tag(*compiler_, *info_, spec));
         break;
       default:
         throw CompileError("", "unknown grammar kind " + std::to_string(static_cast<int>(kind)));

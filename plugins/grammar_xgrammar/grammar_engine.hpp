@@ -39,7 +39,8 @@ enum class SpecKind : int32_t {
   kJsonObject = 2,
   kRegex = 3,
   kChoice = 4,
-  kEbnf = 5
+  kEbnf = 5,
+  kStructuralTag = 6
 };
 
 struct CompileOptions {
