@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "app/engine_host.hpp"
-#include "server/api_error.hpp"
 #include "server/anthropic_tools.hpp"
+#include "server/api_error.hpp"
 #include "server/api_json.hpp"
 #include "server/async_engine.hpp"
 
@@ -236,9 +236,8 @@ std::string count_tokens_response(std::string_view text, const EngineHost& host,
     chat["max_tokens"] = 1;
     try {
       return dump_json(
-          {{"input_tokens", parse_request(ApiKind::kChat, dump_json(chat), host, limits)
-                                .prompts.front()
-                                .size()}});
+          {{"input_tokens",
+            parse_request(ApiKind::kChat, dump_json(chat), host, limits).prompts.front().size()}});
     } catch (const ApiError& e) {
       throw renamed(e);
     }
@@ -336,14 +335,13 @@ std::string MessagesResponse::tool_events(const std::vector<ToolEvent>& events) 
         tool_ids_[e.index] = random_tool_id("toolu_");
         open_block_ = next_block_++;
         open_is_text_ = false;
-        out += sse_event("content_block_start",
-                         {{"type", "content_block_start"},
-                          {"index", open_block_},
-                          {"content_block",
-                           {{"type", "tool_use"},
-                            {"id", tool_ids_[e.index]},
-                            {"name", e.text},
-                            {"input", json::object()}}}});
+        out += sse_event("content_block_start", {{"type", "content_block_start"},
+                                                 {"index", open_block_},
+                                                 {"content_block",
+                                                  {{"type", "tool_use"},
+                                                   {"id", tool_ids_[e.index]},
+                                                   {"name", e.text},
+                                                   {"input", json::object()}}}});
         break;
       case ToolEvent::Kind::kArguments:
         if (open_block_ >= 0 && !open_is_text_) {
@@ -437,10 +435,10 @@ std::string MessagesResponse::on_event(size_t, const StreamEvent& ev) {
                                          {"stop_sequence", nullptr},
                                          {"usage", usage()}}}});
     if (!tool_parser_) {
-      out += sse_event("content_block_start",
-                       {{"type", "content_block_start"},
-                        {"index", 0},
-                        {"content_block", {{"type", "text"}, {"text", ""}}}});
+      out +=
+          sse_event("content_block_start", {{"type", "content_block_start"},
+                                            {"index", 0},
+                                            {"content_block", {{"type", "text"}, {"text", ""}}}});
     }
     out += sse_event("ping", {{"type", "ping"}});
   }
@@ -465,8 +463,8 @@ std::string MessagesResponse::stream_end() const {
   std::string out;
   if (tool_parser_) {
     if (open_block_ >= 0) {
-      out += sse_event("content_block_stop",
-                       {{"type", "content_block_stop"}, {"index", open_block_}});
+      out +=
+          sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", open_block_}});
     }
   } else {
     out += sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}});

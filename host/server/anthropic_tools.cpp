@@ -39,8 +39,9 @@ json translate_tool(const json& tool, size_t i) {
 
 void translate_tool_choice(const json& choice, json& chat) {
   if (!choice.is_object()) {
-    throw bad("tool_choice", "tool_choice: expected an object {\"type\": \"auto\" | \"any\" | "
-                             "\"tool\" | \"none\"}");
+    throw bad("tool_choice",
+              "tool_choice: expected an object {\"type\": \"auto\" | \"any\" | "
+              "\"tool\" | \"none\"}");
   }
   const std::string type = choice.contains("type") && choice["type"].is_string()
                                ? choice["type"].get<std::string>()
@@ -191,8 +192,8 @@ ApiError renamed(const ApiError& e) {
                                       std::regex(R"(tools\[(\d+)\]\.function\.)"),
                                       std::regex(R"(tool_choice\.function\.name)"),
                                       std::regex(R"(parallel_tool_calls)")};
-  static const char* const kTo[] = {"tools[$1].input_schema", "tools[$1].",
-                                    "tool_choice.name", "tool_choice.disable_parallel_tool_use"};
+  static const char* const kTo[] = {"tools[$1].input_schema", "tools[$1].", "tool_choice.name",
+                                    "tool_choice.disable_parallel_tool_use"};
   std::string param = e.param(), message = e.what();
   for (size_t i = 0; i < std::size(kRules); ++i) {
     param = std::regex_replace(param, kRules[i], kTo[i]);

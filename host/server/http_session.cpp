@@ -255,7 +255,8 @@ void HttpSession::run_generation(const ApiRequest& api,
     try {
       grammar = state_->engine.host().grammar().compile(*api.grammar);
     } catch (const GrammarSpecError& e) {
-      if (api.tools) throw tool_grammar_error(state_->engine.host().grammar(), *api.tools, e.what());
+      if (api.tools)
+        throw tool_grammar_error(state_->engine.host().grammar(), *api.tools, e.what());
       throw ApiError::invalid(api.grammar_param,
                               std::string("the output constraint was refused: ") + e.what());
     }

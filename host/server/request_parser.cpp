@@ -281,9 +281,8 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host,
     }
   } else {
     const bool tool_history =
-        std::any_of(messages.begin(), messages.end(), [](const ChatMessage& m) {
-          return m.role == "tool" || !m.tool_calls.empty();
-        });
+        std::any_of(messages.begin(), messages.end(),
+                    [](const ChatMessage& m) { return m.role == "tool" || !m.tool_calls.empty(); });
     if (tool_history || (tools != nullptr && tools->calls_possible())) {
       messages = envelope_messages(std::move(messages), tools);
     }

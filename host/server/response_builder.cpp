@@ -84,11 +84,11 @@ ResponseBuilder::ResponseBuilder(const ApiRequest& r, std::string id, int64_t cr
   for (const auto& p : r.prompts) prompt_tokens_ += static_cast<uint32_t>(p.size());
   tools_ = r.kind == ApiKind::kChat && r.tools != nullptr;
   if (tools_) {
-    content_forced_ = r.tools->choice == ToolChoice::kRequired ||
-                      r.tools->choice == ToolChoice::kNamed;
+    content_forced_ =
+        r.tools->choice == ToolChoice::kRequired || r.tools->choice == ToolChoice::kNamed;
     for (Choice& c : choices_) {
-      c.tool_parser = r.tools->format == ToolFormat::kHermes ? make_hermes_parser()
-                                                             : make_envelope_parser();
+      c.tool_parser =
+          r.tools->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
     }
   }
 }
@@ -133,17 +133,17 @@ json ResponseBuilder::tool_message(const Choice& c) {
   json calls = json::array();
   for (size_t i = 0; i < r.calls.size() && i < c.call_ids.size(); ++i) {
     if (c.call_ids[i].empty()) continue;
-    calls.push_back({{"id", c.call_ids[i]},
-                     {"type", "function"},
-                     {"function", {{"name", r.calls[i].name}, {"arguments", r.calls[i].arguments}}}});
+    calls.push_back(
+        {{"id", c.call_ids[i]},
+         {"type", "function"},
+         {"function", {{"name", r.calls[i].name}, {"arguments", r.calls[i].arguments}}}});
   }
   if (!calls.empty()) message["tool_calls"] = std::move(calls);
   return message;
 }
 
 std::string ResponseBuilder::tool_finish_reason(const Choice& c) {
-  return c.finish_reason == "stop" && !c.tool_result.calls.empty() ? "tool_calls"
-                                                                     : c.finish_reason;
+  return c.finish_reason == "stop" && !c.tool_result.calls.empty() ? "tool_calls" : c.finish_reason;
 }
 
 json ResponseBuilder::usage() const {
@@ -263,12 +263,12 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
   }
   if (kind_ == ApiKind::kChat && !c.role_sent) {
     json j = chunk_base();
-    j["choices"] = json::array({{{"index", index},
-                                 {"delta",
-                                  {{"role", "assistant"},
-                                   {"content", content_forced_ ? json(nullptr) : json("")}}},
-                                 {"logprobs", nullptr},
-                                 {"finish_reason", nullptr}}});
+    j["choices"] = json::array(
+        {{{"index", index},
+          {"delta",
+           {{"role", "assistant"}, {"content", content_forced_ ? json(nullptr) : json("")}}},
+          {"logprobs", nullptr},
+          {"finish_reason", nullptr}}});
     frames += sse_frame(dump_json(j));
     c.role_sent = true;
   }

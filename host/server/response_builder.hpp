@@ -109,7 +109,7 @@ class ResponseBuilder final : public GenerationResponse {
   std::vector<std::string> echo_;
   uint32_t prompt_tokens_ = 0;
   size_t num_finished_ = 0;
-  bool tools_ = false;         // the reply may hold tool calls
+  bool tools_ = false;           // the reply may hold tool calls
   bool content_forced_ = false;  // tool_choice required / named: the reply is calls only
   std::string error_;
   int error_status_ = 500;

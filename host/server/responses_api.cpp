@@ -391,12 +391,9 @@ json ResponsesResponse::item_json(const Item& item, bool final) const {
             {"content", std::move(content)}};
   }
   const ToolCallResult::Call& call = tool_result_.calls.at(item.index);
-  return {{"id", item.id},
-          {"type", "function_call"},
-          {"status", status},
-          {"call_id", item.call_id},
-          {"name", call.name},
-          {"arguments", final ? call.arguments : std::string()}};
+  return {{"id", item.id},     {"type", "function_call"},
+          {"status", status},  {"call_id", item.call_id},
+          {"name", call.name}, {"arguments", final ? call.arguments : std::string()}};
 }
 
 std::string ResponsesResponse::close_item() const {
@@ -443,15 +440,14 @@ std::string ResponsesResponse::tool_events(const std::vector<ToolEvent>& events)
           const size_t output_index = items_.size() - 1;
           out += event("response.output_item.added",
                        {{"output_index", output_index}, {"item", item_json(items_.back(), false)}});
-          out += event("response.content_part.added",
-                       {{"item_id", id},
-                        {"output_index", output_index},
-                        {"content_index", 0},
-                        {"part",
-                         {{"type", "output_text"},
-                          {"text", ""},
-                          {"annotations", json::array()},
-                          {"logprobs", json::array()}}}});
+          out += event("response.content_part.added", {{"item_id", id},
+                                                       {"output_index", output_index},
+                                                       {"content_index", 0},
+                                                       {"part",
+                                                        {{"type", "output_text"},
+                                                         {"text", ""},
+                                                         {"annotations", json::array()},
+                                                         {"logprobs", json::array()}}}});
         }
       }
       tool_texts_[items_.back().index] += e.text;
@@ -472,9 +468,9 @@ std::string ResponsesResponse::tool_events(const std::vector<ToolEvent>& events)
                                                     {"item", item_json(items_.back(), false)}});
       }
     } else if (stream_ && item_open_ && items_.back().call && items_.back().index == e.index) {
-      out += event("response.function_call_arguments.delta", {{"item_id", items_.back().id},
-                                                              {"output_index", items_.size() - 1},
-                                                              {"delta", e.text}});
+      out += event(
+          "response.function_call_arguments.delta",
+          {{"item_id", items_.back().id}, {"output_index", items_.size() - 1}, {"delta", e.text}});
     }
   }
   return out;

@@ -77,7 +77,7 @@ bool is_space(char c) {
 
 /// Where the calls sit in a JSON reply.
 struct Layout {
-  std::string calls_key;  ///< the root member holding the calls ("" = the root itself)
+  std::string calls_key;    ///< the root member holding the calls ("" = the root itself)
   bool calls_array = true;  ///< the calls are an array (else the value is one call)
   std::string name_key = "name";
   std::string args_key = "arguments";
@@ -126,10 +126,10 @@ class JsonCallScanner {
       value_end();
     }
     if (is_space(c)) return;
-    const bool starts_value = c == '"' ? !(top_is_object() && !stack_.back().has_key)
-                                       : (c == '{' || c == '[' ||
-                                          (!in_literal_ && c != '}' && c != ']' && c != ',' &&
-                                           c != ':'));
+    const bool starts_value =
+        c == '"' ? !(top_is_object() && !stack_.back().has_key)
+                 : (c == '{' || c == '[' ||
+                    (!in_literal_ && c != '}' && c != ']' && c != ',' && c != ':'));
     if (starts_value) value_start(c == '"');
     if (capture_ == Capture::kArguments || capture_ == Capture::kResponseRaw) pending_ += c;
     switch (c) {

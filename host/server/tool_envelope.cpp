@@ -116,11 +116,11 @@ GrammarSpec envelope_grammar(const ToolRequest& r) {
       defs[key] = std::move(args);
       args = ordered_json{{"$ref", "#/$defs/" + key}};
     }
-    calls.push_back(ordered_json{{"type", "object"},
-                                 {"properties", {{"name", string_const(f.name)},
-                                                 {"arguments", std::move(args)}}},
-                                 {"required", {"name", "arguments"}},
-                                 {"additionalProperties", false}});
+    calls.push_back(ordered_json{
+        {"type", "object"},
+        {"properties", {{"name", string_const(f.name)}, {"arguments", std::move(args)}}},
+        {"required", {"name", "arguments"}},
+        {"additionalProperties", false}});
   }
   ordered_json list = {{"type", "array"},
                        {"items", calls.size() == 1 ? calls[0] : ordered_json{{"anyOf", calls}}},
@@ -148,26 +148,25 @@ GrammarSpec hermes_grammar(const ToolRequest& r) {
   ordered_json tags = ordered_json::array();
   for (const ToolFunction& f : r.tools) {
     if (r.choice == ToolChoice::kNamed && f.name != r.named) continue;
-    tags.push_back({{"type", "tag"},
-                    {"begin", "<tool_call>\n{\"name\": " + ordered_json(f.name).dump() +
-                                  ", \"arguments\": "},
-                    {"content", {{"type", "json_schema"}, {"json_schema", parameters_schema(f)}}},
-                    {"end", "}\n</tool_call>"}});
+    tags.push_back(
+        {{"type", "tag"},
+         {"begin", "<tool_call>\n{\"name\": " + ordered_json(f.name).dump() + ", \"arguments\": "},
+         {"content", {{"type", "json_schema"}, {"json_schema", parameters_schema(f)}}},
+         {"end", "}\n</tool_call>"}});
   }
   const bool one = !r.parallel || r.choice == ToolChoice::kNamed;
   // auto: free text, a call wherever the marker starts one; required / named: calls only.
-  const ordered_json format =
-      r.choice == ToolChoice::kAuto
-          ? ordered_json{{"type", "triggered_tags"},
-                         {"triggers", ordered_json::array({"<tool_call>"})},
-                         {"tags", std::move(tags)},
-                         {"at_least_one", false},
-                         {"stop_after_first", one}}
-          : ordered_json{{"type", "tags_with_separator"},
-                         {"tags", std::move(tags)},
-                         {"separator", "\n"},
-                         {"at_least_one", true},
-                         {"stop_after_first", one}};
+  const ordered_json format = r.choice == ToolChoice::kAuto
+                                  ? ordered_json{{"type", "triggered_tags"},
+                                                 {"triggers", ordered_json::array({"<tool_call>"})},
+                                                 {"tags", std::move(tags)},
+                                                 {"at_least_one", false},
+                                                 {"stop_after_first", one}}
+                                  : ordered_json{{"type", "tags_with_separator"},
+                                                 {"tags", std::move(tags)},
+                                                 {"separator", "\n"},
+                                                 {"at_least_one", true},
+                                                 {"stop_after_first", one}};
   GrammarSpec g;
   g.kind = PLINTH_GRAMMAR_STRUCTURAL_TAG;
   g.spec = ordered_json{{"type", "structural_tag"}, {"format", format}}.dump();
@@ -233,8 +232,8 @@ std::vector<ChatMessage> envelope_messages(std::vector<ChatMessage> messages,
       ordered_json calls = ordered_json::array();
       for (const ChatToolCall& c : m.tool_calls) {
         call_names[c.id] = c.name;
-        calls.push_back({{"name", c.name},
-                         {"arguments", ordered_json::parse(c.arguments, nullptr, false)}});
+        calls.push_back(
+            {{"name", c.name}, {"arguments", ordered_json::parse(c.arguments, nullptr, false)}});
       }
       std::string text = ordered_json{{"tool_calls", std::move(calls)}}.dump();
       if (!m.content.empty()) text = m.content + "\n" + text;

@@ -51,7 +51,6 @@ std::string envelope_system_prompt(const ToolRequest& r);
 /// `messages` with tool calls and tool results rendered as envelope text (tool turns become user
 /// turns; consecutive tool results share one), and, when `r` allows calls, the envelope's system
 /// prompt appended to the first system message (or put first).
-std::vector<ChatMessage> envelope_messages(std::vector<ChatMessage> messages,
-                                           const ToolRequest* r);
+std::vector<ChatMessage> envelope_messages(std::vector<ChatMessage> messages, const ToolRequest* r);
 
 }  // namespace plinth::server

@@ -27,15 +27,14 @@ ordered_json parameters_of(const ordered_json* given, const std::string& at) {
     return ordered_json{{"type", "object"}, {"properties", ordered_json::object()}};
   }
   if (!given->is_object()) {
-    throw ApiError::unprocessable(at, at + ": expected a JSON Schema object, got " +
-                                          std::string(given->type_name()));
+    throw ApiError::unprocessable(
+        at, at + ": expected a JSON Schema object, got " + std::string(given->type_name()));
   }
   const auto type = given->find("type");
   if (type == given->end()) {
     if (given->empty()) return ordered_json{{"type", "object"}};
-    throw ApiError::invalid(at + ".type", at +
-                                              ".type: required, \"object\" (a function's "
-                                              "arguments are a JSON object)");
+    throw ApiError::invalid(at + ".type", at + ".type: required, \"object\" (a function's "
+                                               "arguments are a JSON object)");
   }
   if (*type != "object") {
     throw ApiError::invalid(at + ".type", at + ".type = " + type->dump() +
@@ -56,8 +55,8 @@ ToolFunction parse_tool(const ordered_json& tool, size_t i) {
     throw ApiError::unprocessable(at + ".type", at + ".type: required string \"function\"");
   }
   if (*type != "function") {
-    throw ApiError::invalid(at + ".type", at + ".type = " + type->dump() +
-                                              ": only \"function\" tools are supported");
+    throw ApiError::invalid(
+        at + ".type", at + ".type = " + type->dump() + ": only \"function\" tools are supported");
   }
   const auto fn = tool.find("function");
   if (fn == tool.end() || !fn->is_object()) {
@@ -92,7 +91,8 @@ ToolFunction parse_tool(const ordered_json& tool, size_t i) {
     f.strict = s->get<bool>();
   }
   const auto params = fn->find("parameters");
-  f.parameters = parameters_of(params == fn->end() ? nullptr : &*params, at + ".function.parameters");
+  f.parameters =
+      parameters_of(params == fn->end() ? nullptr : &*params, at + ".function.parameters");
   return f;
 }
 
@@ -114,17 +114,17 @@ void parse_tool_choice(const json& v, ToolRequest& r) {
     return;
   }
   if (!v.is_object()) {
-    throw ApiError::unprocessable("tool_choice",
-                                  "tool_choice: expected a string or an object, got " +
-                                      std::string(v.type_name()));
+    throw ApiError::unprocessable(
+        "tool_choice",
+        "tool_choice: expected a string or an object, got " + std::string(v.type_name()));
   }
   const auto type = v.find("type");
   if (type == v.end() || *type != "function") {
     throw ApiError::invalid("tool_choice.type", "tool_choice.type: must be \"function\"");
   }
   const auto fn = v.find("function");
-  const bool has_name = fn != v.end() && fn->is_object() && fn->contains("name") &&
-                        (*fn)["name"].is_string();
+  const bool has_name =
+      fn != v.end() && fn->is_object() && fn->contains("name") && (*fn)["name"].is_string();
   if (!has_name) {
     throw ApiError::unprocessable("tool_choice.function.name",
                                   "tool_choice.function.name: required string");
@@ -151,8 +151,8 @@ std::optional<ToolRequest> parse_tool_request(const json& body, std::string_view
   ToolRequest r;
   if (has_tools) {
     if (!tools->is_array()) {
-      throw ApiError::unprocessable("tools", "tools: expected an array of tools, got " +
-                                                 std::string(tools->type_name()));
+      throw ApiError::unprocessable(
+          "tools", "tools: expected an array of tools, got " + std::string(tools->type_name()));
     }
     if (tools->size() > 128) {
       throw ApiError::invalid("tools", "tools: at most 128 tools per request");
@@ -178,9 +178,9 @@ std::optional<ToolRequest> parse_tool_request(const json& body, std::string_view
                             "tool_choice: requires tools (the request lists no tool to call)");
   }
   if (r.choice == ToolChoice::kNamed && r.find(r.named) == nullptr) {
-    throw ApiError::invalid("tool_choice.function.name",
-                            "tool_choice.function.name = \"" + r.named +
-                                "\": no tool of that name in tools");
+    throw ApiError::invalid(
+        "tool_choice.function.name",
+        "tool_choice.function.name = \"" + r.named + "\": no tool of that name in tools");
   }
   if (auto p = body.find("parallel_tool_calls"); p != body.end() && !p->is_null()) {
     if (!p->is_boolean()) {
@@ -197,8 +197,9 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
     const auto id = m.find("tool_call_id");
     if (id == m.end() || !id->is_string()) {
       throw ApiError::unprocessable(where + ".tool_call_id",
-                                    where + ".tool_call_id: required string (the id of the call "
-                                            "this message answers)");
+                                    where +
+                                        ".tool_call_id: required string (the id of the call "
+                                        "this message answers)");
     }
     msg.tool_call_id = id->get<std::string>();
     return;
@@ -210,8 +211,8 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
     throw ApiError::invalid(at, at + ": only assistant messages carry tool calls");
   }
   if (!calls->is_array()) {
-    throw ApiError::unprocessable(at, at + ": expected an array, got " +
-                                          std::string(calls->type_name()));
+    throw ApiError::unprocessable(
+        at, at + ": expected an array, got " + std::string(calls->type_name()));
   }
   for (size_t j = 0; j < calls->size(); ++j) {
     const json& c = (*calls)[j];
@@ -219,7 +220,8 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
     if (!c.is_object()) throw ApiError::unprocessable(cat, cat + ": expected an object");
     ChatToolCall call;
     if (auto id = c.find("id"); id != c.end() && !id->is_null()) {
-      if (!id->is_string()) throw ApiError::unprocessable(cat + ".id", cat + ".id: expected a string");
+      if (!id->is_string())
+        throw ApiError::unprocessable(cat + ".id", cat + ".id: expected a string");
       call.id = id->get<std::string>();
     }
     if (auto type = c.find("type"); type != c.end() && !type->is_null() && *type != "function") {
@@ -232,14 +234,16 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
     }
     const auto name = fn->find("name");
     if (name == fn->end() || !name->is_string()) {
-      throw ApiError::unprocessable(cat + ".function.name", cat + ".function.name: required string");
+      throw ApiError::unprocessable(cat + ".function.name",
+                                    cat + ".function.name: required string");
     }
     call.name = name->get<std::string>();
     const auto args = fn->find("arguments");
     if (args == fn->end() || !args->is_string()) {
       throw ApiError::unprocessable(cat + ".function.arguments",
-                                    cat + ".function.arguments: required string (the arguments' "
-                                          "JSON text)");
+                                    cat +
+                                        ".function.arguments: required string (the arguments' "
+                                        "JSON text)");
     }
     call.arguments = args->get<std::string>();
     if (json::parse(call.arguments, nullptr, false).is_discarded()) {

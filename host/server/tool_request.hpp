@@ -1,5 +1,6 @@
 #pragma once
-// Tool calling in OpenAI's chat request (https://platform.openai.com/docs/api-reference/chat/create):
+// Tool calling in OpenAI's chat request
+// (https://platform.openai.com/docs/api-reference/chat/create):
 //   tools: [{"type": "function", "function": {"name", "description", "parameters", "strict"}}]
 //   tool_choice: "none" | "auto" | "required" | {"type": "function", "function": {"name": ...}}
 //   parallel_tool_calls: bool (default true)
@@ -40,8 +41,8 @@ enum class ToolFormat { kEnvelope, kHermes };
 struct ToolRequest {
   std::vector<ToolFunction> tools;
   ToolChoice choice = ToolChoice::kNone;
-  std::string named;      ///< kNamed: the function that must be called
-  bool parallel = true;   ///< parallel_tool_calls: more than one call in a reply
+  std::string named;     ///< kNamed: the function that must be called
+  bool parallel = true;  ///< parallel_tool_calls: more than one call in a reply
   ToolFormat format = ToolFormat::kEnvelope;  ///< set by the parser from the chat template
   /// Whether the reply may hold tool calls (tools given and tool_choice not none).
   bool calls_possible() const { return !tools.empty() && choice != ToolChoice::kNone; }

@@ -98,7 +98,8 @@ xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
 // ways the subset check does not cover); `ptr` is the JSON pointer of `v`.
 void check_structural_schemas(const ordered_json& v, const std::string& ptr) {
   if (v.is_array()) {
-    for (size_t i = 0; i < v.size(); ++i) check_structural_schemas(v[i], ptr + "/" + std::to_string(i));
+    for (size_t i = 0; i < v.size(); ++i)
+      check_structural_schemas(v[i], ptr + "/" + std::to_string(i));
     return;
   }
   if (!v.is_object()) return;
@@ -121,9 +122,9 @@ xgrammar::CompiledGrammar compile_structural_tag(xgrammar::GrammarCompiler& comp
   check_structural_schemas(parse_json(spec, "the structural tag"), "");
   auto grammar = xgrammar::Grammar::FromStructuralTag(std::string(spec), info);
   if (const auto* error = std::get_if<xgrammar::StructuralTagError>(&grammar)) {
-    throw CompileError("", std::string("the structural tag was refused: ") +
-                               std::visit([](const auto& e) { return std::string(e.what()); },
-                                          *error));
+    throw CompileError("",
+                       std::string("the structural tag was refused: ") +
+                           std::visit([](const auto& e) { return std::string(e.what()); }, *error));
   }
   return compiler.CompileGrammar(std::get<xgrammar::Grammar>(grammar));
 }

@@ -100,8 +100,8 @@ class Qwen25 final : public Family {
         out.marker(kStart);
         out.text(m.content.empty() ? m.role : cat({m.role, "\n", m.content}));
         for (const ChatToolCall& c : m.tool_calls) {
-          out.text(cat({"\n<tool_call>\n{\"name\": \"", c.name, "\", \"arguments\": ",
-                        python_tojson(c.arguments), "}\n</tool_call>"}));
+          out.text(cat({"\n<tool_call>\n{\"name\": \"", c.name,
+                        "\", \"arguments\": ", python_tojson(c.arguments), "}\n</tool_call>"}));
         }
         out.marker(kEnd);
         out.text("\n");

@@ -60,7 +60,8 @@ void expect_calls_match_json(const ToolCallResult& r, const std::string& text) {
 const std::string kTwoCalls =
     "{ \"tool_calls\" : [\n  {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris, "
     "\\\"FR\\\"\", \"days\": [1, 2.5e1, -3], \"opts\": {\"unit\": null, \"deep\": [{}, []]}}},"
-    " {\"name\":\"find\",\"arguments\":{\"q\":\"caf\\u00e9 \\ud83d\\ude00 {[,:]}\",\"n\":true}}\n]}";
+    " {\"name\":\"find\",\"arguments\":{\"q\":\"caf\\u00e9 \\ud83d\\ude00 "
+    "{[,:]}\",\"n\":true}}\n]}";
 
 TEST(ToolCallParser, EnvelopeWholeAndByteByByteAgree) {
   const ToolCallResult whole = feed_in_pieces(kTwoCalls, {});
@@ -119,7 +120,8 @@ TEST(ToolCallParser, ResponseIsDecodedContent) {
 }
 
 TEST(ToolCallParser, ACutReplyYieldsWhatItHolds) {
-  const ToolCallResult r = feed_in_pieces("{\"tool_calls\": [{\"name\": \"f\", \"arguments\": {\"a\": [1, ", {});
+  const ToolCallResult r =
+      feed_in_pieces("{\"tool_calls\": [{\"name\": \"f\", \"arguments\": {\"a\": [1, ", {});
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0].name, "f");
   EXPECT_EQ(r.calls[0].arguments, "{\"a\":[1,");
@@ -180,15 +182,14 @@ int status_of(const json& body, std::string* param = nullptr) {
   return 200;
 }
 
-json weather_tool() {
-  return {{"type", "function"},
-          {"function",
-           {{"name", "get_weather"},
-            {"description", "Weather of a city"},
-            {"parameters",
-             {{"type", "object"},
-              {"properties", {{"city", {{"type", "string"}}}}},
-              {"required", {"city"}}}}}}}};
+json weather_tool(){return {{"type", "function"},
+                            {"function",
+                             {{"name", "get_weather"},
+                              {"description", "Weather of a city"},
+                              {"parameters",
+                               {{"type", "object"},
+                                {"properties", {{"city", {{"type", "string"}}}}},
+                                {"required", {"city"}}}}}}}};
 }
 
 TEST(ToolRequest, ReadsToolsAndChoices) {
@@ -230,8 +231,10 @@ TEST(ToolRequest, BadInputNamesTheField) {
   not_function["tools"][0]["type"] = "retrieval";
   const std::vector<Case> cases = {
       {{{"tool_choice", "required"}}, 400, "tool_choice"},
-      {{{"tools", {weather_tool()}}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}},
-       400, "tool_choice.function.name"},
+      {{{"tools", {weather_tool()}},
+        {"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}},
+       400,
+       "tool_choice.function.name"},
       {{{"tools", {weather_tool()}}, {"tool_choice", "sometimes"}}, 400, "tool_choice"},
       {{{"tools", {weather_tool()}}, {"tool_choice", 3}}, 422, "tool_choice"},
       {{{"tools", "f"}}, 422, "tools"},
@@ -293,7 +296,8 @@ TEST(ToolEnvelope, SchemaPerChoice) {
       R"("tools": [{"type": "function", "function": {"name": "a", "parameters": {"type": "object",
           "properties": {"x": {"type": "integer"}}}}},
         {"type": "function", "function": {"name": "b"}}])";
-  const json required = json::parse(envelope_grammar(request_of("{" + tools + R"(, "tool_choice": "required"})")).spec);
+  const json required = json::parse(
+      envelope_grammar(request_of("{" + tools + R"(, "tool_choice": "required"})")).spec);
   EXPECT_EQ(required["properties"]["tool_calls"]["minItems"], 1);
   EXPECT_FALSE(required["properties"]["tool_calls"].contains("maxItems"));
   EXPECT_EQ(required["required"], json::array({"tool_calls"}));
@@ -303,8 +307,11 @@ TEST(ToolEnvelope, SchemaPerChoice) {
   EXPECT_EQ(call_a["properties"]["arguments"]["properties"]["x"]["type"], "integer");
   EXPECT_EQ(call_a["additionalProperties"], false);
 
-  const json named = json::parse(envelope_grammar(request_of(
-      "{" + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "b"}}})")).spec);
+  const json named = json::parse(
+      envelope_grammar(
+          request_of("{" + tools +
+                     R"(, "tool_choice": {"type": "function", "function": {"name": "b"}}})"))
+          .spec);
   EXPECT_EQ(named["properties"]["tool_calls"]["maxItems"], 1);
   EXPECT_EQ(named["properties"]["tool_calls"]["items"]["properties"]["name"]["const"], "b");
 
@@ -312,8 +319,10 @@ TEST(ToolEnvelope, SchemaPerChoice) {
   ASSERT_EQ(autos["anyOf"].size(), 2u);
   EXPECT_EQ(autos["anyOf"][1]["properties"]["response"]["type"], "string");
 
-  const json single = json::parse(envelope_grammar(request_of(
-      "{" + tools + R"(, "tool_choice": "required", "parallel_tool_calls": false})")).spec);
+  const json single = json::parse(
+      envelope_grammar(
+          request_of("{" + tools + R"(, "tool_choice": "required", "parallel_tool_calls": false})"))
+          .spec);
   EXPECT_EQ(single["properties"]["tool_calls"]["maxItems"], 1);
 }
 
@@ -334,8 +343,11 @@ TEST(ToolEnvelope, HermesGrammarIsFreeTextThenCalls) {
   EXPECT_EQ(a["format"]["tags"][0]["begin"], "<tool_call>\n{\"name\": \"a\", \"arguments\": ");
   EXPECT_EQ(a["format"]["tags"][0]["end"], "}\n</tool_call>");
   EXPECT_EQ(a["format"]["tags"][0]["content"]["json_schema"]["properties"]["x"]["type"], "integer");
-  const json named = json::parse(hermes_grammar(request_of(
-      "{" + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "b"}}})")).spec);
+  const json named = json::parse(
+      hermes_grammar(
+          request_of("{" + tools +
+                     R"(, "tool_choice": {"type": "function", "function": {"name": "b"}}})"))
+          .spec);
   EXPECT_EQ(named["format"]["type"], "tags_with_separator");
   EXPECT_EQ(named["format"]["at_least_one"], true);
   EXPECT_EQ(named["format"]["stop_after_first"], true);

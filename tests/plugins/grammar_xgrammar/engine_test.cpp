@@ -124,7 +124,7 @@ TEST(GrammarEngine, StructuralTagFreeTextUntilTheTriggerThenTheTag) {
       "at_least_one": true, "stop_after_first": true}})",
                      {});
   Matcher m(g);
-  EXPECT_FALSE(m.can_end());  // at least one tag
+  EXPECT_FALSE(m.can_end());             // at least one tag
   ASSERT_TRUE(m.accept(id_of(v, "a")));  // free text
   ASSERT_TRUE(m.accept(id_of(v, "b")));  // the trigger: the tag's begin must follow
   EXPECT_FALSE(m.accept(id_of(v, "a")));
