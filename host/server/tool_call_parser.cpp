@@ -291,6 +291,10 @@ class JsonCallScanner {
         }
       }
     }
+    const bool response = capture_ == Capture::kResponseText || capture_ == Capture::kResponseRaw;
+    if (response && pending_.empty() && !response_sent_) {
+      out_->push_back({ToolEvent::Kind::kContent, 0, ""});  // an empty reply is a reply
+    }
     flush();
     capture_ = Capture::kNone;
   }
@@ -308,6 +312,7 @@ class JsonCallScanner {
       }
     } else if (capture_ == Capture::kResponseText || capture_ == Capture::kResponseRaw) {
       out_->push_back({ToolEvent::Kind::kContent, 0, pending_});
+      response_sent_ = true;
     }
     pending_.clear();
   }
@@ -316,6 +321,7 @@ class JsonCallScanner {
   size_t base_ = 0;
   std::vector<Frame> stack_;
   bool in_string_ = false, string_is_key_ = false, in_literal_ = false, done_ = false;
+  bool response_sent_ = false;  // some of the response's content was sent
   int escape_ = 0;  // 0 none, 1 after '\', 2..5 reading \u's hex digits
   uint32_t hex_ = 0;
   std::optional<uint32_t> high_surrogate_;

@@ -55,7 +55,7 @@ void tools_system(std::span<const ChatMessage> msgs, const std::vector<std::stri
   text +=
       "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou "
       "are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-  for (const std::string& t : tools) text += "\n" + python_tojson(t);
+  for (const std::string& t : tools) text.append("\n").append(python_tojson(t));
   text +=
       "\n</tools>\n\nFor each function call, return a json object with function name and "
       "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "

@@ -182,14 +182,12 @@ int status_of(const json& body, std::string* param = nullptr) {
   return 200;
 }
 
-json weather_tool(){return {{"type", "function"},
-                            {"function",
-                             {{"name", "get_weather"},
-                              {"description", "Weather of a city"},
-                              {"parameters",
-                               {{"type", "object"},
-                                {"properties", {{"city", {{"type", "string"}}}}},
-                                {"required", {"city"}}}}}}}};
+json weather_tool() {
+  json params = {{"type", "object"},
+                 {"properties", {{"city", {{"type", "string"}}}}},
+                 {"required", json::array({"city"})}};
+  json fn = {{"name", "get_weather"}, {"description", "Weather of a city"}, {"parameters", params}};
+  return {{"type", "function"}, {"function", fn}};
 }
 
 TEST(ToolRequest, ReadsToolsAndChoices) {
