@@ -322,7 +322,7 @@ class JsonCallScanner {
   std::vector<Frame> stack_;
   bool in_string_ = false, string_is_key_ = false, in_literal_ = false, done_ = false;
   bool response_sent_ = false;  // some of the response's content was sent
-  int escape_ = 0;  // 0 none, 1 after '\', 2..5 reading \u's hex digits
+  int escape_ = 0;              // 0 none, 1 after '\', 2..5 reading \u's hex digits
   uint32_t hex_ = 0;
   std::optional<uint32_t> high_surrogate_;
   std::string key_, name_, pending_;

@@ -121,10 +121,10 @@ TEST(GrammarEngine, StructuralTagFreeTextUntilTheTriggerThenTheTag) {
   auto g = e.compile(SpecKind::kStructuralTag, R"({"type": "structural_tag", "format": {
       "type": "triggered_tags", "triggers": ["b"], "tags": [{"type": "tag", "begin": "b{",
       "content": {"type": "json_schema", "json_schema": {"type": "integer"}}, "end": "}"}],
-      "at_least_one": true, "stop_after_first": true}})",
+      "at_least_one": false, "stop_after_first": false}})",
                      {});
   Matcher m(g);
-  EXPECT_FALSE(m.can_end());             // at least one tag
+  EXPECT_TRUE(m.can_end());              // no tag needed
   ASSERT_TRUE(m.accept(id_of(v, "a")));  // free text
   ASSERT_TRUE(m.accept(id_of(v, "b")));  // the trigger: the tag's begin must follow
   EXPECT_FALSE(m.accept(id_of(v, "a")));
