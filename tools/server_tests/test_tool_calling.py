@@ -75,7 +75,10 @@ def post(body, path="/v1/chat/completions"):
 
 
 def create(**kw):
-    args = dict(model=SERVER.model, messages=ASK, tools=TOOLS, max_tokens=120, temperature=0)
+    # One call per reply unless a test asks for more: given the choice, a 135M model repeats its
+    # call until max_tokens (test_parallel_calls).
+    args = dict(model=SERVER.model, messages=ASK, tools=TOOLS, max_tokens=120, temperature=0,
+                parallel_tool_calls=False)
     args.update(kw)
     return client().chat.completions.create(**args)
 
@@ -143,6 +146,24 @@ class ToolCalling(unittest.TestCase):
     def test_parallel_tool_calls_false_gives_one_call(self):
         r = create(tool_choice="required", parallel_tool_calls=False)
         self.check_calls(r.choices[0].message, r.choices[0].finish_reason, max_calls=1)
+
+    def test_parallel_calls(self):
+        # Several calls allowed: each complete call validates; max_tokens may cut the last one.
+        import jsonschema
+        r = create(tool_choice="required", parallel_tool_calls=True, max_tokens=60)
+        c = r.choices[0]
+        self.assertIn(c.finish_reason, ("tool_calls", "length"))
+        calls = c.message.tool_calls
+        self.assertGreaterEqual(len(calls), 1)
+        complete = calls if c.finish_reason == "tool_calls" else calls[:-1]
+        for call in complete:
+            jsonschema.validate(json.loads(call.function.arguments),
+                                SCHEMAS[call.function.name])
+        streamed, _, finish = streamed_calls(tool_choice="required", parallel_tool_calls=True,
+                                             max_tokens=60)
+        self.assertEqual(finish, c.finish_reason)
+        self.assertEqual([(v[2], v[3]) for _, v in sorted(streamed.items())],
+                         [(x.function.name, x.function.arguments) for x in calls])
 
     def test_auto_is_a_call_or_a_reply(self):
         kinds = set()
@@ -249,7 +270,7 @@ class ToolCalling(unittest.TestCase):
                      "max_tokens": 20, "temperature": 0}
         alone = post(plain_req)[1]["choices"][0]["message"]["content"]
         tool_req = {"messages": ASK, "tools": TOOLS, "tool_choice": "required",
-                    "max_tokens": 80, "temperature": 0}
+                    "parallel_tool_calls": False, "max_tokens": 80, "temperature": 0}
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             futures = [pool.submit(post, r) for r in (tool_req, plain_req, tool_req, plain_req)]
             got = [f.result() for f in futures]
@@ -280,14 +301,15 @@ class AnthropicToolUse(unittest.TestCase):
                                    timeout=300)
 
     def create(self, **kw):
-        args = dict(model=SERVER.model, max_tokens=120, temperature=0, tools=ANTHROPIC_TOOLS,
-                    messages=ASK)
+        args = dict(model=SERVER.model, max_tokens=120, extra_body={"temperature": 0},
+                    tools=ANTHROPIC_TOOLS, messages=ASK)
         args.update(kw)
         return self.client().messages.create(**args)
 
     def test_any_named_auto_and_stream(self):
         import jsonschema
-        for choice in ({"type": "any"}, {"type": "tool", "name": "get_time"}):
+        for choice in ({"type": "any", "disable_parallel_tool_use": True},
+                       {"type": "tool", "name": "get_time"}):
             m = self.create(tool_choice=choice)
             self.assertEqual(m.stop_reason, "tool_use", m)
             uses = [b for b in m.content if b.type == "tool_use"]
@@ -297,14 +319,15 @@ class AnthropicToolUse(unittest.TestCase):
                 jsonschema.validate(b.input, SCHEMAS[b.name])
             if choice["type"] == "tool":
                 self.assertEqual([b.name for b in uses], ["get_time"])
-            with self.client().messages.stream(model=SERVER.model, max_tokens=120, temperature=0,
+            with self.client().messages.stream(model=SERVER.model, max_tokens=120,
+                                               extra_body={"temperature": 0},
                                                tools=ANTHROPIC_TOOLS, messages=ASK,
                                                tool_choice=choice) as stream:
                 final = stream.get_final_message()
             self.assertEqual(final.stop_reason, "tool_use")
             self.assertEqual([(b.name, b.input) for b in final.content if b.type == "tool_use"],
                              [(b.name, b.input) for b in uses])
-        m = self.create(tool_choice={"type": "auto"})
+        m = self.create(tool_choice={"type": "auto", "disable_parallel_tool_use": True})
         self.assertIn(m.stop_reason, ("tool_use", "end_turn", "max_tokens"))
 
     def test_tool_result_fed_back_and_counted(self):
@@ -347,7 +370,7 @@ class ResponsesFunctionCalls(unittest.TestCase):
         for choice in ("required", {"type": "function", "name": "get_time"}):
             r = c.responses.create(model=SERVER.model, input=ASK[0]["content"], temperature=0,
                                    max_output_tokens=120, tools=RESPONSES_TOOLS,
-                                   tool_choice=choice)
+                                   tool_choice=choice, parallel_tool_calls=False)
             self.assertEqual(r.status, "completed", r)
             calls = [o for o in r.output if o.type == "function_call"]
             self.assertTrue(calls, r)
@@ -358,7 +381,7 @@ class ResponsesFunctionCalls(unittest.TestCase):
                 self.assertEqual([o.name for o in calls], ["get_time"])
             with c.responses.stream(model=SERVER.model, input=ASK[0]["content"], temperature=0,
                                     max_output_tokens=120, tools=RESPONSES_TOOLS,
-                                    tool_choice=choice) as stream:
+                                    tool_choice=choice, parallel_tool_calls=False) as stream:
                 final = stream.get_final_response()
             self.assertEqual([(o.name, o.arguments) for o in final.output
                               if o.type == "function_call"],
@@ -395,7 +418,7 @@ class HermesFormat(unittest.TestCase):
 
     def create(self, **kw):
         args = dict(model=self.server.model, messages=ASK, tools=TOOLS, max_tokens=120,
-                    temperature=0)
+                    temperature=0, parallel_tool_calls=False)
         args.update(kw)
         return self.client().chat.completions.create(**args)
 
