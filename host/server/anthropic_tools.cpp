@@ -130,6 +130,7 @@ void translate_turn(const std::string& role, const json& content, const std::str
                       std::string(content.type_name()));
   }
   ChatMessage turn{role, ""};
+  size_t results = 0;
   for (size_t j = 0; j < content.size(); ++j) {
     const json& block = content[j];
     const std::string bat = at + "[" + std::to_string(j) + "]";
@@ -153,13 +154,15 @@ void translate_turn(const std::string& role, const json& content, const std::str
       }
       result.tool_call_id = id->get<std::string>();
       out.push_back(std::move(result));
+      ++results;
     } else {
       turn.content += block_text(block, bat);
     }
   }
-  if (!turn.content.empty() || !turn.tool_calls.empty() || role == "assistant") {
-    out.push_back(std::move(turn));
-  }
+  // A user turn of tool results only is those results; any other turn stays (an empty one too).
+  const bool results_only = role == "user" && !out.empty() && out.back().role == "tool" &&
+                            turn.content.empty() && results > 0;
+  if (!results_only) out.push_back(std::move(turn));
 }
 
 json chat_message_json(const ChatMessage& m) {

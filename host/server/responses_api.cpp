@@ -259,7 +259,9 @@ void translate_tools(const json& body, json& chat) {
 // parse_request names the chat fields; say the Responses ones instead.
 ApiError renamed(const ApiError& e) {
   std::string param = e.param(), message = e.what();
-  if (param == "messages") param = "input";
+  // The chat messages do not map one to one on input items (instructions, function calls
+  // joining a message): a message's field is named as the input's.
+  if (param == "messages" || param.rfind("messages[", 0) == 0) param = "input";
   for (const char* from : {".function.", "tool_choice.function."}) {
     for (size_t at = param.find(from); at != std::string::npos; at = param.find(from)) {
       param.replace(at, std::string_view(from).size(),
