@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "server/api_json.hpp"
+#include "server/tool_request.hpp"
 
 namespace plinth::server::anthropic {
 
@@ -28,6 +29,10 @@ json translate_tool(const json& tool, size_t i) {
   const json* schema = find_field(tool, "input_schema");
   if (schema == nullptr || !schema->is_object()) {
     throw bad(at + ".input_schema", at + ".input_schema: required, a JSON Schema object");
+  }
+  if (json_nesting(*schema) > kMaxToolNesting) {
+    throw bad(at + ".input_schema", at + ".input_schema: nested deeper than " +
+                                        std::to_string(kMaxToolNesting) + " levels");
   }
   json fn = {{"name", *name}, {"parameters", *schema}};
   if (const json* d = find_field(tool, "description"); d != nullptr) {
@@ -97,6 +102,10 @@ ChatToolCall tool_use(const json& block, const std::string& at) {
   if (name == nullptr || !name->is_string()) throw bad(at + ".name", at + ".name: required string");
   if (input == nullptr || !input->is_object()) {
     throw bad(at + ".input", at + ".input: required object (the call's arguments)");
+  }
+  if (json_nesting(*input) > kMaxToolNesting) {
+    throw bad(at + ".input",
+              at + ".input: nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
   }
   return {id->get<std::string>(), name->get<std::string>(), input->dump()};
 }

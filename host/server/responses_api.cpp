@@ -233,6 +233,9 @@ void translate_tools(const json& body, json& chat) {
                                     ": only function tools are supported (built-in tools are "
                                     "not)");
       }
+      if (json_nesting(t) > kMaxToolNesting) {
+        throw bad(at, at + ": nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+      }
       json fn = json::object();
       for (const auto& [key, value] : t.items()) {
         if (key != "type") fn[key] = value;

@@ -1,6 +1,9 @@
 #include "server/tool_request.hpp"
 
+#include <algorithm>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "server/api_error.hpp"
 
@@ -44,8 +47,28 @@ ordered_json parameters_of(const ordered_json* given, const std::string& at) {
   return *given;
 }
 
+template <class Json>
+size_t nesting_of(const Json& v) {
+  std::vector<std::pair<const Json*, size_t>> todo = {{&v, 1}};
+  size_t deepest = 0;
+  while (!todo.empty()) {
+    const auto [node, depth] = todo.back();
+    todo.pop_back();
+    deepest = std::max(deepest, depth);
+    if (depth > kMaxToolNesting + 1) break;
+    if (node->is_structured()) {
+      for (const auto& child : *node) todo.emplace_back(&child, depth + 1);
+    }
+  }
+  return deepest;
+}
+
 ToolFunction parse_tool(const ordered_json& tool, size_t i) {
   const std::string at = "tools[" + std::to_string(i) + "]";
+  if (json_nesting(tool) > kMaxToolNesting) {
+    throw ApiError::invalid(
+        at, at + ": nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+  }
   if (!tool.is_object()) {
     throw ApiError::unprocessable(at, at + ": expected an object {\"type\": \"function\", "
                                            "\"function\": {...}}");
@@ -135,6 +158,13 @@ void parse_tool_choice(const json& v, ToolRequest& r) {
 
 }  // namespace
 
+size_t json_nesting(const json& v) {
+  return nesting_of(v);
+}
+size_t json_nesting(const ordered_json& v) {
+  return nesting_of(v);
+}
+
 const ToolFunction* ToolRequest::find(std::string_view name) const {
   for (const ToolFunction& f : tools) {
     if (f.name == name) return &f;
@@ -157,9 +187,19 @@ std::optional<ToolRequest> parse_tool_request(const json& body, std::string_view
     if (tools->size() > 128) {
       throw ApiError::invalid("tools", "tools: at most 128 tools per request");
     }
-    // The schemas with their members in the request's order (`body` has sorted them).
+    // The schemas with their members in the request's order (`body` has sorted them); the
+    // sorted ones if the text says otherwise (a duplicate "tools" key: the parsers keep
+    // different ones).
     const auto ordered = ordered_json::parse(raw, nullptr, false);
-    const ordered_json& list = ordered.at("tools");
+    const bool same = ordered.is_object() && ordered.contains("tools") &&
+                      ordered["tools"].is_array() && ordered["tools"].size() == tools->size();
+    if (json_nesting(*tools) > kMaxToolNesting + 1) {  // before anything copies them
+      throw ApiError::invalid(
+          "tools", "tools: nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+    }
+    ordered_json fallback;
+    if (!same) fallback = ordered_json::parse(tools->dump());
+    const ordered_json& list = same ? ordered["tools"] : fallback;
     std::set<std::string> names;
     for (size_t i = 0; i < list.size(); ++i) {
       ToolFunction f = parse_tool(list[i], i);
@@ -246,9 +286,15 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
                                         "JSON text)");
     }
     call.arguments = args->get<std::string>();
-    if (json::parse(call.arguments, nullptr, false).is_discarded()) {
+    const json parsed = json::parse(call.arguments, nullptr, false);
+    if (parsed.is_discarded()) {
       throw ApiError::invalid(cat + ".function.arguments",
                               cat + ".function.arguments: not JSON text");
+    }
+    if (json_nesting(parsed) > kMaxToolNesting) {
+      throw ApiError::invalid(cat + ".function.arguments",
+                              cat + ".function.arguments: nested deeper than " +
+                                  std::to_string(kMaxToolNesting) + " levels");
     }
     msg.tool_calls.push_back(std::move(call));
   }

@@ -8,6 +8,7 @@
 // member, 400 bad value: an invalid name, duplicate names, parameters that are not an object
 // schema, tool_choice without tools or naming an unknown function).
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,16 @@ struct ToolRequest {
   /// The function called `name`, or null.
   const ToolFunction* find(std::string_view name) const;
 };
+
+/// JSON levels a tool (its parameters schema included) or a history call's arguments may nest:
+/// the code that walks and writes them recurses (the grammar plugin refuses schemas nested
+/// deeper than 64 schema levels anyway).
+inline constexpr size_t kMaxToolNesting = 160;
+
+/// The nesting of `v` (1 for a scalar), counted without recursion, and no further than one past
+/// kMaxToolNesting + 1.
+size_t json_nesting(const nlohmann::json& v);
+size_t json_nesting(const nlohmann::ordered_json& v);
 
 /// Reads tools / tool_choice / parallel_tool_calls of a chat body. `raw` is the body's text (the
 /// parameter schemas are taken from it with their members in order). nullopt when the body has

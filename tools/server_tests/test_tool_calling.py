@@ -264,6 +264,26 @@ class ToolCalling(unittest.TestCase):
         self.assertIn("/properties/n/multipleOf", body["error"]["message"])
         got, body = post({"prompt": "x", "max_tokens": 1, "tools": TOOLS}, "/v1/completions")
         self.assertEqual((got, body["error"]["param"]), (400, "tools"), body)
+        # 100,000 nested arrays in a schema or in a history call's arguments: refused, no crash
+        deep = "[" * 100000 + "]" * 100000
+        for text, param in [
+                ('{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", '
+                 '"function": {"name": "f", "parameters": {"type": "object", "default": '
+                 + deep + '}}}]}', "tools"),
+                ('{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", '
+                 '"tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", '
+                 '"arguments": "' + deep + '"}}]}]}',
+                 "messages[1].tool_calls[0].function.arguments"),
+                ('{"max_tokens": 4, "messages": [{"role": "user", "content": "x"}], "tools": '
+                 '[{"name": "f", "input_schema": {"type": "object", "default": ' + deep + '}}]}',
+                 None)]:
+            path = "/v1/chat/completions" if param else "/v1/messages"
+            status, _, data = raw("POST", path, text)
+            self.assertEqual(status, 400, data[:300])
+            if param:
+                self.assertEqual(json.loads(data)["error"]["param"], param)
+            else:
+                self.assertIn("nested deeper", json.loads(data)["error"]["message"])
 
     def test_other_requests_unaffected(self):
         plain_req = {"messages": [{"role": "user", "content": "Name a fruit."}],
