@@ -289,7 +289,7 @@ std::string error_body(unsigned status, const std::string& openai_body) {
 
 MessagesResponse::MessagesResponse(std::string id, std::string model, bool stream,
                                    uint32_t input_tokens, std::vector<std::string> stop,
-                                   std::shared_ptr<const ToolRequest> tools)
+                                   const std::shared_ptr<const ToolRequest>& tools)
     : id_(std::move(id)),
       model_(std::move(model)),
       stream_(stream),

@@ -87,7 +87,7 @@ class MessagesResponse final : public GenerationResponse {
   /// and name, then input_json_delta fragments of the input's JSON).
   MessagesResponse(std::string id, std::string model, bool stream, uint32_t input_tokens,
                    std::vector<std::string> stop,
-                   std::shared_ptr<const ToolRequest> tools = nullptr);
+                   const std::shared_ptr<const ToolRequest>& tools = nullptr);
 
   std::string on_event(size_t index, const StreamEvent& event) override;
   bool stream() const override { return stream_; }

@@ -216,33 +216,26 @@ json ResponseBuilder::chunk_base() const {
   return j;
 }
 
-std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
-  Choice& c = choices_.at(index);
-  if (c.finished) return {};
-  c.text += ev.text_delta;
-  for (const TokenLogprob& t : ev.logprobs) c.cumulative_logprob += t.logprob;
-  if (logprobs_) c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
-  c.completion_tokens = std::max(c.completion_tokens, ev.num_generated_tokens);
-  json tool_json;
-  if (tools_) {
-    std::vector<ToolEvent> events;
-    c.tool_parser->feed(ev.text_delta, events);
-    if (ev.finished) c.tool_parser->finish(events);
-    tool_json = tool_delta(c, events);
-  }
-  if (ev.finished) {
-    c.finished = true;
-    c.finish_reason = ev.finish_reason == "error" ? "abort" : ev.finish_reason;
-    if (tools_) c.finish_reason = tool_finish_reason(c);
-    if (ev.finish_reason == "error" && error_.empty()) {
-      error_ = ev.error;
-      error_status_ = ev.error_status;
-      error_param_ = ev.error_param;
-    }
-    num_finished_++;
-  }
-  if (!stream_) return {};
+json ResponseBuilder::feed_tools(Choice& c, const StreamEvent& ev) {
+  std::vector<ToolEvent> events;
+  c.tool_parser->feed(ev.text_delta, events);
+  if (ev.finished) c.tool_parser->finish(events);
+  return tool_delta(c, events);
+}
 
+void ResponseBuilder::finish_choice(Choice& c, const StreamEvent& ev) {
+  c.finished = true;
+  c.finish_reason = ev.finish_reason == "error" ? "abort" : ev.finish_reason;
+  if (tools_) c.finish_reason = tool_finish_reason(c);
+  if (ev.finish_reason == "error" && error_.empty()) {
+    error_ = ev.error;
+    error_status_ = ev.error_status;
+    error_param_ = ev.error_param;
+  }
+  num_finished_++;
+}
+
+std::string ResponseBuilder::leading_frames(size_t index, Choice& c, const StreamEvent& ev) {
   std::string frames;
   if (ev.finish_reason == "error") {
     json err = {{"error",
@@ -251,15 +244,6 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
                   {"param", ev.error_param.empty() ? json(nullptr) : json(ev.error_param)},
                   {"code", ev.error_status}}}};
     frames += sse_frame(dump_json(err));
-  }
-  const size_t lp_from = c.lp_sent;
-  const size_t lp_to = logprobs_ ? num_visible(c) : lp_from;
-  c.lp_sent = lp_to;
-  const bool has_logprobs = lp_to > lp_from;
-  std::string text_delta = ev.text_delta;
-  if (!c.echo_sent) {
-    text_delta = echo_of(index) + text_delta;
-    c.echo_sent = true;
   }
   if (kind_ == ApiKind::kChat && !c.role_sent) {
     json j = chunk_base();
@@ -272,11 +256,32 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
     frames += sse_frame(dump_json(j));
     c.role_sent = true;
   }
-  if (tools_) {
-    if (tool_json.empty() && !ev.finished && !has_logprobs) return frames;
-  } else if (text_delta.empty() && !ev.finished && !has_logprobs) {
-    return frames;
+  return frames;
+}
+
+std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
+  Choice& c = choices_.at(index);
+  if (c.finished) return {};
+  c.text += ev.text_delta;
+  for (const TokenLogprob& t : ev.logprobs) c.cumulative_logprob += t.logprob;
+  if (logprobs_) c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
+  c.completion_tokens = std::max(c.completion_tokens, ev.num_generated_tokens);
+  json tool_json = tools_ ? feed_tools(c, ev) : json();
+  if (ev.finished) finish_choice(c, ev);
+  if (!stream_) return {};
+
+  std::string frames = leading_frames(index, c, ev);
+  const size_t lp_from = c.lp_sent;
+  const size_t lp_to = logprobs_ ? num_visible(c) : lp_from;
+  c.lp_sent = lp_to;
+  const bool has_logprobs = lp_to > lp_from;
+  std::string text_delta = ev.text_delta;
+  if (!c.echo_sent) {
+    text_delta = echo_of(index) + text_delta;
+    c.echo_sent = true;
   }
+  const bool nothing = tools_ ? tool_json.empty() : text_delta.empty();
+  if (nothing && !ev.finished && !has_logprobs) return frames;
   json choice = {{"index", index}};
   if (tools_) {
     choice["delta"] = std::move(tool_json);

@@ -87,6 +87,12 @@ class ResponseBuilder final : public GenerationResponse {
   };
   /// Tool calling: the delta (or message) members of the events of choice `c`; ids assigned.
   nlohmann::json tool_delta(Choice& c, const std::vector<ToolEvent>& events);
+  /// Tool calling: feeds the event's text to `c`'s parser; the delta members of what it read.
+  nlohmann::json feed_tools(Choice& c, const StreamEvent& ev);
+  /// Records the end of choice `c` (its finish_reason; the first error).
+  void finish_choice(Choice& c, const StreamEvent& ev);
+  /// Stream: the error frame of a failed choice and the role chunk before its first delta.
+  std::string leading_frames(size_t index, Choice& c, const StreamEvent& ev);
   /// Tool calling: the body's message of choice `c`.
   static nlohmann::json tool_message(const Choice& c);
   /// Tool calling: finish_reason "tool_calls" for a reply with calls that stopped by itself.

@@ -173,25 +173,6 @@ GrammarSpec hermes_grammar(const ToolRequest& r) {
   return g;
 }
 
-ApiError tool_grammar_error(const GrammarCompiler& compiler, const ToolRequest& r,
-                            const std::string& message) {
-  if (!compiler.available()) {
-    return ApiError::invalid("tools",
-                             "tools: tool calling is not supported by this pipeline: it has no "
-                             "grammar plugin; use a manifest with one "
-                             "(manifests/cpu_structured.json)");
-  }
-  for (size_t i = 0; i < r.tools.size(); ++i) {
-    try {
-      compiler.compile(parameters_grammar(r.tools[i]));
-    } catch (const GrammarSpecError& e) {
-      const std::string at = "tools[" + std::to_string(i) + "].function.parameters";
-      return ApiError::invalid(at, at + ": the schema was refused: " + e.what());
-    }
-  }
-  return ApiError::invalid("tools", "the tool-call constraint was refused: " + message);
-}
-
 std::string envelope_system_prompt(const ToolRequest& r) {
   ordered_json list = ordered_json::array();
   for (const ToolFunction& f : r.tools) {

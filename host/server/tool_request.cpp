@@ -172,6 +172,43 @@ const ToolFunction* ToolRequest::find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// tools: each read (the schemas from the body's text, members in order).
+std::vector<ToolFunction> parse_tool_list(const json& tools, std::string_view raw) {
+  if (!tools.is_array()) {
+    throw ApiError::unprocessable(
+        "tools", "tools: expected an array of tools, got " + std::string(tools.type_name()));
+  }
+  if (tools.size() > 128) throw ApiError::invalid("tools", "tools: at most 128 tools per request");
+  if (json_nesting(tools) > kMaxToolNesting + 1) {  // before anything copies them
+    throw ApiError::invalid(
+        "tools", "tools: nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+  }
+  // The schemas with their members in the request's order (`body` has sorted them); the sorted
+  // ones if the text says otherwise (a duplicate "tools" key: the parsers keep different ones).
+  const auto ordered = ordered_json::parse(raw, nullptr, false);
+  const bool same = ordered.is_object() && ordered.contains("tools") &&
+                    ordered["tools"].is_array() && ordered["tools"].size() == tools.size();
+  ordered_json fallback;
+  if (!same) fallback = ordered_json::parse(tools.dump());
+  const ordered_json& list = same ? ordered["tools"] : fallback;
+  std::vector<ToolFunction> out;
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    ToolFunction f = parse_tool(list[i], i);
+    if (!names.insert(f.name).second) {
+      const std::string at = "tools[" + std::to_string(i) + "].function.name";
+      throw ApiError::invalid(
+          at, at + ": \"" + f.name + "\" is the name of an earlier tool; names must be unique");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<ToolRequest> parse_tool_request(const json& body, std::string_view raw) {
   const auto tools = body.find("tools");
   const auto choice = body.find("tool_choice");
@@ -179,38 +216,7 @@ std::optional<ToolRequest> parse_tool_request(const json& body, std::string_view
   const bool has_choice = choice != body.end() && !choice->is_null();
   if (!has_tools && !has_choice) return std::nullopt;
   ToolRequest r;
-  if (has_tools) {
-    if (!tools->is_array()) {
-      throw ApiError::unprocessable(
-          "tools", "tools: expected an array of tools, got " + std::string(tools->type_name()));
-    }
-    if (tools->size() > 128) {
-      throw ApiError::invalid("tools", "tools: at most 128 tools per request");
-    }
-    // The schemas with their members in the request's order (`body` has sorted them); the
-    // sorted ones if the text says otherwise (a duplicate "tools" key: the parsers keep
-    // different ones).
-    const auto ordered = ordered_json::parse(raw, nullptr, false);
-    const bool same = ordered.is_object() && ordered.contains("tools") &&
-                      ordered["tools"].is_array() && ordered["tools"].size() == tools->size();
-    if (json_nesting(*tools) > kMaxToolNesting + 1) {  // before anything copies them
-      throw ApiError::invalid(
-          "tools", "tools: nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
-    }
-    ordered_json fallback;
-    if (!same) fallback = ordered_json::parse(tools->dump());
-    const ordered_json& list = same ? ordered["tools"] : fallback;
-    std::set<std::string> names;
-    for (size_t i = 0; i < list.size(); ++i) {
-      ToolFunction f = parse_tool(list[i], i);
-      if (!names.insert(f.name).second) {
-        throw ApiError::invalid("tools[" + std::to_string(i) + "].function.name",
-                                "tools[" + std::to_string(i) + "].function.name: \"" + f.name +
-                                    "\" is the name of an earlier tool; names must be unique");
-      }
-      r.tools.push_back(std::move(f));
-    }
-  }
+  if (has_tools) r.tools = parse_tool_list(*tools, raw);
   r.choice = r.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
   if (has_choice) parse_tool_choice(*choice, r);
   if (r.tools.empty() && r.choice != ToolChoice::kNone) {
@@ -231,6 +237,50 @@ std::optional<ToolRequest> parse_tool_request(const json& body, std::string_view
   }
   return r;
 }
+
+namespace {
+
+// messages[i].tool_calls[j] (`at`): {"id", "type": "function", "function": {"name", "arguments"}}.
+ChatToolCall parse_history_call(const json& c, const std::string& at) {
+  if (!c.is_object()) throw ApiError::unprocessable(at, at + ": expected an object");
+  ChatToolCall call;
+  if (auto id = c.find("id"); id != c.end() && !id->is_null()) {
+    if (!id->is_string()) throw ApiError::unprocessable(at + ".id", at + ".id: expected a string");
+    call.id = id->get<std::string>();
+  }
+  if (auto type = c.find("type"); type != c.end() && !type->is_null() && *type != "function") {
+    throw ApiError::invalid(at + ".type", at + ".type: must be \"function\"");
+  }
+  const auto fn = c.find("function");
+  if (fn == c.end() || !fn->is_object()) {
+    throw ApiError::unprocessable(at + ".function",
+                                  at + ".function: required object {\"name\", \"arguments\"}");
+  }
+  const auto name = fn->find("name");
+  if (name == fn->end() || !name->is_string()) {
+    throw ApiError::unprocessable(at + ".function.name", at + ".function.name: required string");
+  }
+  call.name = name->get<std::string>();
+  const auto args = fn->find("arguments");
+  if (args == fn->end() || !args->is_string()) {
+    throw ApiError::unprocessable(at + ".function.arguments",
+                                  at + ".function.arguments: required string (the arguments' "
+                                       "JSON text)");
+  }
+  call.arguments = args->get<std::string>();
+  const json parsed = json::parse(call.arguments, nullptr, false);
+  if (parsed.is_discarded()) {
+    throw ApiError::invalid(at + ".function.arguments", at + ".function.arguments: not JSON text");
+  }
+  if (json_nesting(parsed) > kMaxToolNesting) {
+    throw ApiError::invalid(at + ".function.arguments",
+                            at + ".function.arguments: nested deeper than " +
+                                std::to_string(kMaxToolNesting) + " levels");
+  }
+  return call;
+}
+
+}  // namespace
 
 void parse_message_tools(const json& m, const std::string& where, ChatMessage& msg) {
   if (msg.role == "tool") {
@@ -255,48 +305,7 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
         at, at + ": expected an array, got " + std::string(calls->type_name()));
   }
   for (size_t j = 0; j < calls->size(); ++j) {
-    const json& c = (*calls)[j];
-    const std::string cat = at + "[" + std::to_string(j) + "]";
-    if (!c.is_object()) throw ApiError::unprocessable(cat, cat + ": expected an object");
-    ChatToolCall call;
-    if (auto id = c.find("id"); id != c.end() && !id->is_null()) {
-      if (!id->is_string())
-        throw ApiError::unprocessable(cat + ".id", cat + ".id: expected a string");
-      call.id = id->get<std::string>();
-    }
-    if (auto type = c.find("type"); type != c.end() && !type->is_null() && *type != "function") {
-      throw ApiError::invalid(cat + ".type", cat + ".type: must be \"function\"");
-    }
-    const auto fn = c.find("function");
-    if (fn == c.end() || !fn->is_object()) {
-      throw ApiError::unprocessable(cat + ".function",
-                                    cat + ".function: required object {\"name\", \"arguments\"}");
-    }
-    const auto name = fn->find("name");
-    if (name == fn->end() || !name->is_string()) {
-      throw ApiError::unprocessable(cat + ".function.name",
-                                    cat + ".function.name: required string");
-    }
-    call.name = name->get<std::string>();
-    const auto args = fn->find("arguments");
-    if (args == fn->end() || !args->is_string()) {
-      throw ApiError::unprocessable(cat + ".function.arguments",
-                                    cat +
-                                        ".function.arguments: required string (the arguments' "
-                                        "JSON text)");
-    }
-    call.arguments = args->get<std::string>();
-    const json parsed = json::parse(call.arguments, nullptr, false);
-    if (parsed.is_discarded()) {
-      throw ApiError::invalid(cat + ".function.arguments",
-                              cat + ".function.arguments: not JSON text");
-    }
-    if (json_nesting(parsed) > kMaxToolNesting) {
-      throw ApiError::invalid(cat + ".function.arguments",
-                              cat + ".function.arguments: nested deeper than " +
-                                  std::to_string(kMaxToolNesting) + " levels");
-    }
-    msg.tool_calls.push_back(std::move(call));
+    msg.tool_calls.push_back(parse_history_call((*calls)[j], at + "[" + std::to_string(j) + "]"));
   }
 }
 
