@@ -220,37 +220,36 @@ void check_stream_options(const json& body) {
 // Function tools {"type": "function", "name", "description", "parameters", "strict"} as chat's
 // {"type": "function", "function": {...}}; tool_choice {"type": "function", "name"} as chat's
 // named function; parallel_tool_calls as it is.
+// tools[i] = {"type": "function", "name", ...} as chat's {"type": "function", "function": {...}}.
+json function_tool(const json& t, size_t i) {
+  const std::string at = "tools[" + std::to_string(i) + "]";
+  if (!t.is_object()) throw bad(at, at + ": expected an object");
+  if (t.value("type", json()) != "function") {
+    throw bad(at + ".type", at + ".type = " + t.value("type", json()).dump() +
+                                ": only function tools are supported (built-in tools are not)");
+  }
+  if (json_nesting(t) > kMaxToolNesting) {
+    throw bad(at, at + ": nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+  }
+  json fn = json::object();
+  for (const auto& [key, value] : t.items()) {
+    if (key != "type") fn[key] = value;
+  }
+  return {{"type", "function"}, {"function", std::move(fn)}};
+}
+
 void translate_tools(const json& body, json& chat) {
   if (const json* tools = find_field(body, "tools"); tools != nullptr) {
     if (!tools->is_array()) throw bad("tools", "tools: expected an array");
     json list = json::array();
-    for (size_t i = 0; i < tools->size(); ++i) {
-      const json& t = (*tools)[i];
-      const std::string at = "tools[" + std::to_string(i) + "]";
-      if (!t.is_object()) throw bad(at, at + ": expected an object");
-      if (t.value("type", json()) != "function") {
-        throw bad(at + ".type", at + ".type = " + t.value("type", json()).dump() +
-                                    ": only function tools are supported (built-in tools are "
-                                    "not)");
-      }
-      if (json_nesting(t) > kMaxToolNesting) {
-        throw bad(at, at + ": nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
-      }
-      json fn = json::object();
-      for (const auto& [key, value] : t.items()) {
-        if (key != "type") fn[key] = value;
-      }
-      list.push_back({{"type", "function"}, {"function", std::move(fn)}});
-    }
+    for (size_t i = 0; i < tools->size(); ++i) list.push_back(function_tool((*tools)[i], i));
     if (!list.empty()) chat["tools"] = std::move(list);
   }
   if (const json* choice = find_field(body, "tool_choice"); choice != nullptr) {
     if (choice->is_object() && choice->value("type", json()) == "function") {
       chat["tool_choice"] = {{"type", "function"},
                              {"function", {{"name", choice->value("name", json())}}}};
-    } else if (!chat.contains("tools") && *choice == "auto") {
-      // asks for nothing
-    } else {
+    } else if (chat.contains("tools") || *choice != "auto") {  // auto without tools: nothing
       chat["tool_choice"] = *choice;
     }
   }

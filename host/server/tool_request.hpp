@@ -21,6 +21,7 @@
 namespace plinth::server {
 
 /// One function the model may call.
+// NOLINTNEXTLINE(bugprone-exception-escape): ordered_json's noexcept move calls ordered_map's.
 struct ToolFunction {
   std::string name;         ///< ^[A-Za-z0-9_-]{1,64}$, as OpenAI requires
   std::string description;  ///< "" when absent
