@@ -3,10 +3,19 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace plinth {
 
-/// One turn of a conversation. role: "system" | "user" | "assistant".
+/// A tool call an assistant turn made (OpenAI's message.tool_calls[j]).
+struct ChatToolCall {
+  std::string id;         ///< "call_..." ("" when the client gave none)
+  std::string name;       ///< the function called
+  std::string arguments;  ///< its arguments as JSON text, as the client gave them
+};
+
+/// One turn of a conversation. role: "system" | "user" | "assistant" ("tool" where the server
+/// renders tool results; chat templates without tools take the three).
 struct ChatMessage {
   std::string role;
   std::string content;
@@ -14,6 +23,10 @@ struct ChatMessage {
   /// OpenAI-compatible servers); nullopt = not given. Templates that keep reasoning (Qwen3) use it
   /// instead of splitting a <think> block off `content`; the others ignore it, as their Jinja does.
   std::optional<std::string> reasoning_content = std::nullopt;
+  /// An assistant turn's tool calls (empty: none).
+  std::vector<ChatToolCall> tool_calls = {};
+  /// A "tool" turn: the id of the call whose result `content` is.
+  std::string tool_call_id = {};
 };
 
 }  // namespace plinth

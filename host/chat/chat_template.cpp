@@ -120,10 +120,12 @@ std::vector<std::string> ChatTemplate::known_families() {
 std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMessage>& messages,
                                                         bool add_generation_prompt,
                                                         const RenderOptions& options) const {
+  const bool tools = family_->supports_tools();
   for (size_t i = 0; i < messages.size(); ++i) {
-    if (!known_role(messages[i].role)) {
+    if (!known_role(messages[i].role) && !(tools && messages[i].role == "tool")) {
       throw std::invalid_argument("chat message " + std::to_string(i) + " has unknown role \"" +
-                                  messages[i].role + "\"; allowed roles: system, user, assistant");
+                                  messages[i].role + "\"; allowed roles: system, user, assistant" +
+                                  (tools ? ", tool" : ""));
     }
   }
   // The default system turn only precedes a non-empty conversation (as SmolLM2's template does).
@@ -135,8 +137,8 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
     conv = {with_default, 1};
   }
   chat::Prompt prompt;
-  family_->render(conv, add_generation_prompt, {bos_, eos_, date_string_, options.enable_thinking},
-                  prompt);
+  family_->render(conv, add_generation_prompt,
+                  {bos_, eos_, date_string_, options.enable_thinking, &options.tools}, prompt);
 
   std::vector<Segment> out;
   for (const chat::Prompt::Piece& p : prompt.pieces()) {
@@ -159,9 +161,13 @@ std::string ChatTemplate::render_text(const std::vector<ChatMessage>& messages,
   return text;
 }
 
+bool ChatTemplate::supports_tools() const {
+  return family_->supports_tools();
+}
+
 std::vector<std::string> ChatTemplate::stop_texts() const {
   std::vector<std::string> out;
-  for (std::string& t : family_->stop_texts({bos_, eos_, date_string_, {}})) {
+  for (std::string& t : family_->stop_texts({bos_, eos_, date_string_, {}, nullptr})) {
     if (!t.empty() && std::find(out.begin(), out.end(), t) == out.end())
       out.push_back(std::move(t));
   }

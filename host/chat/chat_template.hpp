@@ -66,6 +66,10 @@ class ChatTemplate {
     /// Qwen3's enable_thinking: false = the generation prompt opens an empty think block;
     /// nullopt = undefined in the template (thinking on). Other families ignore it.
     std::optional<bool> enable_thinking;
+    /// The request's tools, each an OpenAI tool object's JSON text ({"type": "function",
+    /// "function": {...}}, members in order); rendered by the families whose templates define
+    /// tool calling (supports_tools()), ignored by the others.
+    std::vector<std::string> tools;
   };
 
   /// Recognises the family of `jinja_text`, with Options{default_system}.
@@ -106,6 +110,10 @@ class ChatTemplate {
 
   /// The system prompt prepended when the conversation has none (empty: none).
   const std::string& default_system() const { return default_system_; }
+  /// Whether the family's template defines tool calling: render() then takes
+  /// RenderOptions::tools, assistant messages' tool_calls and "tool" messages (others refuse the
+  /// "tool" role; the server writes tool turns as text for them).
+  bool supports_tools() const;
   /// Family name, e.g. "chatml", "llama3".
   const std::string& family() const { return family_name_; }
   /// The bos_token / eos_token texts the rendering uses ("" = none).

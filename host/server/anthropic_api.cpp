@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "app/engine_host.hpp"
+#include "server/anthropic_tools.hpp"
 #include "server/api_error.hpp"
 #include "server/api_json.hpp"
 #include "server/async_engine.hpp"
@@ -48,8 +49,8 @@ std::string block_text(const json& block, const std::string& at) {
                                 "s are not supported by this server (a text-only model); send "
                                 "text blocks");
   }
-  if (t == "tool_use" || t == "tool_result" || t == "server_tool_use") {
-    throw bad(at + ".type", at + ".type = \"" + t + "\": tool use " + kNoTools);
+  if (t == "server_tool_use") {
+    throw bad(at + ".type", at + ".type = \"" + t + "\": server tools are not supported");
   }
   if (t == "thinking" || t == "redacted_thinking") {
     throw bad(at + ".type", at + ".type = \"" + t + "\": thinking blocks are not supported");
@@ -92,7 +93,11 @@ std::vector<ChatMessage> read_messages(const json& body) {
     }
     const json* content = find_field(msg, "content");
     if (content == nullptr) throw bad(at + ".content", at + ".content: required");
-    out.push_back({role->get<std::string>(), content_text(*content, at + ".content")});
+    if (content->is_string()) {
+      out.push_back({role->get<std::string>(), content->get<std::string>()});
+    } else {
+      translate_turn(role->get<std::string>(), *content, at + ".content", block_text, out);
+    }
   }
   if (out.back().role == "assistant") {
     throw bad("messages", "messages[" + std::to_string(out.size() - 1) +
@@ -102,19 +107,10 @@ std::vector<ChatMessage> read_messages(const json& body) {
   return out;
 }
 
-// tools, tool_choice, output_config.format, container, mcp_servers, thinking: refused unless
+// output_config.format, container, mcp_servers, thinking: refused unless
 // they ask for nothing. Hints without meaning for this server pass unread: output_config.effort,
 // cache_control (the prefix cache is automatic), service_tier, speed, inference_geo.
 void refuse_unsupported(const json& body) {
-  if (const json* tools = find_field(body, "tools"); tools != nullptr && !tools->empty()) {
-    throw bad("tools", std::string("tools ") + kNoTools);
-  }
-  if (const json* choice = find_field(body, "tool_choice"); choice != nullptr) {
-    const std::string type = choice->is_object() ? choice->value("type", "") : "";
-    if (type != "none" && type != "auto") {
-      throw bad("tool_choice", std::string("tool_choice ") + kNoTools);
-    }
-  }
   if (const json* config = find_field(body, "output_config");
       config != nullptr && config->is_object() && find_field(*config, "format") != nullptr) {
     throw bad("output_config.format",
@@ -196,10 +192,9 @@ Translated translate(const json& body, bool count_only) {
   json chat = json::object();
   if (const json* model = find_field(body, "model"); model != nullptr) chat["model"] = *model;
   json messages = json::array();
-  for (const ChatMessage& m : conversation) {
-    messages.push_back({{"role", m.role}, {"content", m.content}});
-  }
+  for (const ChatMessage& m : conversation) messages.push_back(chat_message_json(m));
   chat["messages"] = std::move(messages);
+  translate_tools(body, chat);
   if (!count_only) translate_sampling(body, chat);
   return {std::move(chat), std::move(conversation)};
 }
@@ -209,10 +204,14 @@ PreparedGeneration prepare_messages(std::string_view text, const EngineHost& hos
   const json body = parse_json_object(text);
   Translated t = translate(body, false);
   PreparedGeneration p;
-  p.api = parse_request(ApiKind::kChat, dump_json(t.chat_body), host, limits);
+  try {
+    p.api = parse_request(ApiKind::kChat, dump_json(t.chat_body), host, limits);
+  } catch (const ApiError& e) {
+    throw renamed(e);
+  }
   p.response = std::make_unique<MessagesResponse>(
       std::move(id), p.api.model, p.api.stream, static_cast<uint32_t>(p.api.prompts.front().size()),
-      p.api.params.stop);
+      p.api.params.stop, p.api.tools);
   return p;
 }
 
@@ -231,6 +230,18 @@ std::string count_tokens_response(std::string_view text, const EngineHost& host,
   }
   Translated t = translate(body, true);
   size_t n = 0;
+  if (uses_tools(t.messages, body)) {
+    // Tools and tool turns are rendered by the chat parser (the template's way or the envelope).
+    json chat = t.chat_body;
+    chat["max_tokens"] = 1;
+    try {
+      return dump_json(
+          {{"input_tokens",
+            parse_request(ApiKind::kChat, dump_json(chat), host, limits).prompts.front().size()}});
+    } catch (const ApiError& e) {
+      throw renamed(e);
+    }
+  }
   try {
     n = host.encode_chat(t.messages).size();
   } catch (const std::invalid_argument& e) {
@@ -277,12 +288,90 @@ std::string error_body(unsigned status, const std::string& openai_body) {
 }
 
 MessagesResponse::MessagesResponse(std::string id, std::string model, bool stream,
-                                   uint32_t input_tokens, std::vector<std::string> stop)
+                                   uint32_t input_tokens, std::vector<std::string> stop,
+                                   const std::shared_ptr<const ToolRequest>& tools)
     : id_(std::move(id)),
       model_(std::move(model)),
       stream_(stream),
       input_tokens_(input_tokens),
-      stop_(std::move(stop)) {}
+      stop_(std::move(stop)) {
+  if (tools) {
+    tool_parser_ =
+        tools->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
+  }
+}
+
+std::string MessagesResponse::close_block() {
+  if (open_block_ < 0) return {};
+  std::string out =
+      sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", open_block_}});
+  open_block_ = -1;
+  return out;
+}
+
+std::string MessagesResponse::tool_events(const std::vector<ToolEvent>& events) {
+  std::string out;
+  for (const ToolEvent& e : events) {
+    tool_result_.apply(e);
+    switch (e.kind) {
+      case ToolEvent::Kind::kContent:
+        if (open_block_ < 0 || !open_is_text_) {
+          out += close_block();
+          open_block_ = next_block_++;
+          open_is_text_ = true;
+          out += sse_event("content_block_start",
+                           {{"type", "content_block_start"},
+                            {"index", open_block_},
+                            {"content_block", {{"type", "text"}, {"text", ""}}}});
+        }
+        out += sse_event("content_block_delta",
+                         {{"type", "content_block_delta"},
+                          {"index", open_block_},
+                          {"delta", {{"type", "text_delta"}, {"text", e.text}}}});
+        break;
+      case ToolEvent::Kind::kCallStart:
+        out += close_block();
+        if (tool_ids_.size() <= e.index) tool_ids_.resize(e.index + 1);
+        tool_ids_[e.index] = random_tool_id("toolu_");
+        open_block_ = next_block_++;
+        open_is_text_ = false;
+        out += sse_event("content_block_start", {{"type", "content_block_start"},
+                                                 {"index", open_block_},
+                                                 {"content_block",
+                                                  {{"type", "tool_use"},
+                                                   {"id", tool_ids_[e.index]},
+                                                   {"name", e.text},
+                                                   {"input", json::object()}}}});
+        break;
+      case ToolEvent::Kind::kArguments:
+        if (open_block_ >= 0 && !open_is_text_) {
+          out += sse_event("content_block_delta",
+                           {{"type", "content_block_delta"},
+                            {"index", open_block_},
+                            {"delta", {{"type", "input_json_delta"}, {"partial_json", e.text}}}});
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+json MessagesResponse::tool_content() const {
+  json content = json::array();
+  if (tool_result_.has_content && !tool_result_.content.empty()) {
+    content.push_back({{"type", "text"}, {"text", tool_result_.content}});
+  }
+  for (size_t i = 0; i < tool_result_.calls.size() && i < tool_ids_.size(); ++i) {
+    if (tool_ids_[i].empty()) continue;
+    json input = json::parse(tool_result_.calls[i].arguments, nullptr, false);
+    if (!input.is_object()) input = json::object();  // cut short by max_tokens
+    content.push_back({{"type", "tool_use"},
+                       {"id", tool_ids_[i]},
+                       {"name", tool_result_.calls[i].name},
+                       {"input", std::move(input)}});
+  }
+  return content;
+}
 
 json MessagesResponse::usage() const {
   return {{"input_tokens", input_tokens_}, {"output_tokens", output_tokens_}};
@@ -290,6 +379,7 @@ json MessagesResponse::usage() const {
 
 json MessagesResponse::stop_reason() const {
   if (finish_reason_ == "length") return "max_tokens";
+  if (finish_reason_ == "stop" && !tool_result_.calls.empty()) return "tool_use";
   if (finish_reason_ == "stop") return stop_index_ >= 0 ? "stop_sequence" : "end_turn";
   return nullptr;  // aborted: no reason Anthropic names
 }
@@ -306,6 +396,20 @@ std::string MessagesResponse::on_event(size_t, const StreamEvent& ev) {
   if (finished_) return {};
   text_ += ev.text_delta;
   output_tokens_ = std::max(output_tokens_, ev.num_generated_tokens);
+  std::vector<ToolEvent> events;
+  if (tool_parser_) {
+    tool_parser_->feed(ev.text_delta, events);
+    if (ev.finished) tool_parser_->finish(events);
+    if (!stream_) {
+      for (const ToolEvent& e : events) {
+        tool_result_.apply(e);
+        if (e.kind == ToolEvent::Kind::kCallStart) {
+          if (tool_ids_.size() <= e.index) tool_ids_.resize(e.index + 1);
+          tool_ids_[e.index] = random_tool_id("toolu_");
+        }
+      }
+    }
+  }
   if (ev.finished) {
     finished_ = true;
     finish_reason_ = ev.finish_reason;
@@ -330,12 +434,17 @@ std::string MessagesResponse::on_event(size_t, const StreamEvent& ev) {
                                          {"stop_reason", nullptr},
                                          {"stop_sequence", nullptr},
                                          {"usage", usage()}}}});
-    out += sse_event("content_block_start", {{"type", "content_block_start"},
-                                             {"index", 0},
-                                             {"content_block", {{"type", "text"}, {"text", ""}}}});
+    if (!tool_parser_) {
+      out +=
+          sse_event("content_block_start", {{"type", "content_block_start"},
+                                            {"index", 0},
+                                            {"content_block", {{"type", "text"}, {"text", ""}}}});
+    }
     out += sse_event("ping", {{"type", "ping"}});
   }
-  if (!ev.text_delta.empty()) {
+  if (tool_parser_) {
+    out += tool_events(events);
+  } else if (!ev.text_delta.empty()) {
     out += sse_event("content_block_delta",
                      {{"type", "content_block_delta"},
                       {"index", 0},
@@ -351,7 +460,15 @@ std::string MessagesResponse::on_event(size_t, const StreamEvent& ev) {
 
 std::string MessagesResponse::stream_end() const {
   if (!error_.empty()) return {};  // the error event ended the stream
-  std::string out = sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}});
+  std::string out;
+  if (tool_parser_) {
+    if (open_block_ >= 0) {
+      out +=
+          sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", open_block_}});
+    }
+  } else {
+    out += sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}});
+  }
   out += sse_event("message_delta",
                    {{"type", "message_delta"},
                     {"delta", {{"stop_reason", stop_reason()}, {"stop_sequence", stop_sequence()}}},
@@ -365,7 +482,8 @@ std::string MessagesResponse::body() const {
                     {"type", "message"},
                     {"role", "assistant"},
                     {"model", model_},
-                    {"content", json::array({{{"type", "text"}, {"text", text_}}})},
+                    {"content", tool_parser_ ? tool_content()
+                                             : json::array({{{"type", "text"}, {"text", text_}}})},
                     {"stop_reason", stop_reason()},
                     {"stop_sequence", stop_sequence()},
                     {"usage", usage()}});

@@ -7,9 +7,10 @@
 //   POST /v1/messages/count_tokens  {model, messages, system} → {"input_tokens": N}
 // The request is checked here, naming the Anthropic field at fault, and translated into the chat
 // completions body that parse_request reads (so the chat template, sampling, prefix cache and
-// speculation are those of /v1/chat/completions). Not supported, refused with 400 naming them:
-// `tools` / `tool_choice` (tool use needs constrained decoding), image and document blocks, tool
-// and thinking blocks, `thinking` enabled, a final assistant message (prefill).
+// speculation are those of /v1/chat/completions). Tool use (`tools`, `tool_choice`, tool_use /
+// tool_result blocks) goes onto chat's tool calling (anthropic_tools.hpp). Not supported, refused
+// with 400 naming them: image and document blocks, server tools, thinking blocks, `thinking`
+// enabled, a final assistant message (prefill).
 // Errors in Anthropic's shape: {"type": "error", "error": {"type": ..., "message": ...}}.
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "chat/chat_message.hpp"
 #include "server/generation_response.hpp"
 #include "server/request_parser.hpp"
+#include "server/tool_call_parser.hpp"
 
 namespace plinth {
 class EngineHost;
@@ -78,8 +80,14 @@ std::string error_body(unsigned status, const std::string& openai_body);
 class MessagesResponse final : public GenerationResponse {
  public:
   /// `stop`: the request's stop_sequences, in order (the engine reports the matched one's index).
+  /// `tools`: the request's tool calling (null: none); the reply is then read by a
+  /// ToolCallParser into text and tool_use blocks ({"type": "tool_use", "id": "toolu_...",
+  /// "name", "input"}), stop_reason "tool_use" when it holds calls and ended by itself; streamed
+  /// as a content block per text run or call (tool_use blocks: content_block_start with the id
+  /// and name, then input_json_delta fragments of the input's JSON).
   MessagesResponse(std::string id, std::string model, bool stream, uint32_t input_tokens,
-                   std::vector<std::string> stop);
+                   std::vector<std::string> stop,
+                   const std::shared_ptr<const ToolRequest>& tools = nullptr);
 
   std::string on_event(size_t index, const StreamEvent& event) override;
   bool stream() const override { return stream_; }
@@ -94,6 +102,11 @@ class MessagesResponse final : public GenerationResponse {
   nlohmann::json usage() const;
   nlohmann::json stop_reason() const;
   nlohmann::json stop_sequence() const;
+  /// Tool mode: the SSE events of `events` (blocks opened and closed as text and calls come).
+  std::string tool_events(const std::vector<ToolEvent>& events);
+  /// Tool mode: closes the open block; its content_block_stop event ("" when none is open).
+  std::string close_block();
+  nlohmann::json tool_content() const;
 
   std::string id_, model_;
   bool stream_;
@@ -105,6 +118,12 @@ class MessagesResponse final : public GenerationResponse {
   int32_t stop_index_ = -1;
   std::string error_, error_param_;
   int error_status_ = 500;
+  std::unique_ptr<ToolCallParser> tool_parser_;  // tool mode (null: plain text)
+  ToolCallResult tool_result_;
+  std::vector<std::string> tool_ids_;  // "toolu_..." per call
+  int open_block_ = -1;                // tool mode: the index of the open content block
+  bool open_is_text_ = false;
+  int next_block_ = 0;
 };
 
 }  // namespace anthropic

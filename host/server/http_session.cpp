@@ -15,6 +15,7 @@
 #include "server/api_routes.hpp"
 #include "server/engine_requests.hpp"
 #include "server/tokenize_api.hpp"
+#include "server/tool_envelope.hpp"
 
 namespace plinth::server {
 
@@ -287,6 +288,9 @@ void HttpSession::on_compiled(PendingGeneration& pending,
       try {
         std::rethrow_exception(error);
       } catch (const GrammarSpecError& e) {
+        if (pending.api.tools) {
+          throw tool_grammar_error(state_->engine.host().grammar(), *pending.api.tools, e.what());
+        }
         throw ApiError::invalid(pending.api.grammar_param,
                                 std::string("the output constraint was refused: ") + e.what());
       }

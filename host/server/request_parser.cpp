@@ -9,6 +9,7 @@
 
 #include "server/api_error.hpp"
 #include "server/structured_output.hpp"
+#include "server/tool_envelope.hpp"
 
 namespace plinth::server {
 
@@ -219,6 +220,7 @@ ChatMessage parse_message(const json& m, size_t i) {
                                                           "array of text parts, got " +
                                                           type_name(*content));
   }
+  parse_message_tools(m, where, msg);
   // An assistant turn's reasoning given apart (vLLM's / llama-server's reasoning_content).
   if (auto r = m.find("reasoning_content"); r != m.end() && !r->is_null()) {
     if (!r->is_string()) {
@@ -258,7 +260,10 @@ ChatTemplate::RenderOptions parse_template_kwargs(const json& body) {
 }
 
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
-std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) {
+// `tools`: the request's tool calling (null: none); tool calls and results in the history and
+// the tools themselves are rendered as the tool-call envelope (tool_envelope.hpp).
+std::vector<int32_t> parse_messages(const json& body, const RequestModel& host,
+                                    const ToolRequest* tools) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null()) {
     throw ApiError::unprocessable("messages", "messages: required (an array of messages)");
@@ -270,8 +275,23 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host) 
   std::vector<ChatMessage> messages;
   messages.reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) messages.push_back(parse_message((*it)[i], i));
+  check_tool_history(messages);
+  ChatTemplate::RenderOptions options = parse_template_kwargs(body);
+  if (host.chat_supports_tools()) {
+    // The template renders the tools and the tool turns its own way.
+    if (tools != nullptr && tools->calls_possible()) {
+      for (const ToolFunction& f : tools->tools) options.tools.push_back(f.source.dump());
+    }
+  } else {
+    const bool tool_history =
+        std::any_of(messages.begin(), messages.end(),
+                    [](const ChatMessage& m) { return m.role == "tool" || !m.tool_calls.empty(); });
+    if (tool_history || (tools != nullptr && tools->calls_possible())) {
+      messages = envelope_messages(std::move(messages), tools);
+    }
+  }
   try {
-    return host.encode_chat(messages, parse_template_kwargs(body));
+    return host.encode_chat(messages, options);
   } catch (const std::invalid_argument& e) {
     throw ApiError::invalid("messages", std::string("messages: ") + e.what());
   }
@@ -359,7 +379,9 @@ std::vector<int32_t> parse_stop_token_ids(const json& body, int64_t vocab) {
 /// OpenAI fields plinth does not implement: a request that uses one gets a 400 naming it
 /// rather than an answer that silently ignores it. A value that asks for nothing (an empty tools
 /// list, tool_choice none) passes. echo and best_of are implemented for completions only (chat has
-/// no such fields in OpenAI's API). response_format is read by parse_structured_output.
+/// no such fields in OpenAI's API), tools and tool_choice for chat only (parse_tool_request; the
+/// deprecated functions / function_call are refused). response_format is read by
+/// parse_structured_output.
 void refuse_unsupported(const json& body, ApiKind kind) {
   static constexpr const char* kFields[] = {"echo",        "best_of",   "suffix",       "tools",
                                             "tool_choice", "functions", "function_call"};
@@ -369,6 +391,7 @@ void refuse_unsupported(const json& body, ApiKind kind) {
     const json& v = *it;
     const std::string k = key;
     if (kind == ApiKind::kCompletion && (k == "echo" || k == "best_of")) continue;
+    if (kind == ApiKind::kChat && (k == "tools" || k == "tool_choice")) continue;
     const bool asks_nothing = (k == "echo" && v == false) || (k == "best_of" && v == 1) ||
                               ((k == "tools" || k == "functions") && v.empty()) ||
                               ((k == "tool_choice" || k == "function_call") && v == "none");
@@ -612,10 +635,30 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
                           : "structured_outputs";
   }
 
+  std::optional<ToolRequest> tools;
+  if (kind == ApiKind::kChat) tools = parse_tool_request(body, text);
+  if (tools && tools->calls_possible()) {
+    if (r.grammar) {
+      throw ApiError::invalid(r.grammar_param, r.grammar_param +
+                                                   " beside tools is not supported: give one, "
+                                                   "or tool_choice \"none\"");
+    }
+    if (host.chat_supports_tools()) {
+      // The template's own call format (Qwen2.5's <tool_call>): free text until the marker,
+      // then the call the grammar holds to the function's parameters.
+      tools->format = ToolFormat::kHermes;
+      r.grammar = hermes_grammar(*tools);
+    } else {
+      r.grammar = envelope_grammar(*tools);
+    }
+    r.grammar_param = "tools";
+    r.tools = std::make_shared<const ToolRequest>(*tools);
+  }
+
   if (kind == ApiKind::kCompletion) {
     r.prompts = parse_prompt(body, host, limits);
   } else {
-    r.prompts.push_back(parse_messages(body, host));
+    r.prompts.push_back(parse_messages(body, host, tools ? &*tools : nullptr));
   }
   read_lengths(body, kind, host, r);
   try {

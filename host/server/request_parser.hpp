@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "chat/chat_template.hpp"
 #include "engine/grammar.hpp"
 #include "sampling/sampling_params.hpp"
+#include "server/tool_request.hpp"
 
 namespace plinth {
 class EngineHost;
@@ -62,6 +64,9 @@ struct ApiRequest {
   /// The request field `grammar` came from, named by a refusal of it: "response_format" or
   /// "structured_outputs" (an API translated onto this parser renames it, e.g. "text.format").
   std::string grammar_param;
+  /// Chat: tool calling (tools / tool_choice), when the reply may hold tool calls (else null);
+  /// `grammar` is then the tool-call envelope's and `grammar_param` "tools".
+  std::shared_ptr<const ToolRequest> tools;
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }
@@ -98,6 +103,9 @@ class RequestModel {
   virtual const std::string& model_name() const = 0;
   /// Token ids that end generation unless `ignore_eos`.
   virtual const std::vector<int32_t>& stop_token_ids() const = 0;
+  /// Whether the chat template defines tool calling (ChatTemplate::supports_tools): tools and
+  /// tool turns are then rendered its way, else as the tool-call envelope.
+  virtual bool chat_supports_tools() const { return false; }
 };
 
 /// Parses a request body. Throws ApiError (400 malformed JSON, 422 wrong type / missing field,

@@ -82,6 +82,68 @@ ResponseBuilder::ResponseBuilder(const ApiRequest& r, std::string id, int64_t cr
       per_prompt_(static_cast<size_t>(r.candidates_per_prompt())),
       echo_(std::move(echo_texts)) {
   for (const auto& p : r.prompts) prompt_tokens_ += static_cast<uint32_t>(p.size());
+  tools_ = r.kind == ApiKind::kChat && r.tools != nullptr;
+  if (tools_) {
+    content_forced_ =
+        r.tools->choice == ToolChoice::kRequired || r.tools->choice == ToolChoice::kNamed;
+    for (Choice& c : choices_) {
+      c.tool_parser =
+          r.tools->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
+    }
+  }
+}
+
+json ResponseBuilder::tool_delta(Choice& c, const std::vector<ToolEvent>& events) {
+  std::string content;
+  json calls = json::array();
+  for (const ToolEvent& e : events) {
+    c.tool_result.apply(e);
+    switch (e.kind) {
+      case ToolEvent::Kind::kContent:
+        content += e.text;
+        break;
+      case ToolEvent::Kind::kCallStart:
+        if (c.call_ids.size() <= e.index) c.call_ids.resize(e.index + 1);
+        c.call_ids[e.index] = random_tool_id("call_");
+        calls.push_back({{"index", e.index},
+                         {"id", c.call_ids[e.index]},
+                         {"type", "function"},
+                         {"function", {{"name", e.text}, {"arguments", ""}}}});
+        break;
+      case ToolEvent::Kind::kArguments:
+        if (!calls.empty() && calls.back()["index"] == e.index) {
+          calls.back()["function"]["arguments"] =
+              calls.back()["function"]["arguments"].get<std::string>() + e.text;
+        } else {
+          calls.push_back({{"index", e.index}, {"function", {{"arguments", e.text}}}});
+        }
+        break;
+    }
+  }
+  json delta = json::object();
+  if (!content.empty()) delta["content"] = content;
+  if (!calls.empty()) delta["tool_calls"] = std::move(calls);
+  return delta;
+}
+
+json ResponseBuilder::tool_message(const Choice& c) {
+  const ToolCallResult& r = c.tool_result;
+  json message = {{"role", "assistant"},
+                  {"content", r.has_content ? json(r.content) : json(nullptr)}};
+  json calls = json::array();
+  for (size_t i = 0; i < r.calls.size() && i < c.call_ids.size(); ++i) {
+    if (c.call_ids[i].empty()) continue;
+    calls.push_back(
+        {{"id", c.call_ids[i]},
+         {"type", "function"},
+         {"function", {{"name", r.calls[i].name}, {"arguments", r.calls[i].arguments}}}});
+  }
+  if (!calls.empty()) message["tool_calls"] = std::move(calls);
+  return message;
+}
+
+std::string ResponseBuilder::tool_finish_reason(const Choice& c) {
+  return c.finish_reason == "stop" && !c.tool_result.calls.empty() ? "tool_calls" : c.finish_reason;
 }
 
 json ResponseBuilder::usage() const {
@@ -154,25 +216,26 @@ json ResponseBuilder::chunk_base() const {
   return j;
 }
 
-std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
-  Choice& c = choices_.at(index);
-  if (c.finished) return {};
-  c.text += ev.text_delta;
-  for (const TokenLogprob& t : ev.logprobs) c.cumulative_logprob += t.logprob;
-  if (logprobs_) c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
-  c.completion_tokens = std::max(c.completion_tokens, ev.num_generated_tokens);
-  if (ev.finished) {
-    c.finished = true;
-    c.finish_reason = ev.finish_reason == "error" ? "abort" : ev.finish_reason;
-    if (ev.finish_reason == "error" && error_.empty()) {
-      error_ = ev.error;
-      error_status_ = ev.error_status;
-      error_param_ = ev.error_param;
-    }
-    num_finished_++;
-  }
-  if (!stream_) return {};
+json ResponseBuilder::feed_tools(Choice& c, const StreamEvent& ev) {
+  std::vector<ToolEvent> events;
+  c.tool_parser->feed(ev.text_delta, events);
+  if (ev.finished) c.tool_parser->finish(events);
+  return tool_delta(c, events);
+}
 
+void ResponseBuilder::finish_choice(Choice& c, const StreamEvent& ev) {
+  c.finished = true;
+  c.finish_reason = ev.finish_reason == "error" ? "abort" : ev.finish_reason;
+  if (tools_) c.finish_reason = tool_finish_reason(c);
+  if (ev.finish_reason == "error" && error_.empty()) {
+    error_ = ev.error;
+    error_status_ = ev.error_status;
+    error_param_ = ev.error_param;
+  }
+  num_finished_++;
+}
+
+std::string ResponseBuilder::leading_frames(size_t index, Choice& c, const StreamEvent& ev) {
   std::string frames;
   if (ev.finish_reason == "error") {
     json err = {{"error",
@@ -182,6 +245,32 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
                   {"code", ev.error_status}}}};
     frames += sse_frame(dump_json(err));
   }
+  if (kind_ == ApiKind::kChat && !c.role_sent) {
+    json j = chunk_base();
+    j["choices"] = json::array(
+        {{{"index", index},
+          {"delta",
+           {{"role", "assistant"}, {"content", content_forced_ ? json(nullptr) : json("")}}},
+          {"logprobs", nullptr},
+          {"finish_reason", nullptr}}});
+    frames += sse_frame(dump_json(j));
+    c.role_sent = true;
+  }
+  return frames;
+}
+
+std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
+  Choice& c = choices_.at(index);
+  if (c.finished) return {};
+  c.text += ev.text_delta;
+  for (const TokenLogprob& t : ev.logprobs) c.cumulative_logprob += t.logprob;
+  if (logprobs_) c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
+  c.completion_tokens = std::max(c.completion_tokens, ev.num_generated_tokens);
+  json tool_json = tools_ ? feed_tools(c, ev) : json();
+  if (ev.finished) finish_choice(c, ev);
+  if (!stream_) return {};
+
+  std::string frames = leading_frames(index, c, ev);
   const size_t lp_from = c.lp_sent;
   const size_t lp_to = logprobs_ ? num_visible(c) : lp_from;
   c.lp_sent = lp_to;
@@ -191,18 +280,12 @@ std::string ResponseBuilder::on_event(size_t index, const StreamEvent& ev) {
     text_delta = echo_of(index) + text_delta;
     c.echo_sent = true;
   }
-  if (kind_ == ApiKind::kChat && !c.role_sent) {
-    json j = chunk_base();
-    j["choices"] = json::array({{{"index", index},
-                                 {"delta", {{"role", "assistant"}, {"content", ""}}},
-                                 {"logprobs", nullptr},
-                                 {"finish_reason", nullptr}}});
-    frames += sse_frame(dump_json(j));
-    c.role_sent = true;
-  }
-  if (text_delta.empty() && !ev.finished && !has_logprobs) return frames;
+  const bool nothing = tools_ ? tool_json.empty() : text_delta.empty();
+  if (nothing && !ev.finished && !has_logprobs) return frames;
   json choice = {{"index", index}};
-  if (kind_ == ApiKind::kChat) {
+  if (tools_) {
+    choice["delta"] = std::move(tool_json);
+  } else if (kind_ == ApiKind::kChat) {
     choice["delta"] = text_delta.empty() ? json::object() : json{{"content", text_delta}};
   } else {
     choice["text"] = text_delta;
@@ -246,7 +329,9 @@ std::string ResponseBuilder::body() const {
     const Choice& c = choices_[order[i]];
     const std::string& echo = echo_of(order[i]);
     json choice = {{"index", i}};
-    if (kind_ == ApiKind::kChat) {
+    if (tools_) {
+      choice["message"] = tool_message(c);
+    } else if (kind_ == ApiKind::kChat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
     } else {
       choice["text"] = echo + c.text;

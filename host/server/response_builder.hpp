@@ -15,8 +15,14 @@
 // best_of: the engine events are per candidate (prompt index × best_of + candidate); the body
 // returns, per prompt, the n candidates with the highest cumulative logprob (every sampled token
 // counted, as vLLM), best first.
+// Tool calling (request.tools): each chat choice's text goes through a ToolCallParser; the body's
+// message holds tool_calls ({"id": "call_...", "type": "function", "function": {"name",
+// "arguments"}}) and content (null when the reply is calls only), finish_reason "tool_calls" when
+// a reply that ended by itself holds calls; a stream sends delta.tool_calls (index, id, type and
+// name once per call, then argument fragments) and delta.content for text.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +31,7 @@
 #include "server/async_engine.hpp"
 #include "server/generation_response.hpp"
 #include "server/request_parser.hpp"
+#include "server/tool_call_parser.hpp"
 
 namespace plinth::server {
 
@@ -74,7 +81,22 @@ class ResponseBuilder final : public GenerationResponse {
     uint32_t completion_tokens = 0;
     bool finished = false;
     bool role_sent = false;
+    std::unique_ptr<ToolCallParser> tool_parser;  ///< tool calling: the reply's parser
+    ToolCallResult tool_result;                   ///< what it has read so far
+    std::vector<std::string> call_ids;            ///< "call_..." per call
   };
+  /// Tool calling: the delta (or message) members of the events of choice `c`; ids assigned.
+  nlohmann::json tool_delta(Choice& c, const std::vector<ToolEvent>& events);
+  /// Tool calling: feeds the event's text to `c`'s parser; the delta members of what it read.
+  nlohmann::json feed_tools(Choice& c, const StreamEvent& ev);
+  /// Records the end of choice `c` (its finish_reason; the first error).
+  void finish_choice(Choice& c, const StreamEvent& ev);
+  /// Stream: the error frame of a failed choice and the role chunk before its first delta.
+  std::string leading_frames(size_t index, Choice& c, const StreamEvent& ev);
+  /// Tool calling: the body's message of choice `c`.
+  static nlohmann::json tool_message(const Choice& c);
+  /// Tool calling: finish_reason "tool_calls" for a reply with calls that stopped by itself.
+  static std::string tool_finish_reason(const Choice& c);
   nlohmann::json usage() const;
   /// Entries [from, to) of `choice`, text offsets counted after `echo_chars` characters.
   nlohmann::json logprobs_json(const Choice& choice, size_t from, size_t to,
@@ -93,6 +115,8 @@ class ResponseBuilder final : public GenerationResponse {
   std::vector<std::string> echo_;
   uint32_t prompt_tokens_ = 0;
   size_t num_finished_ = 0;
+  bool tools_ = false;           // the reply may hold tool calls
+  bool content_forced_ = false;  // tool_choice required / named: the reply is calls only
   std::string error_;
   int error_status_ = 500;
   std::string error_param_;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "app/engine_host.hpp"
@@ -21,10 +22,6 @@ using nlohmann::json;
 ApiError bad(const std::string& field, const std::string& message) {
   return ApiError::invalid(field, message);
 }
-
-constexpr const char* kNoGrammar =
-    "needs constrained decoding (a grammar plugin), which plinth does not have yet; remove it "
-    "from the request";
 
 // The text of one content part of an input message, `at` naming it.
 std::string part_text(const json& part, const std::string& at) {
@@ -48,14 +45,49 @@ std::string part_text(const json& part, const std::string& at) {
                               "and \"output_text\"");
 }
 
+std::string string_member(const json& item, const char* key, const std::string& at) {
+  const json* v = find_field(item, key);
+  if (v == nullptr || !v->is_string()) {
+    throw bad(at + "." + key, at + "." + key + ": required string");
+  }
+  return v->get<std::string>();
+}
+
+// A function_call input item (a call the model made, in the history) joins the assistant
+// message before it, or starts one; a function_call_output item is a tool message.
+void input_tool_item(const json& item, const std::string& type, const std::string& at,
+                     json& messages) {
+  if (type == "function_call") {
+    json call = {{"id", string_member(item, "call_id", at)},
+                 {"type", "function"},
+                 {"function",
+                  {{"name", string_member(item, "name", at)},
+                   {"arguments", string_member(item, "arguments", at)}}}};
+    if (messages.empty() || messages.back()["role"] != "assistant") {
+      messages.push_back({{"role", "assistant"}, {"content", ""}});
+    }
+    json& last = messages.back();
+    if (!last.contains("tool_calls")) last["tool_calls"] = json::array();
+    last["tool_calls"].push_back(std::move(call));
+    return;
+  }
+  const json* output = find_field(item, "output");
+  if (output == nullptr || !output->is_string()) {
+    throw bad(at + ".output", at + ".output: required string (the call's result)");
+  }
+  messages.push_back({{"role", "tool"},
+                      {"tool_call_id", string_member(item, "call_id", at)},
+                      {"content", *output}});
+}
+
 // One input item: a message {"type": "message"?, "role", "content": string | parts}.
 json input_message(const json& item, const std::string& at) {
   if (!item.is_object()) throw bad(at, at + ": expected a message object {\"role\", \"content\"}");
   const std::string type = item.value("type", "message");
   if (type != "message") {
     throw bad(at + ".type", at + ".type = \"" + type +
-                                "\": only message items are supported (tool calls, their outputs, "
-                                "reasoning and item references are not)");
+                                "\": only message, function_call and function_call_output items "
+                                "are supported (reasoning and item references are not)");
   }
   const json* role = find_field(item, "role");
   static constexpr std::array<const char*, 4> kRoles = {"user", "assistant", "system", "developer"};
@@ -93,7 +125,16 @@ json input_messages(const json& body) {
   } else if (input->is_array()) {
     if (input->empty()) throw bad("input", "input: must not be empty");
     for (size_t i = 0; i < input->size(); ++i) {
-      messages.push_back(input_message((*input)[i], "input[" + std::to_string(i) + "]"));
+      const json& item = (*input)[i];
+      const std::string at = "input[" + std::to_string(i) + "]";
+      const std::string type = item.is_object() && item.contains("type") && item["type"].is_string()
+                                   ? item["type"].get<std::string>()
+                                   : std::string("message");
+      if (type == "function_call" || type == "function_call_output") {
+        input_tool_item(item, type, at, messages);
+      } else {
+        messages.push_back(input_message(item, at));
+      }
     }
   } else {
     throw bad("input", "input: expected a string or an array of messages, got " +
@@ -128,13 +169,6 @@ void refuse_state(const json& body) {
 }
 
 void refuse_features(const json& body) {
-  if (const json* tools = find_field(body, "tools"); tools != nullptr && !tools->empty()) {
-    throw bad("tools", std::string("tools: function and built-in tools ") + kNoGrammar);
-  }
-  if (const json* choice = find_field(body, "tool_choice");
-      choice != nullptr && *choice != "none" && *choice != "auto") {
-    throw bad("tool_choice", std::string("tool_choice: tools ") + kNoGrammar);
-  }
   if (const json* text = find_field(body, "text"); text != nullptr) {
     if (!text->is_object()) throw bad("text", "text: expected an object");
     if (const json* format = find_field(*text, "format");
@@ -183,10 +217,59 @@ void check_stream_options(const json& body) {
   }
 }
 
+// Function tools {"type": "function", "name", "description", "parameters", "strict"} as chat's
+// {"type": "function", "function": {...}}; tool_choice {"type": "function", "name"} as chat's
+// named function; parallel_tool_calls as it is.
+// tools[i] = {"type": "function", "name", ...} as chat's {"type": "function", "function": {...}}.
+json function_tool(const json& t, size_t i) {
+  const std::string at = "tools[" + std::to_string(i) + "]";
+  if (!t.is_object()) throw bad(at, at + ": expected an object");
+  if (t.value("type", json()) != "function") {
+    throw bad(at + ".type", at + ".type = " + t.value("type", json()).dump() +
+                                ": only function tools are supported (built-in tools are not)");
+  }
+  if (json_nesting(t) > kMaxToolNesting) {
+    throw bad(at, at + ": nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+  }
+  json fn = json::object();
+  for (const auto& [key, value] : t.items()) {
+    if (key != "type") fn[key] = value;
+  }
+  return {{"type", "function"}, {"function", std::move(fn)}};
+}
+
+void translate_tools(const json& body, json& chat) {
+  if (const json* tools = find_field(body, "tools"); tools != nullptr) {
+    if (!tools->is_array()) throw bad("tools", "tools: expected an array");
+    json list = json::array();
+    for (size_t i = 0; i < tools->size(); ++i) list.push_back(function_tool((*tools)[i], i));
+    if (!list.empty()) chat["tools"] = std::move(list);
+  }
+  if (const json* choice = find_field(body, "tool_choice"); choice != nullptr) {
+    if (choice->is_object() && choice->value("type", json()) == "function") {
+      chat["tool_choice"] = {{"type", "function"},
+                             {"function", {{"name", choice->value("name", json())}}}};
+    } else if (chat.contains("tools") || *choice != "auto") {  // auto without tools: nothing
+      chat["tool_choice"] = *choice;
+    }
+  }
+  if (const json* p = find_field(body, "parallel_tool_calls"); p != nullptr) {
+    chat["parallel_tool_calls"] = *p;
+  }
+}
+
 // parse_request names the chat fields; say the Responses ones instead.
 ApiError renamed(const ApiError& e) {
   std::string param = e.param(), message = e.what();
-  if (param == "messages") param = "input";
+  // The chat messages do not map one to one on input items (instructions, function calls
+  // joining a message): a message's field is named as the input's.
+  if (param == "messages" || param.rfind("messages[", 0) == 0) param = "input";
+  for (const char* from : {".function.", "tool_choice.function."}) {
+    for (size_t at = param.find(from); at != std::string::npos; at = param.find(from)) {
+      param.replace(at, std::string_view(from).size(),
+                    std::string_view(from) == ".function." ? "." : "tool_choice.");
+    }
+  }
   if (param.rfind("response_format", 0) == 0) param = "text.format" + param.substr(15);
   if (param == "max_tokens") {
     param = "max_output_tokens";
@@ -242,6 +325,7 @@ json translate(const json& body) {
     throw bad("metadata", "metadata: expected an object of strings");
   }
   if (std::optional<json> rf = response_format_of(body)) chat["response_format"] = std::move(*rf);
+  translate_tools(body, chat);
   return chat;
 }
 
@@ -255,22 +339,24 @@ PreparedGeneration prepare(std::string_view text, const EngineHost& host, const 
   } catch (const ApiError& e) {
     throw renamed(e);
   }
-  if (p.api.grammar) p.api.grammar_param = "text.format";
+  if (p.api.grammar && !p.api.tools) p.api.grammar_param = "text.format";
   p.response = std::make_unique<ResponsesResponse>(
       std::move(id), p.api.model, p.api.stream, static_cast<uint32_t>(p.api.prompts.front().size()),
-      body);
+      body, p.api.tools);
   p.max_tokens_field = "max_output_tokens";
   return p;
 }
 
 ResponsesResponse::ResponsesResponse(std::string id, std::string model, bool stream,
-                                     uint32_t input_tokens, const json& request)
+                                     uint32_t input_tokens, const json& request,
+                                     std::shared_ptr<const ToolRequest> tools)
     : id_(std::move(id)),
       item_id_("msg_" + id_.substr(id_.find('_') + 1)),
       model_(std::move(model)),
       stream_(stream),
       created_at_(unix_now()),
-      input_tokens_(input_tokens) {
+      input_tokens_(input_tokens),
+      tools_(std::move(tools)) {
   auto get = [&](const char* key, const json& fallback) {
     const json* v = find_field(request, key);
     return v != nullptr ? *v : fallback;
@@ -281,6 +367,117 @@ ResponsesResponse::ResponsesResponse(std::string id, std::string model, bool str
            {"top_p", get("top_p", 1.0)},
            {"metadata", get("metadata", json::object())},
            {"user", get("user", nullptr)}};
+  for (const char* key : {"tools", "tool_choice", "parallel_tool_calls"}) {
+    if (const json* v = find_field(request, key); v != nullptr) echo_[key] = *v;
+  }
+  if (tools_) {
+    tool_parser_ =
+        tools_->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
+  }
+}
+
+json ResponsesResponse::item_json(const Item& item, bool final) const {
+  const char* status = !final                       ? "in_progress"
+                       : finish_reason_ == "length" ? "incomplete"
+                                                    : "completed";
+  if (!item.call) {
+    json content = json::array();
+    if (final) {
+      content.push_back({{"type", "output_text"},
+                         {"text", tool_texts_[item.index]},
+                         {"annotations", json::array()},
+                         {"logprobs", json::array()}});
+    }
+    return {{"id", item.id},
+            {"type", "message"},
+            {"status", status},
+            {"role", "assistant"},
+            {"content", std::move(content)}};
+  }
+  const ToolCallResult::Call& call = tool_result_.calls.at(item.index);
+  return {{"id", item.id},     {"type", "function_call"},
+          {"status", status},  {"call_id", item.call_id},
+          {"name", call.name}, {"arguments", final ? call.arguments : std::string()}};
+}
+
+std::string ResponsesResponse::close_item() const {
+  if (!stream_ || !item_open_ || items_.empty()) return {};
+  const Item& item = items_.back();
+  const size_t output_index = items_.size() - 1;
+  std::string out;
+  if (item.call) {
+    out += event("response.function_call_arguments.done",
+                 {{"item_id", item.id},
+                  {"output_index", output_index},
+                  {"arguments", tool_result_.calls.at(item.index).arguments}});
+  } else {
+    const json where = {{"item_id", item.id}, {"output_index", output_index}, {"content_index", 0}};
+    json text_done = where;
+    text_done["text"] = tool_texts_[item.index];
+    text_done["logprobs"] = json::array();
+    out += event("response.output_text.done", std::move(text_done));
+    json part_done = where;
+    part_done["part"] = {{"type", "output_text"},
+                         {"text", tool_texts_[item.index]},
+                         {"annotations", json::array()},
+                         {"logprobs", json::array()}};
+    out += event("response.content_part.done", std::move(part_done));
+  }
+  out += event("response.output_item.done",
+               {{"output_index", output_index}, {"item", item_json(item, true)}});
+  return out;
+}
+
+std::string ResponsesResponse::tool_events(const std::vector<ToolEvent>& events) {
+  std::string out;
+  for (const ToolEvent& e : events) {
+    tool_result_.apply(e);
+    if (e.kind == ToolEvent::Kind::kContent) {
+      if (!item_open_ || items_.back().call) {
+        out += close_item();
+        const std::string id =
+            tool_texts_.empty() ? item_id_ : item_id_ + "_" + std::to_string(tool_texts_.size());
+        items_.push_back({false, id, "", tool_texts_.size()});
+        tool_texts_.emplace_back();
+        item_open_ = true;
+        if (stream_) {
+          const size_t output_index = items_.size() - 1;
+          out += event("response.output_item.added",
+                       {{"output_index", output_index}, {"item", item_json(items_.back(), false)}});
+          out += event("response.content_part.added", {{"item_id", id},
+                                                       {"output_index", output_index},
+                                                       {"content_index", 0},
+                                                       {"part",
+                                                        {{"type", "output_text"},
+                                                         {"text", ""},
+                                                         {"annotations", json::array()},
+                                                         {"logprobs", json::array()}}}});
+        }
+      }
+      tool_texts_[items_.back().index] += e.text;
+      if (stream_) {
+        out += event("response.output_text.delta", {{"item_id", items_.back().id},
+                                                    {"output_index", items_.size() - 1},
+                                                    {"content_index", 0},
+                                                    {"delta", e.text},
+                                                    {"logprobs", json::array()}});
+      }
+    } else if (e.kind == ToolEvent::Kind::kCallStart) {
+      out += close_item();
+      items_.push_back(
+          {true, random_tool_id("fc_"), random_tool_id("call_"), static_cast<size_t>(e.index)});
+      item_open_ = true;
+      if (stream_) {
+        out += event("response.output_item.added", {{"output_index", items_.size() - 1},
+                                                    {"item", item_json(items_.back(), false)}});
+      }
+    } else if (stream_ && item_open_ && items_.back().call && items_.back().index == e.index) {
+      out += event(
+          "response.function_call_arguments.delta",
+          {{"item_id", items_.back().id}, {"output_index", items_.size() - 1}, {"delta", e.text}});
+    }
+  }
+  return out;
 }
 
 json ResponsesResponse::text_part() const {
@@ -321,7 +518,7 @@ json ResponsesResponse::object(bool final) const {
             {"error", error},
             {"incomplete_details", incomplete},
             {"model", model_},
-            {"output", final ? json::array({message_item(true)}) : json::array()},
+            {"output", json::array()},
             {"parallel_tool_calls", true},
             {"previous_response_id", nullptr},
             {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
@@ -331,6 +528,11 @@ json ResponsesResponse::object(bool final) const {
             {"tools", json::array()},
             {"truncation", "disabled"},
             {"usage", nullptr}};
+  if (final && tool_parser_) {
+    for (const Item& item : items_) j["output"].push_back(item_json(item, true));
+  } else if (final) {
+    j["output"].push_back(message_item(true));
+  }
   j.update(echo_);
   if (final) {
     j["usage"] = {{"input_tokens", input_tokens_},
@@ -361,6 +563,18 @@ std::string ResponsesResponse::on_event(size_t, const StreamEvent& ev) {
       error_param_ = ev.error_param;
     }
   }
+  if (tool_parser_) {
+    std::vector<ToolEvent> events;
+    tool_parser_->feed(ev.text_delta, events);
+    if (ev.finished) tool_parser_->finish(events);
+    std::string out;
+    if (stream_ && !started_) {
+      started_ = true;
+      out += event("response.created", {{"response", object(false)}});
+      out += event("response.in_progress", {{"response", object(false)}});
+    }
+    return out + tool_events(events);
+  }
   if (!stream_) return {};
   std::string out;
   const json where = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}};
@@ -388,6 +602,10 @@ std::string ResponsesResponse::on_event(size_t, const StreamEvent& ev) {
 
 std::string ResponsesResponse::stream_end() const {
   if (!error_.empty()) return event("response.failed", {{"response", object(true)}});
+  if (tool_parser_) {
+    const char* last = finish_reason_ == "length" ? "response.incomplete" : "response.completed";
+    return close_item() + event(last, {{"response", object(true)}});
+  }
   json done = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}};
   json text_done = done;
   text_done["text"] = text_;

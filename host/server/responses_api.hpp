@@ -12,17 +12,21 @@
 // The request is checked here, naming the Responses field at fault, and translated into a chat
 // completions body that parse_request reads. Nothing is stored: `store: true`,
 // `previous_response_id`, `conversation` and `background` are refused with 400 naming them, as
-// are what needs constrained decoding (`tools`, `text.format` json_schema / json_object) and
-// image / file / tool-call input items. Errors in OpenAI's shape.
+// are built-in tools and image / file input items. Function tools (`tools`, `tool_choice`,
+// `parallel_tool_calls`; function_call and function_call_output input items) go onto chat's tool
+// calling. Errors in OpenAI's shape.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "server/anthropic_api.hpp"  // PreparedGeneration
 #include "server/generation_response.hpp"
+#include "server/tool_call_parser.hpp"
 
 namespace plinth {
 class EngineHost;
@@ -48,8 +52,14 @@ class ResponsesResponse final : public GenerationResponse {
  public:
   /// `request`: the Responses body as received (its instructions, max_output_tokens,
   /// temperature, top_p, metadata and user are echoed in the response object).
+  /// `tools`: the request's tool calling (null: none). The output is then read by a
+  /// ToolCallParser into items: a message item per text run, a function_call item per call
+  /// ({"type": "function_call", "id": "fc_...", "call_id": "call_...", "name", "arguments",
+  /// "status"}); streamed, a call is response.output_item.added, then
+  /// response.function_call_arguments.delta fragments, .done and response.output_item.done.
   ResponsesResponse(std::string id, std::string model, bool stream, uint32_t input_tokens,
-                    const nlohmann::json& request);
+                    const nlohmann::json& request,
+                    std::shared_ptr<const ToolRequest> tools = nullptr);
 
   std::string on_event(size_t index, const StreamEvent& event) override;
   bool stream() const override { return stream_; }
@@ -68,6 +78,19 @@ class ResponsesResponse final : public GenerationResponse {
   /// One named event with the next sequence_number.
   std::string event(const std::string& type, nlohmann::json data) const;
 
+  /// Tool mode: an output item (a message item's text is tool_texts_[text]).
+  struct Item {
+    bool call = false;
+    std::string id;       // "msg_..." / "fc_..."
+    std::string call_id;  // function_call: "call_..."
+    size_t index = 0;     // function_call: the call; message: its text run
+  };
+  nlohmann::json item_json(const Item& item, bool final) const;
+  /// Tool mode: the events' items and stream events (empty when not streaming).
+  std::string tool_events(const std::vector<ToolEvent>& events);
+  /// Tool mode: the done events of the open item.
+  std::string close_item() const;
+
   std::string id_, item_id_, model_;
   bool stream_;
   int64_t created_at_;
@@ -79,6 +102,12 @@ class ResponsesResponse final : public GenerationResponse {
   std::string error_, error_param_;
   int error_status_ = 500;
   mutable int64_t sequence_number_ = 0;
+  std::shared_ptr<const ToolRequest> tools_;
+  std::unique_ptr<ToolCallParser> tool_parser_;  // tool mode (null: one message item)
+  ToolCallResult tool_result_;
+  std::vector<std::string> tool_texts_;  // tool mode: each message item's text
+  std::vector<Item> items_;
+  bool item_open_ = false;  // the last of items_ is still being written
 };
 
 }  // namespace plinth::server::responses

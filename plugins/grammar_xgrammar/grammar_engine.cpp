@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 #include <thread>
+#include <variant>
 
 #include "schema_rewrite.hpp"
 #include "schema_subset.hpp"
@@ -115,6 +117,47 @@ xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
   return xgrammar::TokenizerInfo(encoded, xgrammar::VocabType::RAW, n, v.stop_ids, false);
 }
 
+// The JSON Schemas of a structural tag ({"type": "json_schema", "json_schema": ...} anywhere
+// in it) rewritten and held to the subset exactly as the JSON Schema kind's (prepare_json_schema,
+// so e.g. a pattern's `.` excludes line terminators here too), and their style to plain JSON (the
+// other styles encode values in ways the subset check does not cover); `ptr` is the JSON pointer
+// of `v`, which is rewritten in place.
+void prepare_structural_schemas(ordered_json& v, const std::string& ptr) {
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      prepare_structural_schemas(v[i], ptr + "/" + std::to_string(i));
+    }
+    return;
+  }
+  if (!v.is_object()) return;
+  if (v.contains("type") && v["type"] == "json_schema" && v.contains("json_schema")) {
+    if (v.contains("style") && v["style"] != "json") {
+      throw CompileError(ptr + "/style", "only the \"json\" style of json_schema is supported");
+    }
+    try {
+      v["json_schema"] = ordered_json::parse(prepare_json_schema(v["json_schema"].dump(), false));
+    } catch (const CompileError& e) {
+      throw CompileError(ptr + "/json_schema" + e.pointer(), e.reason());
+    }
+    return;
+  }
+  for (auto& [key, value] : v.items()) prepare_structural_schemas(value, ptr + "/" + key);
+}
+
+xgrammar::CompiledGrammar compile_structural_tag(xgrammar::GrammarCompiler& compiler,
+                                                 const xgrammar::TokenizerInfo& info,
+                                                 std::string_view spec) {
+  ordered_json tag = parse_json(spec, "the structural tag");
+  prepare_structural_schemas(tag, "");
+  auto grammar = xgrammar::Grammar::FromStructuralTag(tag.dump(), info);
+  if (const auto* error = std::get_if<xgrammar::StructuralTagError>(&grammar)) {
+    throw CompileError("",
+                       std::string("the structural tag was refused: ") +
+                           std::visit([](const auto& e) { return std::string(e.what()); }, *error));
+  }
+  return compiler.CompileGrammar(std::get<xgrammar::Grammar>(grammar));
+}
+
 }  // namespace
 
 std::string prepare_json_schema(std::string_view spec, bool strict) {
@@ -155,8 +198,12 @@ std::shared_ptr<const Compiled> Engine::compile(SpecKind kind, std::string_view 
     // is the order the output follows).
     key = std::to_string(static_cast<int>(kind)) + "|" + (options.compact ? "c" : "b") +
           std::to_string(options.max_whitespace) + "|" + (options.strict ? "s" : "n") + "|";
-    if (kind == SpecKind::kJsonSchema || kind == SpecKind::kChoice) {
-      key += parse_json(spec, kind == SpecKind::kChoice ? "the choice list" : "the schema").dump();
+    if (kind == SpecKind::kJsonSchema || kind == SpecKind::kChoice ||
+        kind == SpecKind::kStructuralTag) {
+      key += parse_json(spec, kind == SpecKind::kChoice          ? "the choice list"
+                              : kind == SpecKind::kStructuralTag ? "the structural tag"
+                                                                 : "the schema")
+                 .dump();
     } else if (kind != SpecKind::kJsonObject) {
       key += spec;
     }
@@ -293,6 +340,10 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
       case SpecKind::kEbnf:
         out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
             compiler_->CompileGrammar(std::string(spec), "root"));
+        break;
+      case SpecKind::kStructuralTag:
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compile_structural_tag(*compiler_, *info_, spec));
         break;
       default:
         throw CompileError("", "unknown grammar kind " + std::to_string(static_cast<int>(kind)));

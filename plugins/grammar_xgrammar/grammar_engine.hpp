@@ -39,7 +39,8 @@ enum class SpecKind : int32_t {
   kJsonObject = 2,
   kRegex = 3,
   kChoice = 4,
-  kEbnf = 5
+  kEbnf = 5,
+  kStructuralTag = 6
 };
 
 struct CompileOptions {
@@ -63,11 +64,15 @@ class CompileError : public std::invalid_argument {
  public:
   CompileError(std::string pointer, const std::string& message)
       : std::invalid_argument(pointer.empty() ? message : pointer + ": " + message),
-        pointer_(std::move(pointer)) {}
+        pointer_(std::move(pointer)),
+        reason_(message) {}
   const std::string& pointer() const { return pointer_; }
+  /// The refusal without its pointer.
+  const std::string& reason() const { return reason_; }
 
  private:
   std::string pointer_;
+  std::string reason_;
 };
 
 /// A JSON Schema rewritten into the keywords the engine enforces (schema_rewrite.hpp) and checked

@@ -93,7 +93,7 @@ int32_t compile(plinth_instance* inst, int32_t kind, const char* spec, size_t sp
   if (out == nullptr || (spec == nullptr && spec_len != 0)) {
     return set_error(err, PLINTH_ERR_INVALID_ARGUMENT, "compile: out and spec must not be NULL");
   }
-  if (kind < 1 || kind > 5) {
+  if (kind < 1 || kind > 6) {
     return set_error(err, PLINTH_ERR_UNSUPPORTED,
                      "compile: unknown grammar kind " + std::to_string(kind));
   }

@@ -9,7 +9,9 @@ set(PLINTH_FUZZ_TARGETS gguf manifest json_schema request_body http_request toke
 set(PLINTH_FUZZ_SUPPORT_SOURCES ${PLINTH_FUZZ_DIR}/fuzz_support.cpp
                                 ${PLINTH_FUZZ_DIR}/request_body.cpp
                                 ${PROJECT_SOURCE_DIR}/host/server/request_parser.cpp
-                                ${PROJECT_SOURCE_DIR}/host/server/structured_output.cpp)
+                                ${PROJECT_SOURCE_DIR}/host/server/structured_output.cpp
+                                ${PROJECT_SOURCE_DIR}/host/server/tool_request.cpp
+                                ${PROJECT_SOURCE_DIR}/host/server/tool_envelope.cpp)
 set(PLINTH_FUZZ_LIBS plinth_runtime plinth_tokenizer plinth_chat plinth_sampling plinth_model
                      nlohmann_json::nlohmann_json Boost::headers)
 # The grammar plugin's engine (tests/fuzz/grammar.cpp): only where its target exists (XGrammar's

@@ -4,7 +4,9 @@
 Renders conversations with jinja2 the way Hugging Face's apply_chat_template does
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, the loopcontrols extension,
 raise_exception() raising TemplateError, strftime_now() — over a fixed clock, FIXED_NOW, so that
-the fixture does not depend on the day — and bos_token / eos_token and tools=None in the context).
+the fixture does not depend on the day — bos_token / eos_token and tools=None in the context, and
+Hugging Face's `tojson` filter). TOOL_FAMILIES' templates also render TOOL_CONVERSATIONS with
+TOOLS (the request's tools, assistant tool_calls, tool turns).
 The template text is stored in each fixture so the C++ test needs no model file.
 
 Three modes:
@@ -174,6 +176,46 @@ THINKING_CONVERSATIONS = {
 
 # Templates of llama.cpp's models/templates/ and the family that renders each, with the bos_token /
 # eos_token of the model's tokenizer_config.json ("" where it has none).
+# Tool calling (the families whose templates define it, TOOL_FAMILIES): the request's tools and
+# tool turns. Keys are written sorted (the C++ test reads the fixture with sorted keys); the order
+# is kept by both sides otherwise.
+TOOLS = [
+    {"function": {"description": "The weather in a city — «today»",
+                  "name": "get_weather",
+                  "parameters": {"properties": {"city": {"type": "string"},
+                                                "days": {"maximum": 7, "type": "integer"},
+                                                "unit": {"enum": ["c", "f"], "type": "string"}},
+                                 "required": ["city"], "type": "object"}},
+     "type": "function"},
+    {"function": {"name": "now", "parameters": {"properties": {}, "type": "object"}},
+     "type": "function"},
+]
+TOOL_CONVERSATIONS = {
+    "tools_no_system": [{"role": "user", "content": "Weather in Paris?"}],
+    "tools_system": [{"role": "system", "content": "Be brief."},
+                     {"role": "user", "content": "Weather in Paris?"}],
+    "tools_history": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris and the time?"},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"arguments": {"city": "Paris", "days": 2,
+                                                    "note": "a \"quoted\" é\n"},
+                                      "name": "get_weather"}},
+                        {"id": "call_2", "type": "function",
+                         "function": {"arguments": {}, "name": "now"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"sky\": \"sunny\"}"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "12:00"},
+        {"role": "assistant", "content": "Sunny, noon."},
+        {"role": "user", "content": "And Rome?"},
+        {"role": "assistant", "content": "Checking.",
+         "tool_calls": [{"id": "call_3", "type": "function",
+                         "function": {"arguments": {"city": "Rome"}, "name": "get_weather"}}]},
+        {"role": "tool", "tool_call_id": "call_3", "content": "rain"},
+    ],
+}
+TOOL_FAMILIES = ("qwen2.5",)
+
 LLAMA_CPP_TEMPLATES = [
     ("qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja", "", "<|im_end|>"),
     ("qwen3", "Qwen-Qwen3-0.6B.jinja", "", "<|im_end|>"),
@@ -197,16 +239,24 @@ def strftime_now(format):
     return FIXED_NOW.strftime(format)
 
 
+def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    """Hugging Face's `tojson` filter (transformers' chat template utils): json.dumps without
+    sorting keys or escaping HTML, unlike jinja2's own."""
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                      sort_keys=sort_keys)
+
+
 def environment():
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
     return env
 
 
 def render_cases(template, conversations, bos_token=None, eos_token=None,
-                 thinking=(None,)):
+                 thinking=(None,), tools=None):
     compiled = environment().from_string(template)
     cases = []
     for name, messages in conversations.items():
@@ -222,8 +272,10 @@ def render_cases(template, conversations, bos_token=None, eos_token=None,
                 case["enable_thinking"] = enable_thinking
                 context["enable_thinking"] = enable_thinking
             if bos_token is not None:
-                context.update(bos_token=bos_token, eos_token=eos_token, tools=None,
+                context.update(bos_token=bos_token, eos_token=eos_token, tools=tools,
                                documents=None)
+            if tools is not None:
+                case["tools"] = tools
             try:
                 case["text"] = compiled.render(**context)
             except TemplateError as e:  # raise_exception, or an undefined messages[0]
@@ -255,12 +307,15 @@ def llama_cpp_fixture(directory):
     for family, file, bos, eos in LLAMA_CPP_TEMPLATES:
         raw = (pathlib.Path(directory) / file).read_bytes()
         thinking = (None, True, False) if family == "qwen3" else (None,)
+        cases = render_cases(raw.decode("utf-8"),
+                             dict(FAMILY_CONVERSATIONS, **THINKING_CONVERSATIONS), bos, eos,
+                             thinking)
+        if family in TOOL_FAMILIES:
+            cases += render_cases(raw.decode("utf-8"), TOOL_CONVERSATIONS, bos, eos, thinking,
+                                  tools=TOOLS)
         entries.append({"family": family, "file": file,
                         "sha256": hashlib.sha256(raw).hexdigest(), "bos_token": bos,
-                        "eos_token": eos,
-                        "cases": render_cases(raw.decode("utf-8"),
-                                              dict(FAMILY_CONVERSATIONS, **THINKING_CONVERSATIONS),
-                                              bos, eos, thinking)})
+                        "eos_token": eos, "cases": cases})
     return {"command": LLAMA_CPP_COMMAND, "source": "llama-cpp-python==0.3.36 vendor/llama.cpp/"
             "models/templates", "jinja2": jinja2.__version__,
             "strftime_now_date": strftime_now("%d %b %Y"), "templates": entries}

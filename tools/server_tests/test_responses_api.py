@@ -4,7 +4,7 @@ official `openai` SDK's responses.create and responses.stream, checked against t
 message items with instructions, status completed / incomplete (max_output_tokens), the event
 stream (names, sequence numbers, deltas == the non-streamed text), the stream helper's final
 response, what is refused with a 400 naming the field (store, previous_response_id, text.format,
-tools, images, oversized input), and the per-endpoint metrics.
+tools without a grammar plugin, images, oversized input), and the per-endpoint metrics.
 
   python3 tools/server_tests/test_responses_api.py --plinth build/plinth --manifest manifests/cpu.json
 
@@ -144,7 +144,8 @@ class Responses(unittest.TestCase):
                 {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]}]),
              "input[0].content[0].type"),
             (dict(input=[{"type": "function_call_output", "call_id": "c", "output": "x"}]),
-             "input[0].type"),
+             "input"),  # a result answering no call
+            (dict(input=[{"type": "reasoning", "id": "r", "summary": []}]), "input[0].type"),
             (dict(input=[]), "input"),
             (dict(temperature=3), "temperature"),
             (dict(max_output_tokens=10 ** 7), "max_output_tokens"),

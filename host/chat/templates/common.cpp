@@ -1,6 +1,8 @@
 // Shared pieces of the chat-template families: Prompt, Conversation::where, errors, strip.
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "chat/templates/family.hpp"
 
 namespace plinth::chat {
@@ -90,6 +92,45 @@ std::string python_strip(std::string_view text) {
   while (const size_t n = space_at_front(text)) text.remove_prefix(n);
   while (const size_t n = space_at_back(text)) text.remove_suffix(n);
   return std::string(text);
+}
+
+namespace {
+
+void write_python_json(const nlohmann::ordered_json& v, std::string& out) {
+  if (v.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, value] : v.items()) {
+      if (!first) out += ", ";
+      first = false;
+      out += nlohmann::ordered_json(key).dump(-1, ' ', false,
+                                              nlohmann::ordered_json::error_handler_t::replace);
+      out += ": ";
+      write_python_json(value, out);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i > 0) out += ", ";
+      write_python_json(v[i], out);
+    }
+    out += ']';
+  } else {
+    out += v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
+}
+
+}  // namespace
+
+std::string python_tojson(std::string_view json_text) {
+  const auto v = nlohmann::ordered_json::parse(json_text, nullptr, false);
+  if (v.is_discarded()) {
+    throw std::invalid_argument("not JSON text: " + std::string(json_text.substr(0, 80)));
+  }
+  std::string out;
+  write_python_json(v, out);
+  return out;
 }
 
 std::span<const Family* const> all_families() {

@@ -45,6 +45,9 @@ struct SpecialTexts {
   std::string bos, eos;
   std::string date_string;
   std::optional<bool> enable_thinking;
+  /// The request's tools (each an OpenAI tool object's JSON text, members in order), for the
+  /// families that define tool calling (Family::supports_tools); null or empty: none.
+  const std::vector<std::string>* tools = nullptr;
 };
 
 /// The messages a family renders: the caller's, after an optional default system message.
@@ -73,6 +76,9 @@ class Family {
   /// "You are Qwen, ..."); "" = none. A template text's own literal takes precedence
   /// (extract_chatml_default_system).
   virtual std::string_view default_system() const { return {}; }
+  /// Whether the family's template defines tool calling, so that render() takes tools
+  /// (SpecialTexts::tools), assistant turns' tool_calls and "tool" turns.
+  virtual bool supports_tools() const { return false; }
   /// Every marker render() may write except bos / eos.
   virtual std::vector<std::string> markers() const = 0;
   /// Renders `conv` exactly as the family's template does with jinja2 (HF apply_chat_template).
@@ -93,6 +99,10 @@ class Family {
 /// whitespace, U+001C..U+001F, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F,
 /// U+205F, U+3000) from both ends.
 std::string python_strip(std::string_view text);
+/// A JSON text as the templates' `tojson` filter writes it (Hugging Face's: Python's json.dumps
+/// with ensure_ascii=False and sort_keys=False: ", " and ": " separators, members in order).
+/// Throws std::invalid_argument when `json_text` is not JSON.
+std::string python_tojson(std::string_view json_text);
 /// Whether `haystack` contains `needle`.
 inline bool has(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;

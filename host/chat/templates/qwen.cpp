@@ -1,13 +1,15 @@
 // Qwen's ChatML templates with their own rules:
 //  - "qwen2.5": ChatML with a default system prompt ("You are Qwen, created by Alibaba Cloud. You
-//    are a helpful assistant." unless the template writes another, e.g. Qwen2.5-Math's), tool
-//    calling not supported; raises on an empty conversation (Qwen/Qwen2.5-7B-Instruct);
+//    are a helpful assistant." unless the template writes another, e.g. Qwen2.5-Math's), tools in
+//    the system turn (<tools>), assistant tool calls as <tool_call> JSON, tool results as user
+//    turns of <tool_response>; raises on an empty conversation (Qwen/Qwen2.5-7B-Instruct);
 //  - "qwen3": ChatML where assistant turns carry reasoning (their reasoning_content, else a
 //    "<think>...</think>" split off the content), written back (as
 //    "<think>\n{reasoning}\n</think>\n\n") only for assistant turns after the last user query; the
 //    generation prompt takes enable_thinking (false: an empty think block) (Qwen/Qwen3-0.6B).
 // Templates: llama.cpp's models/templates/Qwen-Qwen2.5-7B-Instruct.jinja, Qwen-Qwen3-0.6B.jinja.
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,28 @@ void turn(Prompt& out, const std::string& role, const std::string& content) {
   out.text("\n");
 }
 
+// Qwen2.5's system turn with tools: the system message (or the template's default), then the
+// tools, each as `tojson` writes it, and the <tool_call> instructions.
+void tools_system(std::span<const ChatMessage> msgs, const std::vector<std::string>& tools,
+                  Prompt& out) {
+  out.marker(kStart);
+  std::string text = "system\n";
+  text += msgs[0].role == "system" ? msgs[0].content
+                                   : "You are Qwen, created by Alibaba Cloud. You are a helpful "
+                                     "assistant.";
+  text +=
+      "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou "
+      "are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+  for (const std::string& t : tools) text.append("\n").append(python_tojson(t));
+  text +=
+      "\n</tools>\n\nFor each function call, return a json object with function name and "
+      "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
+      "<function-name>, \"arguments\": <args-json-object>}\n</tool_call>";
+  out.text(text);
+  out.marker(kEnd);
+  out.text("\n");
+}
+
 class Qwen25 final : public Family {
  public:
   std::string_view name() const override { return "qwen2.5"; }
@@ -58,10 +82,41 @@ class Qwen25 final : public Family {
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd)};
   }
-  void render(const Conversation& conv, bool gen, const SpecialTexts&, Prompt& out) const override {
+  bool supports_tools() const override { return true; }
+  void render(const Conversation& conv, bool gen, const SpecialTexts& st,
+              Prompt& out) const override {
     // The default system turn is conv.messages[0] (ChatTemplate prepends it).
     if (conv.messages.empty()) throw_empty_error(name());
-    for (const ChatMessage& m : conv.messages) turn(out, m.role, m.content);
+    const auto& msgs = conv.messages;
+    const bool tools = st.tools != nullptr && !st.tools->empty();
+    if (tools) tools_system(msgs, *st.tools, out);
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      const ChatMessage& m = msgs[i];
+      const bool plain = m.role == "user" || (m.role == "system" && (i > 0 || !tools)) ||
+                         (m.role == "assistant" && m.tool_calls.empty());
+      if (plain) {
+        turn(out, m.role, m.content);
+      } else if (m.role == "assistant") {
+        out.marker(kStart);
+        out.text(m.content.empty() ? m.role : cat({m.role, "\n", m.content}));
+        for (const ChatToolCall& c : m.tool_calls) {
+          out.text(cat({"\n<tool_call>\n{\"name\": \"", c.name,
+                        "\", \"arguments\": ", python_tojson(c.arguments), "}\n</tool_call>"}));
+        }
+        out.marker(kEnd);
+        out.text("\n");
+      } else if (m.role == "tool") {
+        if (i == 0 || msgs[i - 1].role != "tool") {
+          out.marker(kStart);
+          out.text("user");
+        }
+        out.text(cat({"\n<tool_response>\n", m.content, "\n</tool_response>"}));
+        if (i + 1 == msgs.size() || msgs[i + 1].role != "tool") {
+          out.marker(kEnd);
+          out.text("\n");
+        }
+      }
+    }
     if (gen) {
       out.marker(kStart);
       out.text("assistant\n");

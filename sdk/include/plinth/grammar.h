@@ -49,12 +49,16 @@ typedef struct plinth_grammar_vocab {
 
 /* What compile's spec is. */
 typedef enum plinth_grammar_spec_kind {
-  PLINTH_GRAMMAR_JSON_SCHEMA = 1, /* a JSON Schema (the plugin's README names the keywords it
-                                     enforces; any other is refused, naming its JSON pointer) */
-  PLINTH_GRAMMAR_JSON_OBJECT = 2, /* any JSON object (spec ignored; OpenAI's json_object) */
-  PLINTH_GRAMMAR_REGEX = 3,       /* a regular expression the whole output must match */
-  PLINTH_GRAMMAR_CHOICE = 4,      /* a JSON array of strings: the output is exactly one of them */
-  PLINTH_GRAMMAR_EBNF = 5         /* an EBNF / GBNF grammar whose start rule is `root` */
+  PLINTH_GRAMMAR_JSON_SCHEMA = 1,   /* a JSON Schema (the plugin's README names the keywords it
+                                       enforces; any other is refused, naming its JSON pointer) */
+  PLINTH_GRAMMAR_JSON_OBJECT = 2,   /* any JSON object (spec ignored; OpenAI's json_object) */
+  PLINTH_GRAMMAR_REGEX = 3,         /* a regular expression the whole output must match */
+  PLINTH_GRAMMAR_CHOICE = 4,        /* a JSON array of strings: the output is exactly one of them */
+  PLINTH_GRAMMAR_EBNF = 5,          /* an EBNF / GBNF grammar whose start rule is `root` */
+  PLINTH_GRAMMAR_STRUCTURAL_TAG = 6 /* XGrammar's structural tag JSON ({"type": "structural_tag",
+                                       "format": ...}: free text, tags, triggers; tool calls in
+                                       a chat template's own format); its JSON Schemas are held to
+                                       the same subset. A plugin without it answers UNSUPPORTED */
 } plinth_grammar_spec_kind;
 
 /* Whitespace policy of JSON outputs. */

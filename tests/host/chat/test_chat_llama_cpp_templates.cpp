@@ -2,7 +2,8 @@
 // llama.cpp that llama-cpp-python==0.3.36 vendors, fetched by tools/fetch_llama_cpp_assets, not
 // committed): recognition picks the family, and render_text equals jinja2's rendering
 // (tests/fixtures/chat_templates/llama_cpp_expected.json, from tools/reference/chat_fixture.py
-// --llama-cpp), including Qwen3's enable_thinking and <think> history, or the error jinja2 raised.
+// --llama-cpp), including Qwen3's enable_thinking and <think> history, Qwen2.5's tools and tool
+// turns, or the error jinja2 raised.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -42,6 +43,11 @@ std::vector<ChatMessage> messages_from(const json& j) {
     if (m.contains("reasoning_content") && !m.at("reasoning_content").is_null()) {
       msg.reasoning_content = m.at("reasoning_content").get<std::string>();
     }
+    for (const auto& c : m.value("tool_calls", json::array())) {
+      const json& fn = c.at("function");
+      msg.tool_calls.push_back({c.at("id"), fn.at("name"), fn.at("arguments").dump()});
+    }
+    if (m.contains("tool_call_id")) msg.tool_call_id = m.at("tool_call_id").get<std::string>();
     out.push_back(msg);
   }
   return out;
@@ -66,6 +72,7 @@ TEST(ChatLlamaCppTemplates, RecognisedAndRenderedLikeJinja2) {
       const bool gen = c.at("add_generation_prompt");
       ChatTemplate::RenderOptions ro;
       if (c.contains("enable_thinking")) ro.enable_thinking = c.at("enable_thinking").get<bool>();
+      for (const json& tool : c.value("tools", json::array())) ro.tools.push_back(tool.dump());
       if (c.contains("text")) {
         try {
           EXPECT_EQ(t.render_text(msgs, gen, ro), c.at("text").get<std::string>()) << c.at("name");
@@ -93,12 +100,12 @@ TEST(ChatLlamaCppTemplates, QwenHasItsOwnFamiliesNotChatml) {
             "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
             "assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   const auto q3 = ChatTemplate::from_family("qwen3", {});
-  EXPECT_EQ(q3.render_text({{"user", "hi"}}, true, {false}),
+  EXPECT_EQ(q3.render_text({{"user", "hi"}}, true, {false, {}}),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
   EXPECT_EQ(q3.render_text({{"user", "hi"}}, true),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   // The think markers are special segments (Qwen3's vocabulary has them as tokens).
-  const auto segs = q3.render({{"user", "hi"}}, true, {false});
+  const auto segs = q3.render({{"user", "hi"}}, true, {false, {}});
   EXPECT_TRUE(segs.at(segs.size() - 4).special);
   EXPECT_EQ(segs.at(segs.size() - 4).text, "<think>");
 }

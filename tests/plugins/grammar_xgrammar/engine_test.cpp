@@ -116,6 +116,38 @@ TEST(GrammarEngine, BoundedWhitespaceEndsTheRun) {
   EXPECT_FALSE(m.accept(id_of(v, " ")));  // a third space in a row is refused
 }
 
+TEST(GrammarEngine, StructuralTagFreeTextUntilTheTriggerThenTheTag) {
+  const Vocabulary v = tiny_vocab();
+  Engine e(v);
+  auto g = e.compile(SpecKind::kStructuralTag, R"({"type": "structural_tag", "format": {
+      "type": "triggered_tags", "triggers": ["b"], "tags": [{"type": "tag", "begin": "b{",
+      "content": {"type": "json_schema", "json_schema": {"type": "integer"}}, "end": "}"}],
+      "at_least_one": false, "stop_after_first": false}})",
+                     {});
+  Matcher m(g);
+  EXPECT_TRUE(m.can_end());              // no tag needed
+  ASSERT_TRUE(m.accept(id_of(v, "a")));  // free text
+  ASSERT_TRUE(m.accept(id_of(v, "b")));  // the trigger: the tag's begin must follow
+  EXPECT_FALSE(m.accept(id_of(v, "a")));
+  ASSERT_TRUE(m.accept(id_of(v, "{")));
+  EXPECT_FALSE(m.accept(id_of(v, "a")));  // the schema: an integer
+  ASSERT_TRUE(m.accept(id_of(v, "1")));
+  ASSERT_TRUE(m.accept(id_of(v, "}")));
+  EXPECT_TRUE(m.can_end());
+  // its schemas are held to the subset, refused by pointer
+  try {
+    e.compile(SpecKind::kStructuralTag, R"({"type": "structural_tag", "format": {"type": "tag",
+        "begin": "b", "content": {"type": "json_schema", "json_schema": {"type": "number",
+        "multipleOf": 2}}, "end": "}"}})",
+              {});
+    ADD_FAILURE() << "multipleOf inside a structural tag passed";
+  } catch (const CompileError& err) {
+    EXPECT_NE(std::string(err.what()).find("/format/content/json_schema/multipleOf"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 TEST(GrammarEngine, CacheHitsAndRefusals) {
   Engine e(tiny_vocab());
   auto a = e.compile(SpecKind::kJsonSchema, R"({"type": "integer"})", {});

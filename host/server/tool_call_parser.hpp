@@ -1,0 +1,66 @@
+#pragma once
+// Reads tool calls out of a reply while it streams: the generated text goes in piece by piece
+// (any split, down to single bytes) and comes out as events — text for the user (content), a
+// call's start (its index and function name), fragments of its arguments. The arguments of a
+// call are its JSON value as generated with the whitespace outside strings dropped, so the
+// fragments of a stream concatenate to exactly the arguments of the whole reply.
+//
+// EnvelopeParser reads the JSON envelope of tool_envelope.hpp:
+//   {"tool_calls": [{"name": ..., "arguments": {...}}, ...]}  or  {"response": "..."}
+// (the response string decoded into content). The grammar plugin keeps the reply to that shape;
+// a reply cut short (max_tokens, a stop string) yields what it holds so far. make_hermes_parser
+// reads the <tool_call> blocks of Qwen2.5's template after free text.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace plinth::server {
+
+/// One event of a reply being parsed.
+struct ToolEvent {
+  enum class Kind { kContent, kCallStart, kArguments };
+  Kind kind = Kind::kContent;
+  size_t index = 0;  ///< the call (kCallStart, kArguments)
+  std::string text;  ///< the content, the function name, or an arguments fragment
+};
+
+/// A reply's tool calls and content, accumulated from its events.
+struct ToolCallResult {
+  struct Call {
+    std::string name;
+    std::string arguments;
+  };
+  std::string content;
+  bool has_content = false;  ///< some content was produced (an empty response string counts)
+  std::vector<Call> calls;
+  void apply(const ToolEvent& e);
+};
+
+/// Parses one reply. Not thread-safe; one per choice.
+class ToolCallParser {
+ public:
+  virtual ~ToolCallParser() = default;
+  /// Appends events for `text`, the next piece of the reply.
+  virtual void feed(std::string_view text, std::vector<ToolEvent>& out) = 0;
+  /// The reply has ended: appends what was held back (text that might have begun a call marker).
+  virtual void finish(std::vector<ToolEvent>& out) { (void)out; }
+};
+
+/// The parser of the JSON envelope (tool_envelope.hpp).
+std::unique_ptr<ToolCallParser> make_envelope_parser();
+
+/// The parser of Hermes-style calls (Qwen2.5's template): free text, then calls as
+/// "<tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>"; text before the first
+/// call is content, whitespace between and after calls is dropped.
+std::unique_ptr<ToolCallParser> make_hermes_parser();
+
+/// A call id: `prefix` ("call_", Anthropic's "toolu_") and 24 random letters and digits.
+std::string random_tool_id(std::string_view prefix);
+
+/// Parses a whole reply at once (tests, non-streamed answers).
+ToolCallResult parse_tool_reply(ToolCallParser& parser, std::string_view text);
+
+}  // namespace plinth::server
