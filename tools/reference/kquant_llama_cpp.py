@@ -103,13 +103,17 @@ def main() -> int:
     ap.add_argument("--out", default="tests/fixtures/golden/kquant_llama_cpp.json")
     ap.add_argument("--recipes", default=",".join(RECIPES))
     ap.add_argument("--plinth", default="build/plinth", help="for synth-model")
+    ap.add_argument("--only", choices=["synthetic", "files"], help="write one of the two fixtures")
     ap.add_argument("--synthetic-out",
                     default="tests/fixtures/golden/kquant_synthetic_llama_cpp.json")
     a = ap.parse_args()
     os.environ["LLAMA_CPP_LIB_PATH"] = os.path.abspath(os.path.expanduser(a.lib))
     import llama_cpp  # noqa: E402  (after LLAMA_CPP_LIB_PATH)
 
-    synthetic(llama_cpp, a.plinth, a.synthetic_out)
+    if a.only != "files":
+        synthetic(llama_cpp, a.plinth, a.synthetic_out)
+    if a.only == "synthetic":
+        return 0
     golden = json.load(open(a.golden))
     seqs = [p["prompt_ids"] + p["greedy_ids"] for p in golden["prompts"]]
     out = {
@@ -131,6 +135,9 @@ def main() -> int:
         out["files"].append({"recipe": recipe, "file": name, "bytes": os.path.getsize(path),
                              "sha256": sha256(path), "top1": top1, "margin": margin})
         print(f"{recipe}: done", file=sys.stderr)
+    if not out["files"]:
+        print("no file present: kept " + a.out, file=sys.stderr)
+        return 1
     with open(a.out, "w") as f:
         json.dump(out, f, indent=None, separators=(",", ":"))
         f.write("\n")
