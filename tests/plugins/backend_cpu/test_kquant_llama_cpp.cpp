@@ -7,7 +7,9 @@
 // weights with Q8_K activations (one scale per 256 values), plinth's int8 path with Q8 per 32 and
 // its float path with f32 activations, so the logits differ by a few tenths and only clear
 // margins are compared. Each file runs when it is present with the fixture's bytes (SHA-256);
-// otherwise the test says how to make it.
+// otherwise the test says how to make it. Measured (2026-12-05, 716 positions per file): equal at
+// every position of margin > 1 (404-465 per file) on both paths; at margin > 0.25 at 593-630 of
+// 603-632; at any margin 671-694 of 716.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -59,8 +61,11 @@ std::string sha256_hex(const std::string& path) {
 
 struct Agreement {
   int positions = 0;
-  int compared = 0;
+  int compared = 0;  // margin > kClearMargin (asserted equal)
   int agree = 0;
+  int agree_any = 0;  // equal at any margin (information)
+  int quarter = 0;    // margin > 0.25 (information)
+  int agree_quarter = 0;
 };
 
 // Every sequence of the fixture through `config` on `path`, teacher-forced (one prefill with the
@@ -85,10 +90,16 @@ Agreement agreement(const std::string& path, const nlohmann::json& entry,
     const auto& margin = entry.at("margin")[i];
     EXPECT_EQ(rows.size(), s.tokens.size());
     for (size_t t = 0; t < rows.size(); ++t, ++a.positions) {
+      const auto best = std::max_element(rows[t].begin(), rows[t].end()) - rows[t].begin();
+      const bool same = best == top1[t].get<int64_t>();
+      a.agree_any += same ? 1 : 0;
+      if (margin[t].get<double>() > 0.25) {
+        ++a.quarter;
+        a.agree_quarter += same ? 1 : 0;
+      }
       if (margin[t].get<double>() <= kClearMargin) continue;
       ++a.compared;
-      const auto best = std::max_element(rows[t].begin(), rows[t].end()) - rows[t].begin();
-      if (best == top1[t].get<int64_t>()) {
+      if (same) {
         ++a.agree;
       } else {
         ADD_FAILURE() << entry.at("recipe").get<std::string>() << ": sequence " << i
@@ -122,9 +133,11 @@ void run_path(const char* path_name, const std::string& config) {
       continue;
     }
     const Agreement a = agreement(path, entry, fx.at("sequences"), config);
-    std::printf("%s %s: %d positions, %d with llama.cpp margin > %.2f, greedy equal at %d\n",
-                entry.at("recipe").get<std::string>().c_str(), path_name, a.positions, a.compared,
-                kClearMargin, a.agree);
+    std::printf(
+        "%s %s: %d positions, %d with llama.cpp margin > %.2f, greedy equal at %d (margin > 0.25: "
+        "%d of %d; any margin: %d of %d)\n",
+        entry.at("recipe").get<std::string>().c_str(), path_name, a.positions, a.compared,
+        kClearMargin, a.agree, a.agree_quarter, a.quarter, a.agree_any, a.positions);
     EXPECT_GE(a.compared * 2, a.positions) << file << ": too few positions with a clear margin";
     ++ran;
   }
@@ -134,12 +147,12 @@ void run_path(const char* path_name, const std::string& config) {
 
 TEST(KQuantLlamaCpp, Int8PathGreedyEqualsLlamaCppWhereItsMarginIsClear) {
   run_path("int8",
-           R"({"matmul": "int8", "kv_dtype": "f16", "threads": 2, "max_batch_tokens": 64})");
+           R"({"matmul": "int8", "kv_dtype": "f16", "threads": 2, "max_batch_tokens": 256})");
 }
 
 TEST(KQuantLlamaCpp, FloatPathGreedyEqualsLlamaCppWhereItsMarginIsClear) {
   run_path("float",
-           R"({"matmul": "float", "kv_dtype": "f32", "threads": 2, "max_batch_tokens": 64})");
+           R"({"matmul": "float", "kv_dtype": "f32", "threads": 2, "max_batch_tokens": 256})");
 }
 
 }  // namespace
