@@ -67,7 +67,7 @@ struct Scalar {
                       int64_t b, float acc) {
     const float dx = j.xq[i * j.nb + b].d;
     for (int h = 0; h < 2; ++h) {
-      const float dd = sc[16 * h + r] * dx;
+      const float dd = sc[int64_t{16} * h + r] * dx;
       acc = std::fma(dd, static_cast<float>(half_dot<F>(j, ch, i, r, b, h)), acc);
     }
     if constexpr (F::kMin) {

@@ -155,6 +155,54 @@ constexpr int64_t super_at(int64_t b) {
   return (b >> 3) * (8 * F::kBytes);
 }
 
+// Chunk c's D (and M) of 16 rows from a K4 / K5 header's 12 bytes of 6-bit sc, m per 32
+// (ggml's get_scale_min_k4), the rows' d and dmin widened in d, dm.
+inline void decode_k45(const uint8_t* h, int c, const float* d, const float* dm, float* o) {
+  const uint8_t* s = h + 64;
+  for (int r = 0; r < 16; ++r) {
+    int sc = 0, m = 0;
+    if (c < 4) {
+      sc = s[16 * c + r] & 63;
+      m = s[16 * (c + 4) + r] & 63;
+    } else {
+      sc = (s[16 * (c + 4) + r] & 0x0f) | ((s[16 * (c - 4) + r] >> 6) << 4);
+      m = (s[16 * (c + 4) + r] >> 4) | ((s[16 * c + r] >> 6) << 4);
+    }
+    o[r] = d[r] * static_cast<float>(sc);
+    o[16 + r] = -(dm[r] * static_cast<float>(m));
+  }
+}
+
+// IQ4X: chunk c's ls = 4 bits of scales_l | 2 bits of scales_h, D = d·(ls − 32).
+inline void decode_iq4x(const uint8_t* h, int c, const float* d, float* o) {
+  for (int r = 0; r < 16; ++r) {
+    const int sh = h[32 + 2 * r] | (h[33 + 2 * r] << 8);
+    const int ls =
+        ((h[64 + 16 * (c / 2) + r] >> (4 * (c % 2))) & 0x0f) | (((sh >> (2 * c)) & 3) << 4);
+    o[r] = d[r] * static_cast<float>(ls - 32);
+  }
+}
+
+// K6 / K3 / K2: the D (and M) of 16-element sub-block j for its half `half` of the chunk.
+template <class F>
+inline void decode_sub16(const uint8_t* h, int j, int half, const float* d, const float* dm,
+                         float* o) {
+  for (int r = 0; r < 16; ++r) {
+    if constexpr (F::kTwoBit == kSix) {  // int8 scales
+      o[16 * half + r] = d[r] * static_cast<float>(static_cast<int8_t>(h[32 + 16 * j + r]));
+    } else if constexpr (F::kTwoBit == kThree) {  // 6-bit scales − 32 (ggml's Q3_K packing)
+      const uint8_t* s = h + 32;
+      const int lo = j < 8 ? (s[16 * j + r] & 0x0f) : (s[16 * (j - 8) + r] >> 4);
+      const int hi = (s[16 * (8 + j % 4) + r] >> (2 * (j / 4))) & 3;
+      o[16 * half + r] = d[r] * static_cast<float>((lo | (hi << 4)) - 32);
+    } else {  // K2: 4-bit sc (low), 4-bit m (high)
+      const int s = h[64 + 16 * j + r];
+      o[16 * half + r] = d[r] * static_cast<float>(s & 0x0f);
+      o[32 + 16 * half + r] = -(dm[r] * static_cast<float>(s >> 4));
+    }
+  }
+}
+
 // Decodes the scale codes of the panel super-block header at `h` into out[8 · kSStride / 4]
 // (f32: chunk c's D[16] at c·kSStride/4, M[16] after it; or D[2][16], M[2][16] per 16-element
 // half), exactly: d·sc and −(dmin·m) are products of an f16 value and an integer below 2⁸, exact
@@ -164,52 +212,19 @@ constexpr int64_t super_at(int64_t b) {
 template <class F, class W>
 inline void decode_scales(const uint8_t* h, float* out) {
   float d[16];
-  float dm[16];
+  float dm[16] = {};
   W::widen16(h, d);
   if constexpr (F::kMin) W::widen16(h + 32, dm);
   constexpr int64_t kStride = F::kSStride / 4;
   for (int c = 0; c < 8; ++c) {
     float* o = out + c * kStride;
-    if constexpr (F::kTwoBit == 0 &&
-                  !F::kLut) {  // K4, K5: 12 bytes of 6-bit sc, m (get_scale_min_k4)
-      const uint8_t* s = h + 64;
-      for (int r = 0; r < 16; ++r) {
-        int sc = 0, m = 0;
-        if (c < 4) {
-          sc = s[16 * c + r] & 63;
-          m = s[16 * (c + 4) + r] & 63;
-        } else {
-          sc = (s[16 * (c + 4) + r] & 0x0f) | ((s[16 * (c - 4) + r] >> 6) << 4);
-          m = (s[16 * (c + 4) + r] >> 4) | ((s[16 * c + r] >> 6) << 4);
-        }
-        o[r] = d[r] * static_cast<float>(sc);
-        o[16 + r] = -(dm[r] * static_cast<float>(m));
-      }
-    } else if constexpr (F::kLut) {  // IQ4X: ls = 4 bits of scales_l | 2 bits of scales_h, − 32
-      for (int r = 0; r < 16; ++r) {
-        const int sh = h[32 + 2 * r] | (h[33 + 2 * r] << 8);
-        const int ls =
-            ((h[64 + 16 * (c / 2) + r] >> (4 * (c % 2))) & 0x0f) | (((sh >> (2 * c)) & 3) << 4);
-        o[r] = d[r] * static_cast<float>(ls - 32);
-      }
+    if constexpr (F::kTwoBit != 0) {
+      decode_sub16<F>(h, 2 * c, 0, d, dm, o);
+      decode_sub16<F>(h, 2 * c + 1, 1, d, dm, o);
+    } else if constexpr (F::kLut) {
+      decode_iq4x(h, c, d, o);
     } else {
-      for (int half = 0; half < 2; ++half) {
-        const int j = 2 * c + half;  // the 16-element sub-block
-        for (int r = 0; r < 16; ++r) {
-          if constexpr (F::kTwoBit == kSix) {  // int8 scales
-            o[16 * half + r] = d[r] * static_cast<float>(static_cast<int8_t>(h[32 + 16 * j + r]));
-          } else if constexpr (F::kTwoBit == kThree) {  // 6-bit scales − 32 (ggml's Q3_K packing)
-            const uint8_t* s = h + 32;
-            const int lo = j < 8 ? (s[16 * j + r] & 0x0f) : (s[16 * (j - 8) + r] >> 4);
-            const int hi = (s[16 * (8 + j % 4) + r] >> (2 * (j / 4))) & 3;
-            o[16 * half + r] = d[r] * static_cast<float>((lo | (hi << 4)) - 32);
-          } else {  // K2: 4-bit sc (low), 4-bit m (high)
-            const int s = h[64 + 16 * j + r];
-            o[16 * half + r] = d[r] * static_cast<float>(s & 0x0f);
-            o[32 + 16 * half + r] = -(dm[r] * static_cast<float>(s >> 4));
-          }
-        }
-      }
+      decode_k45(h, c, d, dm, o);
     }
   }
 }
@@ -237,7 +252,7 @@ inline int stored_u(const uint8_t* ch, int64_t r, int e) {
 // WidenScalar::widen16: 16 IEEE halves → f32 by the SDK's exact conversion (the scalar kernels).
 struct WidenScalar {
   static void widen16(const uint8_t* p, float* out) {
-    for (int i = 0; i < 16; ++i) {
+    for (int64_t i = 0; i < 16; ++i) {
       uint16_t v;
       __builtin_memcpy(&v, p + 2 * i, sizeof v);
       out[i] = ggml::f16_to_f32(v);

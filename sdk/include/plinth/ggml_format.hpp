@@ -97,10 +97,10 @@ constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
       return 384;
     case CpuPanel::kIQ4:
       return 288;
-    case CpuPanel::kK4:
-      return 288;  // 2 × 144
     case CpuPanel::kK5:
       return 352;  // 2 × 176
+    case CpuPanel::kK4:
+      return 288;  // 2 × 144
     case CpuPanel::kIQ4X:
       return 272;  // 2 × 136
     case CpuPanel::kK6:
