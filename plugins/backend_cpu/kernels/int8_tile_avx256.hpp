@@ -147,7 +147,29 @@ struct Avx256Tile {
     }
   }
 
+  // Super-block kinds: decodes the NV panels' scales into sbuf when block b starts a super-block,
+  // and points half panel h's sc[h] (f32 D at +0, M at +kM) and sc16[h] (load_scale8's base) at
+  // block b's chunk in it.
+  template <class F, int NV>
+  static void super_scales(const PanelJob& j, int64_t p, int64_t b,
+                           float (&sbuf)[NV][2 * F::kSStride + 1], const uint8_t* (&sc)[2 * NV],
+                           const uint8_t* (&sc16)[2 * NV]) {
+    if ((b & 7) == 0) {
+      for (int v = 0; v < NV; ++v) {
+        decode_scales<F, Widen256>(j.panels + (p + v) * j.panel_bytes + super_at<F>(b), sbuf[v]);
+      }
+    }
+    for (int h = 0; h < 2 * NV; ++h) {
+      const auto* buf = reinterpret_cast<const uint8_t*>(sbuf[h / 2] + (b & 7) * (F::kSStride / 4));
+      sc[h] = buf + std::ptrdiff_t{32} * (h % 2);
+      sc16[h] = buf + std::ptrdiff_t{16} * (h % 2);
+    }
+  }
+
+  // The hot micro-kernel (as panel_simd.hpp's): its unrolled constexpr loops count as branches,
+  // and splitting them further would cost the registers the tile keeps live.
   template <class F, int MR, int NV>
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity)
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     constexpr int H = 2 * NV;  // half panels: rows 0-7 and 8-15 of each panel
     // Half h of a panel block: group g's quants at half[h] + kQ + 64g (32h into the block), its
@@ -173,7 +195,7 @@ struct Avx256Tile {
     for (int r = 0; r < MR; ++r)
       for (int h = 0; h < H; ++h) acc[r][h] = _mm256_setzero_ps();
     // Super-block kinds: the NV panels' scales of the current super-block, decoded when it starts.
-    alignas(32) float sbuf[F::kSuper ? NV : 1][F::kSuper ? 8 * F::kSStride / 4 : 1];
+    alignas(32) float sbuf[NV][2 * F::kSStride + 1];
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = chunk_at<F>(b);
       // Half panel h's scales: the f16 d at scales[h] + blk (32-element kinds), or its 8 f32 in
@@ -183,19 +205,8 @@ struct Avx256Tile {
       int64_t off = blk;
       for (int h = 0; h < H; ++h) sc16[h] = scales[h];
       if constexpr (F::kSuper) {
-        if ((b & 7) == 0) {
-          for (int v = 0; v < NV; ++v) {
-            decode_scales<F, Widen256>(j.panels + (p + v) * j.panel_bytes + super_at<F>(b),
-                                       sbuf[v]);
-          }
-        }
         off = 0;
-        for (int h = 0; h < H; ++h) {
-          const auto* buf =
-              reinterpret_cast<const uint8_t*>(sbuf[h / 2] + (b & 7) * (F::kSStride / 4));
-          sc[h] = buf + std::ptrdiff_t{32} * (h % 2);
-          sc16[h] = buf + std::ptrdiff_t{16} * (h % 2);
-        }
+        super_scales<F, NV>(j, p, b, sbuf, sc, sc16);
       }
       if constexpr (F::kHalves) {
         halves<F, MR, H>(half, sc, blk, xq, b, qoff16, s16, acc);

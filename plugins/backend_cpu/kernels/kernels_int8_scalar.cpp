@@ -82,7 +82,7 @@ struct Scalar {
     static_assert(MR == 1 && NV == 1);
     const uint8_t* w = j.panels + p * j.panel_bytes;
     float acc[kPanelRows] = {};
-    float sbuf[F::kSuper ? 8 * F::kSStride / 4 : 1];  // a super-block's decoded scales
+    float sbuf[2 * F::kSStride + 1];  // a super-block's decoded scales
     for (int64_t b = 0; b < j.nb; ++b) {
       const uint8_t* pb = w + panel::chunk_at<F>(b);
       const float* sc = nullptr;

@@ -249,13 +249,18 @@ struct Vnni {
         }
       }
     }
-    if constexpr (F::kMin) {
-      for (int h = 0; h < 2; ++h) {
-        for (int v = 0; v < NV; ++v) {
-          const __m512 m = _mm512_loadu_ps(sp[v] + F::kM + 64 * h);
-          for (int r = 0; r < MR; ++r) {
-            acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.s16[r][2 * b + h]), acc[r][v]);
-          }
+    if constexpr (F::kMin) min_halves<F>(o, b, sp, acc);
+  }
+
+  // K2: A = fma(M_h, s_h, A) for h = 0, 1.
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void min_halves(const Operands<MR, NV>& o, int64_t b,
+                                       const uint8_t* const (&sp)[NV], __m512 (&acc)[MR][NV]) {
+    for (int h = 0; h < 2; ++h) {
+      for (int v = 0; v < NV; ++v) {
+        const __m512 m = _mm512_loadu_ps(sp[v] + F::kM + 64 * h);
+        for (int r = 0; r < MR; ++r) {
+          acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.s16[r][2 * b + h]), acc[r][v]);
         }
       }
     }
@@ -268,7 +273,7 @@ struct Vnni {
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     // Super-block kinds: the NV panels' scales of the current super-block, decoded when it starts.
-    alignas(64) float sbuf[F::kSuper ? NV : 1][F::kSuper ? 8 * F::kSStride / 4 : 1];
+    alignas(64) float sbuf[NV][2 * F::kSStride + 1];
     for (int64_t b = 0; b < j.nb; ++b) {
       const int64_t blk = panel::chunk_at<F>(b);
       const uint8_t* sp[NV];

@@ -96,7 +96,7 @@ struct Simd {
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < C; ++c) acc[r][c] = V::zero();
     // Super-block kinds: the scales of the NV panels' current super-block, decoded when it starts.
-    alignas(64) float sbuf[F::kSuper ? NV : 1][F::kSuper ? 8 * F::kSStride / 4 : 1];
+    alignas(64) float sbuf[NV][2 * F::kSStride + 1];
     for (int64_t b = 0; b < j.nb; ++b) {
       R s[MR][C];
       for (int r = 0; r < MR; ++r)
@@ -153,19 +153,19 @@ struct Simd {
             R q[C];
             for (int c = 0; c < C; ++c) q[c] = halves_q<F>(base[c] + blk, h, t, lane_off(c));
             for (int r = 0; r < MR; ++r) {
-              const R xe = V::set1(xb[r * xs + 16 * h + t]);
+              const R xe = V::set1(xb[r * xs + int64_t{16} * h + t]);
               for (int c = 0; c < C; ++c) s[r][c] = V::fma(q[c], xe, s[r][c]);
             }
           }
           for (int c = 0; c < C; ++c) {
-            const R d = V::load_f32(sp[c] + 64 * h + 4 * lane_off(c));
+            const R d = V::load_f32(sp[c] + int64_t{64} * h + 4 * lane_off(c));
             for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
           }
         }
         if constexpr (F::kMin) {
           for (int h = 0; h < 2; ++h) {
             for (int c = 0; c < C; ++c) {
-              const R m = V::load_f32(sp[c] + F::kM + 64 * h + 4 * lane_off(c));
+              const R m = V::load_f32(sp[c] + F::kM + int64_t{64} * h + 4 * lane_off(c));
               for (int r = 0; r < MR; ++r) {
                 acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + 2 * b + h]), acc[r][c]);
               }
