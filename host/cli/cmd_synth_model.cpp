@@ -39,6 +39,7 @@ struct SynthOptions {
   bool vocab_only = false;
   std::string arch;
   bool dtype_given = false;
+  bool quant_mix = false;
 };
 
 [[noreturn]] void bad(const std::string& message) {
@@ -115,11 +116,14 @@ void run_arch(const SynthOptions& o) {
   ao.arch = o.arch;
   ao.seed = o.seed;
   ao.dtype = o.dtype_given ? dtypes().at(o.dtype) : GgmlType::kF32;
+  ao.quant_mix = o.quant_mix;
+  if (o.quant_mix && o.dtype_given) bad("--quant-mix: not with --dtype (the mix sets the types)");
   const GgufWriter w = make_arch_model(ao);
   write_checked(w, o.output, false);
   std::printf("wrote %s: synthetic %s, %s, seed %llu, %zu tensors, %.2f MiB\n", o.output.c_str(),
-              o.arch.c_str(), ggml_type_name(ao.dtype), static_cast<unsigned long long>(o.seed),
-              w.num_tensors(), static_cast<double>(w.layout().file_size) / (1024.0 * 1024.0));
+              o.arch.c_str(), o.quant_mix ? "quant mix" : ggml_type_name(ao.dtype),
+              static_cast<unsigned long long>(o.seed), w.num_tensors(),
+              static_cast<double>(w.layout().file_size) / (1024.0 * 1024.0));
 }
 
 void run(const SynthOptions& o) {
@@ -128,6 +132,7 @@ void run(const SynthOptions& o) {
     run_arch(o);
     return;
   }
+  if (o.quant_mix) bad("--quant-mix: only with --arch llama");
   SyntheticModelOptions so;
   so.seed = o.seed;
   so.dtype = dtypes().at(o.dtype);  // CLI11 checked membership
@@ -183,6 +188,9 @@ void register_synth_model(CLI::App& app) {
                   "q4_* store the embedding as q8_0)")
       ->check(CLI::IsMember({"q4_1", "q4_0", "q8_0", "f16", "bf16", "f32"}))
       ->capture_default_str();
+  cmd->add_flag("--quant-mix", opts->quant_mix,
+                "With --arch llama: hidden 256, the matrices cycling through every quantized type "
+                "plinth reads (Q6_K, Q2_K .. IQ4_XS, Q5_0 .. Q8_0) as random well-formed blocks");
   cmd->add_option("--layers", opts->layers, "Transformer blocks, 1..30")->capture_default_str();
   cmd->add_option("--from", opts->from,
                   "The real SmolLM2-135M GGUF: copy its metadata, embeddings, final norm and "

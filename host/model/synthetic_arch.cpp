@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/ggml_quantize.hpp"
+#include "model/ggml_random_blocks.hpp"
 #include "model/synthetic_model.hpp"
 
 namespace plinth {
@@ -56,9 +57,15 @@ Shape shape_of(const std::string& arch) {
   return s;
 }
 
+constexpr std::array<GgmlType, 12> kQuantMix = {GgmlType::kQ6_K, GgmlType::kQ2_K, GgmlType::kQ3_K,
+                                                GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kIQ4_XS,
+                                                GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL,
+                                                GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0};
+
 struct Writer {
   GgufWriter& w;
   const ArchModelOptions& o;
+  size_t matrices = 0;  // quant_mix: matrices written so far
 
   void tensor(const std::string& name, std::vector<uint64_t> dims, double mean, double std_dev,
               bool matrix) {
@@ -66,6 +73,11 @@ struct Writer {
     for (const uint64_t d : dims) n *= d;
     const std::vector<float> v =
         synthetic_normals(o.seed, name, static_cast<size_t>(n), mean, std_dev);
+    if (matrix && o.quant_mix) {
+      const GgmlType type = kQuantMix[matrices++ % kQuantMix.size()];
+      w.add_tensor(name, type, std::move(dims), ggml_random_blocks(type, v));
+      return;
+    }
     const GgmlType type = matrix ? o.dtype : GgmlType::kF32;
     w.add_tensor(name, type, std::move(dims), ggml_quantize(type, v));
   }
@@ -139,7 +151,7 @@ void add_metadata(GgufWriter& w, const ArchModelOptions& o, const Shape& s) {
     w.add_string(a + ".rope.scaling.type", "linear");
     w.add_f32(a + ".rope.scaling.factor", 8.0f);
   }
-  w.add_u32("general.file_type", gguf_file_type(o.dtype));
+  w.add_u32("general.file_type", gguf_file_type(o.quant_mix ? GgmlType::kF32 : o.dtype));
   add_synthetic_tokenizer(w, static_cast<uint32_t>(s.vocab));
 }
 
@@ -186,6 +198,10 @@ std::span<const char* const> synthetic_architectures() {
   return kArchs;
 }
 
+std::span<const GgmlType> synthetic_quant_mix() {
+  return kQuantMix;
+}
+
 GgufWriter make_arch_model(const ArchModelOptions& o) {
   bool known = false;
   std::string names;
@@ -197,7 +213,17 @@ GgufWriter make_arch_model(const ArchModelOptions& o) {
     throw std::invalid_argument("--arch: \"" + o.arch + "\" is not a synthetic architecture (" +
                                 names + ")");
   }
-  const Shape s = shape_of(o.arch);
+  Shape s = shape_of(o.arch);
+  if (o.quant_mix) {
+    if (o.arch != "llama") {
+      throw std::invalid_argument("--quant-mix: only with --arch llama (got \"" + o.arch + "\")");
+    }
+    s.hidden = 256;
+    s.ffn = 512;
+    s.head_dim = s.rope_dims = 64;
+    s.tied = false;  // a random output.weight: the logits depend on every layer, not the echo of
+                     // the input token a tied head of a random model gives
+  }
   GgufWriter w;
   add_metadata(w, o, s);
   w.add("plinth.synthetic.seed", gguf_uint(GgufValueType::kUint64, o.seed));

@@ -26,7 +26,16 @@ struct ArchModelOptions {
   std::string arch = "llama";  // one of synthetic_architectures()
   uint64_t seed = 0;
   GgmlType dtype = GgmlType::kF32;  // the matrices' type (norms and biases stay F32)
+  /// "llama" only: hidden 256, FFN 512, heads of 64 (rows of whole 256-element super-blocks), an
+  /// untied output.weight, the matrices (token_embd first, then each layer's q, k, v, o, gate, up,
+  /// down, then output.weight) cycling through
+  /// kQuantMix as random well-formed blocks of their normals' scale (ggml_random_blocks.hpp);
+  /// `dtype` is then ignored.
+  bool quant_mix = false;
 };
+
+/// The types a quant_mix model's matrices cycle through: every quantized type plinth reads.
+std::span<const GgmlType> synthetic_quant_mix();
 
 /// Writes the model. Sizes: hidden 128 (qwen3: 96), 4 query heads of 32, 2 KV heads (gemma3:
 /// 1), FFN 256, 4 layers (gemma3: 6), vocab 512, context 512. Weights: matrices N(0, 1/in),

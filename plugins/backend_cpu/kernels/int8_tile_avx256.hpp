@@ -15,8 +15,9 @@
 //   template <class F, int MR, int H>
 //   static void part(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq,
 //                    int64_t b, int part, const int32_t* const* qoff16, __m256i (&s)[MR][H]);
-//     S16: s[r][h] = P_part, over the quants of the 16-element half `part` (groups 4part ..
-//     4part+3, stored q + 128), qoff16[r][2b + part] = −128·Σqx of that half.
+//     kHalves: s[r][h] = P_part, over the quants of the 16-element half `part` (groups 4part ..
+//     4part+3, u = q + kOff from the bit planes: u_group256), qoff16[r][2b + part] = −kOff·Σqx
+//     of that half.
 #pragma once
 
 #include <immintrin.h>
@@ -43,6 +44,41 @@ inline __m256i iq4_table256(bool plus128) {
   __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues.data()));
   if (plus128) t = _mm_xor_si128(t, _mm_set1_epi8(static_cast<char>(0x80)));
   return _mm256_broadcastsi128_si256(t);
+}
+
+// 16 IEEE halves → f32 (decode_scales), F16C.
+struct Widen256 {
+  static void widen16(const uint8_t* p, float* out) {
+    _mm256_storeu_ps(out, load_half8(p));
+    _mm256_storeu_ps(out + 8, load_half8(p + 16));
+  }
+};
+
+// The unsigned quants u (q + kOff) of group g (elements 4g .. 4g+3, a 32-bit lane per row) of
+// the half panel at `ch` (a kHalves chunk + 32·(h % 2): its 8 rows of every 64-byte group), from
+// the bit planes (panel_layout.hpp); the 16-bit shifts move bits across bytes, the byte masks
+// keep each byte's own.
+template <class F>
+inline __m256i u_group256(const uint8_t* ch, int g) {
+  const int v = g / 4, s = g % 4;
+  const auto load = [](const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  };
+  const __m256i two = _mm256_and_si256(
+      _mm256_srl_epi16(load(ch + F::kQ2 + std::ptrdiff_t{64} * v), _mm_cvtsi32_si128(2 * s)),
+      _mm256_set1_epi8(3));
+  if constexpr (F::kTwoBit == kSix) {
+    const __m256i raw = load(ch + F::kQ + std::ptrdiff_t{64} * s);
+    const __m256i nib =
+        _mm256_and_si256(v == 0 ? raw : _mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0f));
+    return _mm256_or_si256(nib, _mm256_slli_epi16(two, 4));
+  } else if constexpr (F::kTwoBit == kThree) {
+    const __m256i bit = _mm256_and_si256(
+        _mm256_srl_epi16(load(ch + F::kQ1), _mm_cvtsi32_si128(4 * v + s)), _mm256_set1_epi8(1));
+    return _mm256_or_si256(two, _mm256_slli_epi16(bit, 2));
+  } else {
+    return two;
+  }
 }
 
 // Q5: ORs bit 4 of each quant byte of group g of half panel h into lo / hi from the [g][r]
@@ -79,37 +115,61 @@ struct Avx256Tile {
   // 2 panels when n <= 2 (decode: 4 independent dot chains): 16 YMM registers, no AVX-512.
   static constexpr int kMaxRows = 2, kWide = 2, kNarrow = 1;
 
-  // S16 (matmul_int8.hpp): D_0 ⊗ dx · P_0, D_1 ⊗ dx · P_1, then M_0·s_0, M_1·s_1 for block b.
-  // Half panel h's 8 f32 D of part t at half[h] + 64t (half[h] is 32(h % 2) into the block), M
-  // at kM past it.
+  // kHalves (matmul_int8.hpp): D_0 ⊗ dx · P_0, D_1 ⊗ dx · P_1, then with minimums M_0·s_0,
+  // M_1·s_1 for block b. Half panel h's 8 f32 D of part t at sc[h] + 64t (sc[h]: the decoded
+  // scales of its panel + 32·(h % 2) bytes), M at kM past it.
   template <class F, int MR, int H>
-  static void halves(const uint8_t* const (&half)[H], int64_t blk, const BlockQ8A* const (&xq)[MR],
-                     int64_t b, const int32_t* const (&qoff16)[MR], const float* const (&s16)[MR],
-                     __m256 (&acc)[MR][H]) {
+  static void halves(const uint8_t* const (&half)[H], const uint8_t* const (&sc)[H], int64_t blk,
+                     const BlockQ8A* const (&xq)[MR], int64_t b, const int32_t* const (&qoff16)[MR],
+                     const float* const (&s16)[MR], __m256 (&acc)[MR][H]) {
     for (int t = 0; t < 2; ++t) {
       __m256i s[MR][H];
       D::template part<F, MR, H>(half, blk, xq, b, t, qoff16, s);
       for (int h = 0; h < H; ++h) {
         const __m256 d =
-            _mm256_loadu_ps(reinterpret_cast<const float*>(half[h] + blk + std::ptrdiff_t{64} * t));
+            _mm256_loadu_ps(reinterpret_cast<const float*>(sc[h] + std::ptrdiff_t{64} * t));
         for (int r = 0; r < MR; ++r) {
           const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
           acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
         }
       }
     }
-    for (int t = 0; t < 2; ++t) {
-      for (int h = 0; h < H; ++h) {
-        const __m256 m = _mm256_loadu_ps(
-            reinterpret_cast<const float*>(half[h] + blk + F::kM + std::ptrdiff_t{64} * t));
-        for (int r = 0; r < MR; ++r) {
-          acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(s16[r][2 * b + t]), acc[r][h]);
+    if constexpr (F::kMin) {
+      for (int t = 0; t < 2; ++t) {
+        for (int h = 0; h < H; ++h) {
+          const __m256 m = _mm256_loadu_ps(
+              reinterpret_cast<const float*>(sc[h] + F::kM + std::ptrdiff_t{64} * t));
+          for (int r = 0; r < MR; ++r) {
+            acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(s16[r][2 * b + t]), acc[r][h]);
+          }
         }
       }
     }
   }
 
+  // Super-block kinds: decodes the NV panels' scales into sbuf when block b starts a super-block,
+  // and points half panel h's sc[h] (f32 D at +0, M at +kM) and sc16[h] (load_scale8's base) at
+  // block b's chunk in it.
+  template <class F, int NV>
+  static void super_scales(const PanelJob& j, int64_t p, int64_t b,
+                           float (&sbuf)[NV][2 * F::kSStride + 1], const uint8_t* (&sc)[2 * NV],
+                           const uint8_t* (&sc16)[2 * NV]) {
+    if ((b & 7) == 0) {
+      for (int v = 0; v < NV; ++v) {
+        decode_scales<F, Widen256>(j.panels + (p + v) * j.panel_bytes + super_at<F>(b), sbuf[v]);
+      }
+    }
+    for (int h = 0; h < 2 * NV; ++h) {
+      const auto* buf = reinterpret_cast<const uint8_t*>(sbuf[h / 2] + (b & 7) * (F::kSStride / 4));
+      sc[h] = buf + std::ptrdiff_t{32} * (h % 2);
+      sc16[h] = buf + std::ptrdiff_t{16} * (h % 2);
+    }
+  }
+
+  // The hot micro-kernel (as panel_simd.hpp's): its unrolled constexpr loops count as branches,
+  // and splitting them further would cost the registers the tile keeps live.
   template <class F, int MR, int NV>
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity)
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     constexpr int H = 2 * NV;  // half panels: rows 0-7 and 8-15 of each panel
     // Half h of a panel block: group g's quants at half[h] + kQ + 64g (32h into the block), its
@@ -134,22 +194,34 @@ struct Avx256Tile {
     __m256 acc[MR][H];
     for (int r = 0; r < MR; ++r)
       for (int h = 0; h < H; ++h) acc[r][h] = _mm256_setzero_ps();
+    // Super-block kinds: the NV panels' scales of the current super-block, decoded when it starts.
+    alignas(32) float sbuf[NV][2 * F::kSStride + 1];
     for (int64_t b = 0; b < j.nb; ++b) {
-      const int64_t blk = b * F::kBytes;
+      const int64_t blk = chunk_at<F>(b);
+      // Half panel h's scales: the f16 d at scales[h] + blk (32-element kinds), or its 8 f32 in
+      // the decoded buffer, sc[h] (super-block kinds; load_scale8 reads sc16[h] + 16·(h % 2)).
+      const uint8_t* sc[H] = {};
+      const uint8_t* sc16[H] = {};
+      int64_t off = blk;
+      for (int h = 0; h < H; ++h) sc16[h] = scales[h];
+      if constexpr (F::kSuper) {
+        off = 0;
+        super_scales<F, NV>(j, p, b, sbuf, sc, sc16);
+      }
       if constexpr (F::kHalves) {
-        halves<F, MR, H>(half, blk, xq, b, qoff16, s16, acc);
+        halves<F, MR, H>(half, sc, blk, xq, b, qoff16, s16, acc);
         continue;
       }
       __m256i s[MR][H];
       D::template block<F, MR, H>(half, blk, xq, b, qsum, s);
       for (int h = 0; h < H; ++h) {
-        const __m256 d = load_scale8<F>(scales[h], h, blk);
+        const __m256 d = load_scale8<F>(sc16[h], h, off);
         for (int r = 0; r < MR; ++r) {
           const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(xq[r][b].d));
           acc[r][h] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(s[r][h]), acc[r][h]);
         }
         if constexpr (F::kMin) {
-          const __m256 m = load_scale8<F>(scales[h], h, blk + F::kM);
+          const __m256 m = load_scale8<F>(sc16[h], h, off + F::kM);
           for (int r = 0; r < MR; ++r) {
             acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(xq[r][b].s), acc[r][h]);
           }

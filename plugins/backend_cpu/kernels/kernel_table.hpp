@@ -74,7 +74,7 @@ struct PanelJob {
   int64_t panel_bytes;    // nb · panel_block_bytes(type)
   int64_t rows;           // output rows of W = row length of y
   const float* x;         // [n, nb · 32]
-  const float* sx;        // Q4_1: [n, sx_stride] block sums (block_sums); S16: [n, sx_stride]
+  const float* sx;        // Q4_1: [n, sx_stride] block sums (block_sums); K2: [n, sx_stride]
                           // sums of 16-element halves (half_sums; entry 2b + h); else unused
   int64_t sx_stride;
   int64_t n;
@@ -83,9 +83,9 @@ struct PanelJob {
   const BlockQ8A* xq = nullptr;   // [n, nb] the activation rows quantized (quantize_row_q8a)
   const int32_t* qsum = nullptr;  // Q4_0 / Q8_0: [n, nb] Σ of each block's 32 int8; else unused
   const int32_t* qoff = nullptr;  // Q4_0 / Q8_0: [n, nb] −o·qsum (o = 8, 128); else unused
-  // S16 only, [n, 2·nb], entry 2b + h for the 16-element half h of block b:
+  // K6 / K3 / K2 only, [n, 2·nb], entry 2b + h for the 16-element half h of block b:
   const int32_t* qsum16 = nullptr;  // Σ of the half's 16 int8
-  const int32_t* qoff16 = nullptr;  // −128·qsum16
+  const int32_t* qoff16 = nullptr;  // −o·qsum16 (o = 32, 4, 0: the stored quants' offset)
   const float* s16 = nullptr;       // dx_b · float(qsum16), one f32 rounding
 };
 using PanelRunFn = void (*)(const PanelJob& job, int64_t p0, int64_t p1);  // panels [p0, p1)

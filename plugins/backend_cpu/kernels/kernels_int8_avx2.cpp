@@ -14,6 +14,7 @@
 //       instead q = u ^ 0x80 is recovered and the sign trick gives |q| (u8, ≤ 128) times
 //       sign(qx, q) (s8, |·| ≤ 127): |pair| ≤ 2·128·127 = 32512. That sums Σ q·qx directly, which
 //       is P of matmul_int8.hpp (Σ (q + 128)·qx − 128·Σ qx), so no offset is subtracted.
+//   K6 / K3 / K2: u = q + kOff ≤ 63 times qx: |pair| ≤ 2·63·127 = 16002, widened per group.
 #include "kernel_table.hpp"
 
 #if !(defined(__x86_64__) || defined(__i386__))
@@ -127,27 +128,24 @@ struct MaddubsDot {
     }
   }
 
-  // S16: Σ q·qx over the half `part` directly by the sign trick of byte_block (no offset).
+  // kHalves: P over the half `part`, from −kOff·Σqx of that half: u (≤ 63) times qx, pairs
+  // ≤ 2·63·127 = 16002, widened per group.
   template <class F, int MR, int H>
   static void part(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
                    int part, const int32_t* const* qoff16, __m256i (&s)[MR][H]) {
-    (void)qoff16;
     const __m256i ones = _mm256_set1_epi16(1);
-    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
-    for (int r = 0; r < MR; ++r)
-      for (int h = 0; h < H; ++h) s[r][h] = _mm256_setzero_si256();
+    for (int r = 0; r < MR; ++r) {
+      const __m256i off = _mm256_set1_epi32(qoff16[r][2 * b + part]);
+      for (int h = 0; h < H; ++h) s[r][h] = off;
+    }
     for (int g = 4 * part; g < 4 * part + 4; ++g) {
       __m256i xg[MR];
       for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
       for (int h = 0; h < H; ++h) {
-        const __m256i u =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
-        const __m256i q = _mm256_xor_si256(u, bias);
-        const __m256i aq = _mm256_abs_epi8(q);
+        const __m256i u = panel::u_group256<F>(half[h] + blk, g);
         for (int r = 0; r < MR; ++r) {
-          const __m256i sx = _mm256_sign_epi8(xg[r], q);
           s[r][h] =
-              _mm256_add_epi32(s[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sx), ones));
+              _mm256_add_epi32(s[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(u, xg[r]), ones));
         }
       }
     }

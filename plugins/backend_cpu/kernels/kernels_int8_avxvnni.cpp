@@ -67,7 +67,8 @@ struct VnniDot {
     }
   }
 
-  // S16: the half `part`'s 4 groups of q + 128, from −128·Σqx of that half.
+  // kHalves: the half `part`'s 4 groups of u = q + kOff (the bit planes decoded by
+  // u_group256), from −kOff·Σqx of that half.
   template <class F, int MR, int H>
   static void part(const uint8_t* const* half, int64_t blk, const BlockQ8A* const* xq, int64_t b,
                    int part, const int32_t* const* qoff16, __m256i (&s)[MR][H]) {
@@ -79,8 +80,7 @@ struct VnniDot {
       __m256i xg[MR];
       for (int r = 0; r < MR; ++r) xg[r] = panel::bcast4_256(xq[r][b].qs + std::ptrdiff_t{4} * g);
       for (int h = 0; h < H; ++h) {
-        const __m256i q =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(half[h] + blk + F::kQ + 64 * g));
+        const __m256i q = panel::u_group256<F>(half[h] + blk, g);
         for (int r = 0; r < MR; ++r) s[r][h] = _mm256_dpbusd_avx_epi32(s[r][h], q, xg[r]);
       }
     }

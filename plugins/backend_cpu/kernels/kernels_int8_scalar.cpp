@@ -18,8 +18,8 @@ struct Scalar {
 
   // P of matmul_int8.hpp for output row r of the panel at w and block b of activation row i.
   template <class F>
-  static int32_t block_dot(const PanelJob& j, const uint8_t* w, int64_t i, int64_t r, int64_t b) {
-    const uint8_t* q = w + b * F::kBytes + F::kQ;
+  static int32_t block_dot(const PanelJob& j, const uint8_t* pb, int64_t i, int64_t r, int64_t b) {
+    const uint8_t* q = pb + F::kQ;
     const int8_t* qx = j.xq[i * j.nb + b].qs;
     int32_t dot = 0;
     if constexpr (F::kNibbles) {
@@ -32,7 +32,7 @@ struct Scalar {
             hi = ggml::kIq4nlValues[static_cast<size_t>(hi)] + 128;
           }
           if constexpr (F::kQh) {  // Q5: bits k and 4 + k of the [g][r] high-bit byte
-            const int hb = w[b * F::kBytes + F::kQH + g * 16 + r];
+            const int hb = pb[F::kQH + g * 16 + r];
             lo |= ((hb >> k) & 1) << 4;
             hi |= ((hb >> (4 + k)) & 1) << 4;
           }
@@ -49,33 +49,30 @@ struct Scalar {
     return dot;
   }
 
-  // S16: P_h of matmul_int8.hpp over the 16 elements of half h (groups 4h .. 4h+3), exact.
+  // kHalves: P_h of matmul_int8.hpp over the 16 elements of half h (u = q + kOff from the bit
+  // planes), exact, from −kOff·Σqx_h.
   template <class F>
-  static int32_t half_dot(const PanelJob& j, const uint8_t* w, int64_t i, int64_t r, int64_t b,
-                          int64_t h) {
-    const uint8_t* q = w + b * F::kBytes + F::kQ;
+  static int32_t half_dot(const PanelJob& j, const uint8_t* ch, int64_t i, int64_t r, int64_t b,
+                          int h) {
     const int8_t* qx = j.xq[i * j.nb + b].qs;
     int32_t dot = 0;
-    for (int64_t g = 4 * h; g < 4 * h + 4; ++g) {
-      for (int64_t k = 0; k < 4; ++k) dot += q[at(g, r, k)] * qx[4 * g + k];
-    }
+    for (int e = 16 * h; e < 16 * h + 16; ++e) dot += panel::stored_u<F, true>(ch, r, e) * qx[e];
     return dot + j.qoff16[(i * j.nb + b) * 2 + h];
   }
 
-  // S16: A = fma(D_0 ⊗ dx, P_0, A), A = fma(D_1 ⊗ dx, P_1, A), A = fma(M_0, s_0, A),
-  // A = fma(M_1, s_1, A) (matmul_int8.hpp).
+  // kHalves: A = fma(D_0 ⊗ dx, P_0, A), A = fma(D_1 ⊗ dx, P_1, A), then with minimums
+  // A = fma(M_0, s_0, A), A = fma(M_1, s_1, A) (matmul_int8.hpp). `sc`: the chunk's decoded scales.
   template <class F>
-  static float halves(const PanelJob& j, const uint8_t* w, int64_t i, int64_t r, int64_t b,
-                      float acc) {
-    const uint8_t* pb = w + b * F::kBytes;
+  static float halves(const PanelJob& j, const uint8_t* ch, const float* sc, int64_t i, int64_t r,
+                      int64_t b, float acc) {
     const float dx = j.xq[i * j.nb + b].d;
-    for (int64_t h = 0; h < 2; ++h) {
-      const float dd = panel::f32_at(pb + 64 * h + 4 * r) * dx;
-      acc = std::fma(dd, static_cast<float>(half_dot<F>(j, w, i, r, b, h)), acc);
+    for (int h = 0; h < 2; ++h) {
+      const float dd = sc[int64_t{16} * h + r] * dx;
+      acc = std::fma(dd, static_cast<float>(half_dot<F>(j, ch, i, r, b, h)), acc);
     }
-    for (int64_t h = 0; h < 2; ++h) {
-      acc =
-          std::fma(panel::f32_at(pb + F::kM + 64 * h + 4 * r), j.s16[(i * j.nb + b) * 2 + h], acc);
+    if constexpr (F::kMin) {
+      for (int64_t h = 0; h < 2; ++h)
+        acc = std::fma(sc[32 + 16 * h + r], j.s16[(i * j.nb + b) * 2 + h], acc);
     }
     return acc;
   }
@@ -84,31 +81,44 @@ struct Scalar {
   static void tile(const PanelJob& j, int64_t p, int64_t i) {
     static_assert(MR == 1 && NV == 1);
     const uint8_t* w = j.panels + p * j.panel_bytes;
-    float out[kPanelRows];
-    for (int64_t r = 0; r < kPanelRows; ++r) {
-      float acc = 0.0f;
-      for (int64_t b = 0; b < j.nb; ++b) {
+    float acc[kPanelRows] = {};
+    float sbuf[2 * F::kSStride + 1];  // a super-block's decoded scales
+    for (int64_t b = 0; b < j.nb; ++b) {
+      const uint8_t* pb = w + panel::chunk_at<F>(b);
+      const float* sc = nullptr;
+      if constexpr (F::kSuper) {
+        if ((b & 7) == 0)
+          panel::decode_scales<F, panel::WidenScalar>(w + panel::super_at<F>(b), sbuf);
+        sc = sbuf + (b & 7) * (F::kSStride / 4);
+      }
+      for (int64_t r = 0; r < kPanelRows; ++r) {
         if constexpr (F::kHalves) {
-          acc = halves<F>(j, w, i, r, b, acc);
+          acc[r] = halves<F>(j, pb, sc, i, r, b, acc[r]);
         } else {
-          acc = block<F>(j, w, i, r, b, acc);
+          acc[r] = block<F>(j, pb, sc, i, r, b, acc[r]);
         }
       }
-      out[r] = acc;
     }
-    panel::store_panel(j, i, p, out);
+    panel::store_panel(j, i, p, acc);
   }
 
-  // A = fma(d ⊗ dx, float(P), A), then Q4_1's A = fma(m, sx, A) (matmul_int8.hpp).
+  // A = fma(d ⊗ dx, float(P), A), then Q4_1's A = fma(m, sx, A) (matmul_int8.hpp); the scales
+  // from the block (f16) or, for a super-block kind, the decoded `sc`.
   template <class F>
-  static float block(const PanelJob& j, const uint8_t* w, int64_t i, int64_t r, int64_t b,
-                     float acc) {
+  static float block(const PanelJob& j, const uint8_t* pb, const float* sc, int64_t i, int64_t r,
+                     int64_t b, float acc) {
     const BlockQ8A* xq = j.xq + i * j.nb;
-    const int32_t dot = block_dot<F>(j, w, i, r, b);
-    const uint8_t* pb = w + b * F::kBytes;
-    const float dd = panel::scale_at<F>(pb, 0, r) * xq[b].d;
-    acc = std::fma(dd, static_cast<float>(dot), acc);
-    if constexpr (F::kMin) acc = std::fma(panel::scale_at<F>(pb, F::kM, r), xq[b].s, acc);
+    const int32_t dot = block_dot<F>(j, pb, i, r, b);
+    float d = 0.0f, m = 0.0f;
+    if constexpr (F::kSuper) {
+      d = sc[r];
+      if constexpr (F::kMin) m = sc[16 + r];
+    } else {
+      d = panel::scale_at<F>(pb, 0, r);
+      if constexpr (F::kMin) m = panel::scale_at<F>(pb, F::kM, r);
+    }
+    acc = std::fma(d * xq[b].d, static_cast<float>(dot), acc);
+    if constexpr (F::kMin) acc = std::fma(m, xq[b].s, acc);
     return acc;
   }
 };

@@ -80,6 +80,35 @@ __m512i bcast_i32(const int32_t* p) {
   return v;
 }
 
+// 16 IEEE halves → f32 (decode_scales).
+struct Widen512 {
+  static void widen16(const uint8_t* p, float* out) { _mm512_storeu_ps(out, load_half16(p)); }
+};
+
+// The unsigned quants u (q + kOff) of group g (elements 4g .. 4g+3 of every row, one
+// 32-bit lane per row) of a kHalves chunk at `ch`, from its bit planes (panel_layout.hpp): the
+// 16-bit shifts move bits across bytes, but the byte masks keep only each byte's own.
+template <class F>
+__m512i u_group(const uint8_t* ch, int g) {
+  const int v = g / 4, s = g % 4;
+  const __m512i two = _mm512_and_si512(
+      _mm512_srl_epi16(_mm512_loadu_si512(ch + F::kQ2 + 64 * v), _mm_cvtsi32_si128(2 * s)),
+      _mm512_set1_epi8(3));
+  if constexpr (F::kTwoBit == panel::kSix) {
+    const __m512i raw = _mm512_loadu_si512(ch + F::kQ + 64 * s);
+    const __m512i nib =
+        _mm512_and_si512(v == 0 ? raw : _mm512_srli_epi16(raw, 4), _mm512_set1_epi8(0x0f));
+    return _mm512_or_si512(nib, _mm512_slli_epi16(two, 4));
+  } else if constexpr (F::kTwoBit == panel::kThree) {
+    const __m512i bit = _mm512_and_si512(
+        _mm512_srl_epi16(_mm512_loadu_si512(ch + F::kQ1), _mm_cvtsi32_si128(4 * v + s)),
+        _mm512_set1_epi8(1));
+    return _mm512_or_si512(two, _mm512_slli_epi16(bit, 2));
+  } else {
+    return two;
+  }
+}
+
 #define PLINTH_INLINE __attribute__((always_inline)) inline
 
 struct Vnni {
@@ -94,8 +123,8 @@ struct Vnni {
     const uint8_t* base[NV];    // panel v's first block
     const BlockQ8A* xq[MR];     // row r's quantized blocks
     const int32_t* qoff[MR];    // row r's −o·Σqx per block (Q4_0 / Q8_0)
-    const int32_t* qoff16[MR];  // S16: row r's −128·Σqx per 16-element half (2 per block)
-    const float* s16[MR];       // S16: row r's dx·Σqx per half
+    const int32_t* qoff16[MR];  // kHalves: row r's −kOff·Σqx per 16-element half (2 per block)
+    const float* s16[MR];       // kHalves: row r's dx·Σqx per half
   };
 
   template <class F, int MR, int NV>
@@ -176,16 +205,17 @@ struct Vnni {
 
   // A = fma(d ⊗ dx, float(P), A), then Q4_1's A = fma(m, sx, A) (matmul_int8.hpp).
   template <class F, int MR, int NV>
-  static PLINTH_INLINE void scale_add(const Operands<MR, NV>& o, int64_t b, int64_t blk,
-                                      const __m512i (&s)[MR][NV], __m512 (&acc)[MR][NV]) {
+  static PLINTH_INLINE void scale_add(const Operands<MR, NV>& o, int64_t b,
+                                      const uint8_t* const (&sp)[NV], const __m512i (&s)[MR][NV],
+                                      __m512 (&acc)[MR][NV]) {
     for (int v = 0; v < NV; ++v) {
-      const __m512 d = load_scale16<F>(o.base[v] + blk);
+      const __m512 d = load_scale16<F>(sp[v]);
       for (int r = 0; r < MR; ++r) {
         const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
         acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
       }
       if constexpr (F::kMin) {
-        const __m512 m = load_scale16<F>(o.base[v] + blk + F::kM);
+        const __m512 m = load_scale16<F>(sp[v] + F::kM);
         for (int r = 0; r < MR; ++r) {
           acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.xq[r][b].s), acc[r][v]);
         }
@@ -193,34 +223,42 @@ struct Vnni {
     }
   }
 
-  // S16: P_h over the 16-element half h (groups 4h .. 4h+3, quants q + 128), from −128·Σqx_h,
-  // then A = fma(D_h ⊗ dx, float(P_h), A) for h = 0, 1 and A = fma(M_h, s_h, A) for h = 0, 1.
+  // kHalves: P_h over the 16-element half h (groups 4h .. 4h+3, u = q + kOff from the bit
+  // planes), from −kOff·Σqx_h, then A = fma(D_h ⊗ dx, float(P_h), A) for h = 0, 1 and, with
+  // minimums, A = fma(M_h, s_h, A) for h = 0, 1. sp[v]: panel v's decoded scales of the chunk.
   template <class F, int MR, int NV>
   static PLINTH_INLINE void halves(const Operands<MR, NV>& o, int64_t b, int64_t blk,
-                                   __m512 (&acc)[MR][NV]) {
+                                   const uint8_t* const (&sp)[NV], __m512 (&acc)[MR][NV]) {
     for (int h = 0; h < 2; ++h) {
       __m512i s[MR][NV];
       for (int r = 0; r < MR; ++r)
         for (int v = 0; v < NV; ++v) s[r][v] = bcast_i32(o.qoff16[r] + 2 * b + h);
       for (int g = 4 * h; g < 4 * h + 4; ++g) {
         __m512i q[NV];
-        for (int v = 0; v < NV; ++v) q[v] = _mm512_loadu_si512(o.base[v] + blk + F::kQ + 64 * g);
+        for (int v = 0; v < NV; ++v) q[v] = u_group<F>(o.base[v] + blk, g);
         for (int r = 0; r < MR; ++r) {
           const __m512i xg = bcast4(o.xq[r][b].qs + 4 * g);
           for (int v = 0; v < NV; ++v) s[r][v] = dpbusd(s[r][v], q[v], xg);
         }
       }
       for (int v = 0; v < NV; ++v) {
-        const __m512 d = _mm512_loadu_ps(o.base[v] + blk + 64 * h);
+        const __m512 d = _mm512_loadu_ps(sp[v] + 64 * h);
         for (int r = 0; r < MR; ++r) {
           const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(o.xq[r][b].d));
           acc[r][v] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(s[r][v]), acc[r][v]);
         }
       }
     }
+    if constexpr (F::kMin) min_halves<F>(o, b, sp, acc);
+  }
+
+  // K2: A = fma(M_h, s_h, A) for h = 0, 1.
+  template <class F, int MR, int NV>
+  static PLINTH_INLINE void min_halves(const Operands<MR, NV>& o, int64_t b,
+                                       const uint8_t* const (&sp)[NV], __m512 (&acc)[MR][NV]) {
     for (int h = 0; h < 2; ++h) {
       for (int v = 0; v < NV; ++v) {
-        const __m512 m = _mm512_loadu_ps(o.base[v] + blk + F::kM + 64 * h);
+        const __m512 m = _mm512_loadu_ps(sp[v] + F::kM + 64 * h);
         for (int r = 0; r < MR; ++r) {
           acc[r][v] = _mm512_fmadd_ps(m, _mm512_set1_ps(o.s16[r][2 * b + h]), acc[r][v]);
         }
@@ -234,14 +272,28 @@ struct Vnni {
     __m512 acc[MR][NV];
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    // Super-block kinds: the NV panels' scales of the current super-block, decoded when it starts.
+    alignas(64) float sbuf[NV][2 * F::kSStride + 1];
     for (int64_t b = 0; b < j.nb; ++b) {
-      const int64_t blk = b * F::kBytes;
+      const int64_t blk = panel::chunk_at<F>(b);
+      const uint8_t* sp[NV];
+      for (int v = 0; v < NV; ++v) sp[v] = o.base[v] + blk;
+      if constexpr (F::kSuper) {
+        if ((b & 7) == 0) {
+          for (int v = 0; v < NV; ++v) {
+            panel::decode_scales<F, Widen512>(o.base[v] + panel::super_at<F>(b), sbuf[v]);
+          }
+        }
+        for (int v = 0; v < NV; ++v) {
+          sp[v] = reinterpret_cast<const uint8_t*>(sbuf[v] + (b & 7) * (F::kSStride / 4));
+        }
+      }
       if constexpr (F::kHalves) {
-        halves<F>(o, b, blk, acc);
+        halves<F>(o, b, blk, sp, acc);
       } else {
         __m512i s[MR][NV];
         block_sums<F>(o, b, blk, s);
-        scale_add<F>(o, b, blk, s, acc);
+        scale_add<F>(o, b, sp, s, acc);
       }
     }
     for (int r = 0; r < MR; ++r) {
@@ -253,7 +305,6 @@ struct Vnni {
     }
   }
 };
-
 #undef PLINTH_INLINE
 
 }  // namespace

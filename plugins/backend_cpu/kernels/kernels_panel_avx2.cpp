@@ -78,6 +78,21 @@ struct V256 {
     return _mm256_cvtepi32_ps(
         _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
   }
+  using ireg = __m256i;
+  static ireg u8s(const uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static ireg srl(ireg v, int n) { return _mm256_srl_epi32(v, _mm_cvtsi32_si128(n)); }
+  static ireg band(ireg v, int m) { return _mm256_and_si256(v, _mm256_set1_epi32(m)); }
+  static ireg bor(ireg a, ireg b) { return _mm256_or_si256(a, b); }
+  static ireg shl(ireg v, int n) { return _mm256_sll_epi32(v, _mm_cvtsi32_si128(n)); }
+  static reg to_f32(ireg u, int o) {
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(u, _mm256_set1_epi32(o)));
+  }
+  static void widen16(const uint8_t* p, float* out) {
+    _mm256_storeu_ps(out, load_half(p));
+    _mm256_storeu_ps(out + 8, load_half(p + 16));
+  }
 };
 
 }  // namespace

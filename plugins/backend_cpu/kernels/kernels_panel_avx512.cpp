@@ -74,6 +74,18 @@ struct V512 {
     return _mm512_cvtepi32_ps(
         _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
   }
+  using ireg = __m512i;
+  static ireg u8s(const uint8_t* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static ireg srl(ireg v, int n) { return _mm512_srl_epi32(v, _mm_cvtsi32_si128(n)); }
+  static ireg band(ireg v, int m) { return _mm512_and_si512(v, _mm512_set1_epi32(m)); }
+  static ireg bor(ireg a, ireg b) { return _mm512_or_si512(a, b); }
+  static ireg shl(ireg v, int n) { return _mm512_sll_epi32(v, _mm_cvtsi32_si128(n)); }
+  static reg to_f32(ireg u, int o) {
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(u, _mm512_set1_epi32(o)));
+  }
+  static void widen16(const uint8_t* p, float* out) { _mm512_storeu_ps(out, load_half(p)); }
 };
 
 }  // namespace

@@ -12,22 +12,24 @@ namespace {
 struct Scalar {
   static constexpr int kMaxRows = 1, kWide = 1, kNarrow = 1;
 
-  // S16 (kHalves): S_h over the 16 elements of half h, then A = fma(D_0, S_0, A),
-  // A = fma(D_1, S_1, A), A = fma(M_0, sx_0, A), A = fma(M_1, sx_1, A) (matmul_float.hpp).
+  // kHalves (K6, K3, K2): S_h over the 16 elements of half h, then A = fma(D_0, S_0, A),
+  // A = fma(D_1, S_1, A) and, with minimums, A = fma(M_0, sx_0, A), A = fma(M_1, sx_1, A)
+  // (matmul_float.hpp). `sc`: the chunk's decoded scales (decode_scales).
   template <class F>
-  static float halves(const PanelJob& j, const uint8_t* pb, const float* xb, int64_t r, int64_t i,
-                      int64_t b, float acc) {
+  static float halves(const PanelJob& j, const uint8_t* ch, const float* sc, const float* xb,
+                      int64_t r, int64_t i, int64_t b, float acc) {
     float s[2] = {0.0f, 0.0f};
-    for (int64_t h = 0; h < 2; ++h) {
-      for (int64_t e = 16 * h; e < 16 * h + 16; ++e) {
-        const auto q = static_cast<int8_t>(pb[F::kQ + e * kPanelRows + r]);
+    for (int h = 0; h < 2; ++h) {
+      for (int e = 16 * h; e < 16 * h + 16; ++e) {
+        const int q = panel::stored_u<F, false>(ch, r, e) - F::kOff;
         s[h] = std::fma(static_cast<float>(q), xb[e], s[h]);
       }
     }
-    for (int64_t h = 0; h < 2; ++h) acc = std::fma(panel::f32_at(pb + h * 64 + 4 * r), s[h], acc);
-    for (int64_t h = 0; h < 2; ++h) {
-      acc = std::fma(panel::f32_at(pb + F::kM + h * 64 + 4 * r), j.sx[i * j.sx_stride + 2 * b + h],
-                     acc);
+    for (int64_t h = 0; h < 2; ++h) acc = std::fma(sc[16 * h + r], s[h], acc);
+    if constexpr (F::kMin) {
+      for (int64_t h = 0; h < 2; ++h) {
+        acc = std::fma(sc[32 + 16 * h + r], j.sx[i * j.sx_stride + 2 * b + h], acc);
+      }
     }
     return acc;
   }
@@ -81,25 +83,35 @@ struct Scalar {
     static_assert(MR == 1 && NV == 1);
     const uint8_t* w = j.panels + p * j.panel_bytes;
     const float* x = j.x + i * j.nb * kQuantBlock;
-    float out[kPanelRows];
-    for (int64_t r = 0; r < kPanelRows; ++r) {
-      float acc = 0.0f;
-      for (int64_t b = 0; b < j.nb; ++b) {
-        const uint8_t* pb = w + b * F::kBytes;
-        const float* xb = x + b * kQuantBlock;
+    float acc[kPanelRows] = {};
+    float sbuf[2 * F::kSStride + 1];  // a super-block's decoded scales
+    for (int64_t b = 0; b < j.nb; ++b) {
+      const uint8_t* pb = w + panel::chunk_at<F>(b);
+      const float* xb = x + b * kQuantBlock;
+      const float* sc = nullptr;  // the chunk's decoded scales (super-block kinds)
+      if constexpr (F::kSuper) {
+        if ((b & 7) == 0)
+          panel::decode_scales<F, panel::WidenScalar>(w + panel::super_at<F>(b), sbuf);
+        sc = sbuf + (b & 7) * (F::kSStride / 4);
+      }
+      for (int64_t r = 0; r < kPanelRows; ++r) {
         if constexpr (F::kHalves) {
-          acc = halves<F>(j, pb, xb, r, i, b, acc);
+          acc[r] = halves<F>(j, pb, sc, xb, r, i, b, acc[r]);
           continue;
         }
         const float s = block_sum<F>(pb, xb, r);
-        acc = std::fma(panel::scale_at<F>(pb, 0, r), s, acc);
-        if constexpr (F::kMin) {
-          acc = std::fma(panel::scale_at<F>(pb, F::kM, r), j.sx[i * j.sx_stride + b], acc);
+        if constexpr (F::kSuper) {
+          acc[r] = std::fma(sc[r], s, acc[r]);
+          if constexpr (F::kMin) acc[r] = std::fma(sc[16 + r], j.sx[i * j.sx_stride + b], acc[r]);
+        } else {
+          acc[r] = std::fma(panel::scale_at<F>(pb, 0, r), s, acc[r]);
+          if constexpr (F::kMin) {
+            acc[r] = std::fma(panel::scale_at<F>(pb, F::kM, r), j.sx[i * j.sx_stride + b], acc[r]);
+          }
         }
       }
-      out[r] = acc;
     }
-    panel::store_panel(j, i, p, out);
+    panel::store_panel(j, i, p, acc);
   }
 };
 

@@ -110,19 +110,20 @@ void matmul_float_quant(const WeightView& w, const float* x, int64_t n, float* y
     pack_weights(w, packed.data(), pool);
     panels = packed.data();
   }
-  // Q4_1: the block sums of each activation row, once per call, shared by all weight rows; S16:
-  // the sums of each 16-element half.
+  // Q4_1 (and the other kinds with minimums per 32): the block sums of each activation row, once
+  // per call, shared by all weight rows; K2 (minimums per 16): the sums of each 16-element half.
   const PanelKind kind = panel_kind(w.type);
-  const int64_t nbp = padded_blocks(nb) * (kind == PanelKind::kS16 ? 2 : 1);
+  const bool halves = panel_halves(kind);
+  const int64_t nbp = padded_blocks(nb) * (halves ? 2 : 1);
   const float* sx = nullptr;
   if (kind == PanelKind::kQ4_1 || kind == PanelKind::kQ5_1 || kind == PanelKind::kK4 ||
-      kind == PanelKind::kK5 || kind == PanelKind::kS16) {
+      kind == PanelKind::kK5 || kind == PanelKind::kK2) {
     thread_local std::vector<float> sx_buf;
     if (static_cast<int64_t>(sx_buf.size()) < n * nbp) sx_buf.resize(static_cast<size_t>(n * nbp));
     float* out = sx_buf.data();
     const auto sums = [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        if (kind == PanelKind::kS16) {
+        if (halves) {
           half_sums(x + i * w.cols, w.cols, out + i * nbp);
         } else {
           block_sums(x + i * w.cols, w.cols, out + i * nbp);

@@ -17,16 +17,17 @@
 //     A = fma(d_b, S, A)
 //     Q4_1: A = fma(m_b, sx_b, A)      sx_b = block_sums (below): the block sum of x, fixed order
 //   y = A
-// K4 panels (Q4_K) run the Q4_1 sequence with the f32 D = d·sc and M = −dmin·m of each 32-element
-// sub-block in place of the f16 d and m.
+// The super-block kinds with a scale per 32 run the Q4_1 (K4, K5: with minimums) or the Q4_0 /
+// IQ4 sequence (IQ4X) with the f32 D = d·sc and M = −(dmin·m) of each 32-element sub-block, which
+// the kernels decode from the panel's scale codes (exact products) in place of the f16 d and m.
 //
-// S16 panels (the K-quants, Q5_1, IQ4_XS: f32 D and M per 16-element half h, int8 q; exact
-// decompositions of the file's blocks, plinth/ggml_format.hpp split_block):
+// The kinds with a scale per 16-element half h (K6, K3, K2: f32 D_{b,h}, M_{b,h} decoded likewise,
+// q = u − o the signed integers of the file's blocks, plinth/ggml_format.hpp split_block):
 //     S_h = 0;  for j = 16h .. 16h+15:  S_h = fma(q_{b,j}, x_{32b+j}, S_h)        (h = 0, 1)
 //     A = fma(D_{b,0}, S_0, A);  A = fma(D_{b,1}, S_1, A)
-//     A = fma(M_{b,0}, sx_{b,0}, A);  A = fma(M_{b,1}, sx_{b,1}, A)   sx: half_sums (below)
-// (M = 0 for the types without a minimum.) The bound below holds with 4 roundings per block in A
-// and the weights' D·q + M in place of d·q + m.
+//     K2 only:  A = fma(M_{b,0}, sx_{b,0}, A);  A = fma(M_{b,1}, sx_{b,1}, A)   sx: half_sums
+// The bound below holds with 4 roundings per block in A and the weights' D·q + M in place of
+// d·q + m.
 //
 // Nothing in it depends on n, the other rows, the thread split, the kernels' tiling or the ISA:
 // a vector lane holds one output element and runs the sequence unchanged, so the scalar (std::fma),
@@ -59,7 +60,7 @@ namespace plinth::cpu::detail {
 void block_sums(const float* x, int64_t cols, float* out);
 /// sx[2·padded_blocks(cols/32)] for one activation row: the sums of its 16-element halves, with
 /// X_l = x[16h+l] + x[16h+8+l], sx[h] = ((X_0 + X_4) + (X_2 + X_6)) + ((X_1 + X_5) + (X_3 + X_7));
-/// zeros after cols/16. The S16 panels' minimum terms. Same bits on every ISA.
+/// zeros after cols/16. The K2 panels' minimum terms. Same bits on every ISA.
 void half_sums(const float* x, int64_t cols, float* out);
 /// nb rounded up to a multiple of 8.
 int64_t padded_blocks(int64_t nb);

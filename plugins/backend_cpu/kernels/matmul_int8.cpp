@@ -35,7 +35,7 @@ struct ActivationQ8 {
   int32_t* qoff;
   float* s16;
   bool offset;  // Q4_0 / Q8_0 / Q5 / IQ4 / IQ4X: −o·Σqx per block
-  bool halves;  // S16: −128·Σqx and dx·Σqx per 16-element half
+  bool halves;  // K6 / K3 / K2: −o·Σqx and dx·Σqx per 16-element half
 };
 
 ActivationQ8 quantize_activations(const WeightView& w, const float* x, int64_t n, PanelKind kind,
@@ -48,7 +48,7 @@ ActivationQ8 quantize_activations(const WeightView& w, const float* x, int64_t n
   ActivationQ8 q{};
   q.offset = kind == PanelKind::kQ4_0 || kind == PanelKind::kQ8_0 || kind == PanelKind::kQ5 ||
              kind == PanelKind::kIQ4 || kind == PanelKind::kIQ4X;
-  q.halves = kind == PanelKind::kS16;
+  q.halves = panel_halves(kind);
   const int64_t per_row = q.halves ? 2 * nb : nb;
   const auto fit = [](auto& v, int64_t size) {
     if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
@@ -63,7 +63,33 @@ ActivationQ8 quantize_activations(const WeightView& w, const float* x, int64_t n
   q.qsum = qsum_buf.data();
   q.qoff = qoff_buf.data();
   q.s16 = s16_buf.data();
-  const int32_t o = kind == PanelKind::kQ4_0 ? 8 : kind == PanelKind::kQ5 ? 16 : 128;
+  // −o·Σqx: the offset of the stored quants (Q4_0 8, Q5 16, K6 32, K3 4, K2 0; else 128).
+  int32_t o = 128;
+  switch (kind) {
+    case PanelKind::kQ4_0:
+      o = 8;
+      break;
+    case PanelKind::kQ5:
+      o = 16;
+      break;
+    case PanelKind::kK6:
+      o = 32;
+      break;
+    case PanelKind::kK3:
+      o = 4;
+      break;
+    case PanelKind::kK2:
+      o = 0;
+      break;
+    case PanelKind::kQ8_0:
+    case PanelKind::kIQ4:
+    case PanelKind::kIQ4X:
+    case PanelKind::kQ4_1:
+    case PanelKind::kQ5_1:
+    case PanelKind::kK4:
+    case PanelKind::kK5:
+      break;
+  }
   const auto quantize = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       k.quantize_row_q8a(x + i * w.cols, w.cols, q.xq + i * nb);

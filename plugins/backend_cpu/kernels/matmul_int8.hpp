@@ -15,13 +15,16 @@
 //     A = fma(d_b ⊗ dx_b, float(P), A)                 ⊗: one rounded f32 product; float(P) exact
 //     Q4_1: A = fma(m_b, sx_b, A)
 //   y = A
-// K4 panels (Q4_K): Q4_1's sequence with the f32 D = d·sc, M = −dmin·m per 32 for d_b, m_b.
+// The super-block kinds with a scale per 32: K4, K5 run Q4_1's / Q5_1's sequence, IQ4X IQ4's,
+// with the f32 D = d·sc (and M = −(dmin·m)) of each 32-element sub-block, decoded exactly from the
+// panel's scale codes, for d_b (and m_b).
 //
-// S16 panels (f32 D_{b,h}, M_{b,h} per 16-element half h, int8 q stored as u = q + 128):
-//     P_h = Σ_{j∈h} u_{b,j}·qx_{b,j} − 128·Σ_{j∈h} qx_{b,j}       exact in int32   (h = 0, 1)
+// K6, K3, K2 (f32 D_{b,h}, M_{b,h} per 16-element half h, decoded likewise; quants stored as
+// u = q + o, o = 32, 4, 0):
+//     P_h = Σ_{j∈h} u_{b,j}·qx_{b,j} − o·Σ_{j∈h} qx_{b,j}          exact in int32   (h = 0, 1)
 //     A = fma(D_{b,0} ⊗ dx_b, float(P_0), A);  A = fma(D_{b,1} ⊗ dx_b, float(P_1), A)
-//     A = fma(M_{b,0}, s_{b,0}, A);  A = fma(M_{b,1}, s_{b,1}, A)    s_{b,h} = dx_b ⊗ Σ_{j∈h}
-//     qx_{b,j}
+//     K2 only:  A = fma(M_{b,0}, s_{b,0}, A);  A = fma(M_{b,1}, s_{b,1}, A)
+//               s_{b,h} = dx_b ⊗ Σ_{j∈h} qx_{b,j}
 //
 // |P| ≤ 32·255·127 < 2²⁴, so float(P) is exact, and the integer part has no order: the scalar
 // kernel (int32 loops, std::fma), the AVX2 one (vpmaddubsw + vpmaddwd, operands chosen so that no

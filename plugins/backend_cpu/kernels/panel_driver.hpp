@@ -28,72 +28,97 @@ namespace plinth::cpu::detail::panel {
 namespace {
 
 // Byte offsets inside a panel block (panel_layout.hpp): the 16 f16 scales d at 0, Q4_1's 16 f16
-// minimums m at kM, the quants at kQ.
-// kHalves (S16): f32 D and M per 16-element half (D[h] at 64h, M[h] at kM + 64h), int8 quants.
+// minimums m at kM, the quants at kQ. kSuper: a super-block kind (below). kTwoBit: 0 for the
+// 32-element kinds, else which bit planes a 16-element-sub-block kind has (kSix, kThree, kTwo).
+inline constexpr int kSix = 1, kThree = 2, kTwo = 3;
 struct Q4_1 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = false, kLut = false;
-  static constexpr int kOff = 0;
-  static constexpr int64_t kM = 32, kQ = 64, kBytes = 320;
+                        kF32 = false, kQh = false, kLut = false, kSuper = false;
+  static constexpr int kOff = 0, kTwoBit = 0;
+  static constexpr int64_t kM = 32, kQ = 64, kBytes = 320, kSStride = 0;
 };
 struct Q4_0 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = true, kHalves = false,
-                        kF32 = false, kQh = false, kLut = false;
-  static constexpr int kOff = 8;
-  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
+                        kF32 = false, kQh = false, kLut = false, kSuper = false;
+  static constexpr int kOff = 8, kTwoBit = 0;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288, kSStride = 0;
 };
 struct Q8_0 {
   static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = false, kLut = false;
-  static constexpr int kOff = 128;
-  static constexpr int64_t kM = 0, kQ = 32, kBytes = 544;
+                        kF32 = false, kQh = false, kLut = false, kSuper = false;
+  static constexpr int kOff = 128, kTwoBit = 0;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 544, kSStride = 0;
 };
 // kQh (Q5): Q5_0 — nibbles plus a high-bit plane at kQH (panel_layout.hpp), q − 16 (kOff).
 struct Q5 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = true, kLut = false;
-  static constexpr int kOff = 16;
-  static constexpr int64_t kM = 0, kQH = 32, kQ = 96, kBytes = 352;
+                        kF32 = false, kQh = true, kLut = false, kSuper = false;
+  static constexpr int kOff = 16, kTwoBit = 0;
+  static constexpr int64_t kM = 0, kQH = 32, kQ = 96, kBytes = 352, kSStride = 0;
 };
 struct Q5_1 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = true, kLut = false;
-  static constexpr int kOff = 0;
-  static constexpr int64_t kM = 32, kQH = 64, kQ = 128, kBytes = 384;
+                        kF32 = false, kQh = true, kLut = false, kSuper = false;
+  static constexpr int kOff = 0, kTwoBit = 0;
+  static constexpr int64_t kM = 32, kQH = 64, kQ = 128, kBytes = 384, kSStride = 0;
 };
 // kLut (IQ4): Q4_0's layout, each nibble an index into kvalues_iq4nl (kOff: the Int8 kernels'
 // u = value + 128 operand where they use one).
 struct IQ4 {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = false, kQh = false, kLut = true;
-  static constexpr int kOff = 128;
-  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288;
+                        kF32 = false, kQh = false, kLut = true, kSuper = false;
+  static constexpr int kOff = 128, kTwoBit = 0;
+  static constexpr int64_t kM = 0, kQ = 32, kBytes = 288, kSStride = 0;
 };
-// K5 (Q5_K): Q5_1's layout with f32 D, M; IQ4X (IQ4_XS): IQ4's with an f32 D.
+// The super-block kinds (kSuper): a panel super-block of 8·kBytes bytes is a header of kHead
+// bytes and 8 chunks of kChunk; the offsets kQ, kQH, kQ2, kQ1 are inside a chunk. Their scales
+// (kF32) are not in the panel but decoded per super-block by decode_scales into a buffer of
+// kSStride bytes per chunk: D[16] f32 at 0 and M[16] at kM = 64 (per 32), or D[h][16] at 64h and
+// M[h][16] at kM + 64h = 128 + 64h (kHalves: per 16-element half h).
+// K4 (Q4_K): Q4_1's nibbles; K5 (Q5_K): Q5_1's nibbles + high-bit plane; IQ4X (IQ4_XS): IQ4's.
+struct K4 {
+  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
+                        kF32 = true, kQh = false, kLut = false, kSuper = true;
+  static constexpr int kOff = 0, kTwoBit = 0;
+  static constexpr int64_t kM = 64, kQ = 0, kBytes = 288, kHead = 256, kChunk = 256, kSStride = 128;
+};
 struct K5 {
   static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = true, kQh = true, kLut = false;
-  static constexpr int kOff = 0;
-  static constexpr int64_t kM = 64, kQH = 128, kQ = 192, kBytes = 448;
+                        kF32 = true, kQh = true, kLut = false, kSuper = true;
+  static constexpr int kOff = 0, kTwoBit = 0;
+  static constexpr int64_t kM = 64, kQH = 0, kQ = 64, kBytes = 352, kHead = 256, kChunk = 320,
+                           kSStride = 128;
 };
 struct IQ4X {
   static constexpr bool kNibbles = true, kMin = false, kOffset8 = false, kHalves = false,
-                        kF32 = true, kQh = false, kLut = true;
-  static constexpr int kOff = 128;
-  static constexpr int64_t kM = 0, kQ = 64, kBytes = 320;
+                        kF32 = true, kQh = false, kLut = true, kSuper = true;
+  static constexpr int kOff = 128, kTwoBit = 0;
+  static constexpr int64_t kM = 0, kQ = 0, kBytes = 272, kHead = 128, kChunk = 256, kSStride = 128;
 };
-// kF32 (K4): Q4_1's layout with f32 scales / minimums (D[16] at 0, M[16] at kM).
-struct K4 {
-  static constexpr bool kNibbles = true, kMin = true, kOffset8 = false, kHalves = false,
-                        kF32 = true, kQh = false, kLut = false;
-  static constexpr int kOff = 0;
-  static constexpr int64_t kM = 64, kQ = 128, kBytes = 384;
+// The 16-element sub-block kinds (kHalves): unsigned u = q + kOff from bit planes (kTwoBit):
+// K6 (Q6_K): nibbles at kQ | 2-bit plane of bits 4-5 at kQ2, u = q + 32; K3 (Q3_K): 2-bit plane
+// of bits 0-1 at kQ2 | 1-bit plane of bit 2 at kQ1, u = q + 4; K2 (Q2_K): 2-bit plane, u = q,
+// with minimums.
+struct K6 {
+  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = true,
+                        kF32 = true, kQh = false, kLut = false, kSuper = true;
+  static constexpr int kOff = 32, kTwoBit = kSix;
+  static constexpr int64_t kM = 128, kQ = 0, kQ2 = 256, kQ1 = 0, kBytes = 420, kHead = 288,
+                           kChunk = 384, kSStride = 256;
 };
-struct S16 {
+struct K3 {
+  static constexpr bool kNibbles = false, kMin = false, kOffset8 = false, kHalves = true,
+                        kF32 = true, kQh = false, kLut = false, kSuper = true;
+  static constexpr int kOff = 4, kTwoBit = kThree;
+  static constexpr int64_t kM = 128, kQ = 0, kQ2 = 0, kQ1 = 128, kBytes = 220, kHead = 224,
+                           kChunk = 192, kSStride = 256;
+};
+struct K2 {
   static constexpr bool kNibbles = false, kMin = true, kOffset8 = false, kHalves = true,
-                        kF32 = true, kQh = false, kLut = false;
-  static constexpr int kOff = 128;
-  static constexpr int64_t kM = 128, kQ = 256, kBytes = 768;
+                        kF32 = true, kQh = false, kLut = false, kSuper = true;
+  static constexpr int kOff = 0, kTwoBit = kTwo;
+  static constexpr int64_t kM = 128, kQ = 0, kQ2 = 0, kQ1 = 0, kBytes = 168, kHead = 320,
+                           kChunk = 128, kSStride = 256;
 };
 static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1) &&
               Q4_0::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_0) &&
@@ -104,7 +129,136 @@ static_assert(Q4_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ4_1)
               Q5::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5) &&
               Q5_1::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kQ5_1) &&
               IQ4::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4) &&
-              S16::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16));
+              K6::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK6) &&
+              K3::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK3) &&
+              K2::kBytes == ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK2));
+static_assert(K4::kHead + 8 * K4::kChunk == 8 * K4::kBytes &&
+              K5::kHead + 8 * K5::kChunk == 8 * K5::kBytes &&
+              IQ4X::kHead + 8 * IQ4X::kChunk == 8 * IQ4X::kBytes &&
+              K6::kHead + 8 * K6::kChunk == 8 * K6::kBytes &&
+              K3::kHead + 8 * K3::kChunk == 8 * K3::kBytes &&
+              K2::kHead + 8 * K2::kChunk == 8 * K2::kBytes);
+
+// Where block b's quants start in a panel: b · kBytes, or chunk b % 8 of super-block b / 8.
+template <class F>
+constexpr int64_t chunk_at(int64_t b) {
+  if constexpr (F::kSuper) {
+    return (b >> 3) * (8 * F::kBytes) + F::kHead + (b & 7) * F::kChunk;
+  } else {
+    return b * F::kBytes;
+  }
+}
+
+// The panel super-block holding block b (b % 8 == 0 starts one).
+template <class F>
+constexpr int64_t super_at(int64_t b) {
+  return (b >> 3) * (8 * F::kBytes);
+}
+
+// Chunk c's D (and M) of 16 rows from a K4 / K5 header's 12 bytes of 6-bit sc, m per 32
+// (ggml's get_scale_min_k4), the rows' d and dmin widened in d, dm.
+inline void decode_k45(const uint8_t* h, int c, const float* d, const float* dm, float* o) {
+  const uint8_t* s = h + 64;
+  for (int r = 0; r < 16; ++r) {
+    int sc = 0, m = 0;
+    if (c < 4) {
+      sc = s[16 * c + r] & 63;
+      m = s[16 * (c + 4) + r] & 63;
+    } else {
+      sc = (s[16 * (c + 4) + r] & 0x0f) | ((s[16 * (c - 4) + r] >> 6) << 4);
+      m = (s[16 * (c + 4) + r] >> 4) | ((s[16 * c + r] >> 6) << 4);
+    }
+    o[r] = d[r] * static_cast<float>(sc);
+    o[16 + r] = -(dm[r] * static_cast<float>(m));
+  }
+}
+
+// IQ4X: chunk c's ls = 4 bits of scales_l | 2 bits of scales_h, D = d·(ls − 32).
+inline void decode_iq4x(const uint8_t* h, int c, const float* d, float* o) {
+  for (int r = 0; r < 16; ++r) {
+    const int sh = h[32 + 2 * r] | (h[33 + 2 * r] << 8);
+    const int ls =
+        ((h[64 + 16 * (c / 2) + r] >> (4 * (c % 2))) & 0x0f) | (((sh >> (2 * c)) & 3) << 4);
+    o[r] = d[r] * static_cast<float>(ls - 32);
+  }
+}
+
+// K6 / K3 / K2: the D (and M) of 16-element sub-block j for its half `half` of the chunk.
+template <class F>
+inline void decode_sub16(const uint8_t* h, int j, int half, const float* d, const float* dm,
+                         float* o) {
+  for (int r = 0; r < 16; ++r) {
+    if constexpr (F::kTwoBit == kSix) {  // int8 scales
+      o[16 * half + r] = d[r] * static_cast<float>(static_cast<int8_t>(h[32 + 16 * j + r]));
+    } else if constexpr (F::kTwoBit == kThree) {  // 6-bit scales − 32 (ggml's Q3_K packing)
+      const uint8_t* s = h + 32;
+      const int lo = j < 8 ? (s[16 * j + r] & 0x0f) : (s[16 * (j - 8) + r] >> 4);
+      const int hi = (s[16 * (8 + j % 4) + r] >> (2 * (j / 4))) & 3;
+      o[16 * half + r] = d[r] * static_cast<float>((lo | (hi << 4)) - 32);
+    } else {  // K2: 4-bit sc (low), 4-bit m (high)
+      const int s = h[64 + 16 * j + r];
+      o[16 * half + r] = d[r] * static_cast<float>(s & 0x0f);
+      o[32 + 16 * half + r] = -(dm[r] * static_cast<float>(s >> 4));
+    }
+  }
+}
+
+// Decodes the scale codes of the panel super-block header at `h` into out[8 · kSStride / 4]
+// (f32: chunk c's D[16] at c·kSStride/4, M[16] after it; or D[2][16], M[2][16] per 16-element
+// half), exactly: d·sc and −(dmin·m) are products of an f16 value and an integer below 2⁸, exact
+// in f32 (the values split_block gives, so the same bits whichever kernel decodes). W::widen16(p,
+// out) widens 16 IEEE halves at p to f32 (each kernel's own instructions; all exact). The loops
+// run over the 16 rows with fixed trip counts, for the compiler to vectorize.
+template <class F, class W>
+inline void decode_scales(const uint8_t* h, float* out) {
+  float d[16];
+  float dm[16] = {};
+  W::widen16(h, d);
+  if constexpr (F::kMin) W::widen16(h + 32, dm);
+  constexpr int64_t kStride = F::kSStride / 4;
+  for (int c = 0; c < 8; ++c) {
+    float* o = out + c * kStride;
+    if constexpr (F::kTwoBit != 0) {
+      decode_sub16<F>(h, 2 * c, 0, d, dm, o);
+      decode_sub16<F>(h, 2 * c + 1, 1, d, dm, o);
+    } else if constexpr (F::kLut) {
+      decode_iq4x(h, c, d, o);
+    } else {
+      decode_k45(h, c, d, dm, o);
+    }
+  }
+}
+
+// The unsigned quant u (q + kOff) of element e of row r in the chunk at `ch` of a kHalves kind,
+// its bytes in the Float order (int8 = false: byte t of row r at 16t + r) or the Int8 order
+// (byte t at 64(t / 4) + 4r + t % 4). The scalar kernels' decoding; the vector ones do the same
+// with shifts and masks on 16 rows at once.
+template <class F, bool kInt8>
+inline int stored_u(const uint8_t* ch, int64_t r, int e) {
+  const auto at = [r](int t) -> int64_t {
+    return kInt8 ? int64_t{64} * (t / 4) + 4 * r + t % 4 : int64_t{16} * t + r;
+  };
+  const int v = e / 16, g = (e % 16) / 4, k = e % 4;
+  const int two = (ch[F::kQ2 + at(4 * v + k)] >> (2 * g)) & 3;
+  if constexpr (F::kTwoBit == kSix) {
+    return ((ch[F::kQ + at(e % 16)] >> (4 * v)) & 0x0f) | (two << 4);
+  } else if constexpr (F::kTwoBit == kThree) {
+    return two | (((ch[F::kQ1 + at(k)] >> (4 * v + g)) & 1) << 2);
+  } else {
+    return two;
+  }
+}
+
+// WidenScalar::widen16: 16 IEEE halves → f32 by the SDK's exact conversion (the scalar kernels).
+struct WidenScalar {
+  static void widen16(const uint8_t* p, float* out) {
+    for (int64_t i = 0; i < 16; ++i) {
+      uint16_t v;
+      __builtin_memcpy(&v, p + 2 * i, sizeof v);
+      out[i] = ggml::f16_to_f32(v);
+    }
+  }
+};
 
 // The largest n whose rows run in tiles of <= 2 rows × K::kWide panels (K::kWideUpTo, else 2).
 template <class K>
@@ -183,13 +337,17 @@ void run(const PanelJob& j, int64_t p0, int64_t p1) {
       return drive<K, K5>(j, p0, p1);
     case PanelKind::kIQ4X:
       return drive<K, IQ4X>(j, p0, p1);
-    case PanelKind::kS16:
-      return drive<K, S16>(j, p0, p1);
+    case PanelKind::kK6:
+      return drive<K, K6>(j, p0, p1);
+    case PanelKind::kK3:
+      return drive<K, K3>(j, p0, p1);
+    case PanelKind::kK2:
+      return drive<K, K2>(j, p0, p1);
   }
   __builtin_trap();
 }
 
-// The f32 at p (an S16 panel block's D or M entry; p need not be aligned).
+// The f32 at p (a decoded scale buffer's D or M entry; p need not be aligned).
 inline float f32_at(const uint8_t* p) {
   float f;
   __builtin_memcpy(&f, p, sizeof f);

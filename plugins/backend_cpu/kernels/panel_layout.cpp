@@ -26,8 +26,12 @@ int64_t panel_block_bytes(PanelKind kind) {
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kIQ4X);
     case PanelKind::kK4:
       return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK4);
-    case PanelKind::kS16:
-      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kS16);
+    case PanelKind::kK6:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK6);
+    case PanelKind::kK3:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK3);
+    case PanelKind::kK2:
+      return ggml::cpu_panel_block_bytes(ggml::CpuPanel::kK2);
   }
   throw std::invalid_argument("panel layout: unknown panel kind " +
                               std::to_string(static_cast<int>(kind)));
@@ -35,6 +39,15 @@ int64_t panel_block_bytes(PanelKind kind) {
 
 int64_t panel_block_bytes(WeightType type) {
   return panel_block_bytes(panel_kind(type));
+}
+
+bool panel_super(PanelKind kind) {
+  return kind == PanelKind::kK4 || kind == PanelKind::kK5 || kind == PanelKind::kIQ4X ||
+         panel_halves(kind);
+}
+
+bool panel_halves(PanelKind kind) {
+  return kind == PanelKind::kK6 || kind == PanelKind::kK3 || kind == PanelKind::kK2;
 }
 
 int64_t packed_bytes(const WeightView& w) {
@@ -77,33 +90,39 @@ void put_row(WeightType type, const uint8_t* blk, int64_t r, uint8_t* pb, PanelO
   for (int64_t t = 0; t < kQuantBlock / 2; ++t) pb[qoff + quant_offset(order, t, r)] = qs[t];
 }
 
-// Where a repacked kind keeps one 32-element chunk of a row inside its panel block.
+// Where a repacked kind keeps one 32-element chunk of a row: Q5_0 / Q5_1 in their panel blocks
+// (with their f16 d, m), the super-block kinds in a chunk of their panel super-block (header
+// apart, put_header).
 struct ChunkLayout {
-  int scale_bytes;  // 2: f16 d (and m), 4: f32 D (and M) per 32; 0: S16's D[2], M[2] per half
+  bool f16_scales;  // Q5_0 / Q5_1: f16 d (and m) at the block's start
   bool min;         // a minimum follows the 16 scales
-  int add;          // added to q before it is stored (Q5_0: 16)
-  int64_t qh_at;    // the high-bit plane, or -1
-  int64_t q_at;     // the quants
-  bool nibbles;     // 4-bit quants (else one byte each)
+  int add;          // added to q before it is stored (Q5_0: 16; K6: 32; K3: 4)
+  int64_t qh_at;    // the high-bit plane (bit 4), or -1
+  int64_t q_at;     // the nibbles, or -1
+  int64_t p2_at;    // the 2-bit plane (K6: bits 4-5; K3, K2: bits 0-1), or -1
+  int64_t p1_at;    // the 1-bit plane (K3: bit 2), or -1
   bool lut;         // q is a kvalues_iq4nl value: its index is stored
 };
 
 ChunkLayout chunk_layout(PanelKind kind) {
   switch (kind) {
-    case PanelKind::kQ8_0:
-      return {2, false, 0, -1, 32, false, false};
     case PanelKind::kQ5:
-      return {2, false, 16, 32, 96, true, false};
+      return {true, false, 16, 32, 96, -1, -1, false};
     case PanelKind::kQ5_1:
-      return {2, true, 0, 64, 128, true, false};
+      return {true, true, 0, 64, 128, -1, -1, false};
     case PanelKind::kK4:
-      return {4, true, 0, -1, 128, true, false};
+      return {false, false, 0, -1, 0, -1, -1, false};
     case PanelKind::kK5:
-      return {4, true, 0, 128, 192, true, false};
+      return {false, false, 0, 0, 64, -1, -1, false};
     case PanelKind::kIQ4X:
-      return {4, false, 0, -1, 64, true, true};
-    case PanelKind::kS16:
-      return {0, true, 0, -1, 256, false, false};
+      return {false, false, 0, -1, 0, -1, -1, true};
+    case PanelKind::kK6:
+      return {false, false, 32, -1, 0, 256, -1, false};
+    case PanelKind::kK3:
+      return {false, false, 4, -1, -1, 0, 128, false};
+    case PanelKind::kK2:
+      return {false, false, 0, -1, -1, 0, -1, false};
+    case PanelKind::kQ8_0:
     case PanelKind::kQ4_0:
     case PanelKind::kQ4_1:
     case PanelKind::kIQ4:
@@ -120,22 +139,11 @@ uint8_t iq4_index(int v) {
   throw std::logic_error("IQ4: value not in kvalues_iq4nl");
 }
 
-void put_scales(const ChunkLayout& l, uint8_t* pb, int64_t r, const float* d2, const float* m2) {
-  if (l.scale_bytes == 0) {  // S16: D, M per 16-element half
-    for (int64_t h = 0; h < 2; ++h) {
-      std::memcpy(pb + h * 64 + r * 4, &d2[h], 4);
-      std::memcpy(pb + 128 + h * 64 + r * 4, &m2[h], 4);
-    }
-    return;
-  }
-  if (l.scale_bytes == 2) {  // f16: exact, the values came from the file's f16 fields
-    const uint16_t d = ggml::f32_to_f16(d2[0]), m = ggml::f32_to_f16(m2[0]);
-    std::memcpy(pb + r * 2, &d, 2);
-    if (l.min) std::memcpy(pb + 32 + r * 2, &m, 2);
-    return;
-  }
-  std::memcpy(pb + r * 4, &d2[0], 4);
-  if (l.min) std::memcpy(pb + 64 + r * 4, &m2[0], 4);
+// Q5_0 / Q5_1: the block's f16 d (and m), exact (the values came from the file's f16 fields).
+void put_f16_scales(const ChunkLayout& l, uint8_t* pb, int64_t r, float d, float m) {
+  const uint16_t dh = ggml::f32_to_f16(d), mh = ggml::f32_to_f16(m);
+  std::memcpy(pb + r * 2, &dh, 2);
+  if (l.min) std::memcpy(pb + 32 + r * 2, &mh, 2);
 }
 
 // Bit 4 of every stored quant: Float order a u32 per row (bit j: element j), Int8 order a byte
@@ -156,39 +164,118 @@ void put_high_bits(const ChunkLayout& l, uint8_t* pb, int64_t r, const int8_t* q
   }
 }
 
-void put_quants(const ChunkLayout& l, uint8_t* pb, int64_t r, const int8_t* qc, PanelOrder order) {
-  if (l.nibbles) {  // byte t: element t (low nibble), t + 16 (high)
-    for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
-      const int lo = l.lut ? iq4_index(qc[t]) : (qc[t] + l.add) & 0xf;
-      const int hi = l.lut ? iq4_index(qc[t + 16]) : (qc[t + 16] + l.add) & 0xf;
-      pb[l.q_at + quant_offset(order, t, r)] = static_cast<uint8_t>(lo | (hi << 4));
-    }
-    return;
-  }
-  for (int64_t j = 0; j < kQuantBlock; ++j) {  // int8; the Int8 order stores q + 128 (unsigned)
-    const int v = order == PanelOrder::kFloat ? static_cast<uint8_t>(qc[j]) : qc[j] + 128;
-    pb[l.q_at + quant_offset(order, j, r)] = static_cast<uint8_t>(v);
+// The stored (unsigned) quant u of element e of the chunk.
+int stored(const ChunkLayout& l, const int8_t* qc, int64_t e) {
+  return l.lut ? iq4_index(qc[e]) : qc[e] + l.add;
+}
+
+// The nibbles (low 4 bits of u): byte t holds element t (low nibble) and t + 16 (high).
+void put_nibbles(const ChunkLayout& l, uint8_t* pb, int64_t r, const int8_t* qc, PanelOrder order) {
+  for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
+    const int lo = stored(l, qc, t) & 0xf;
+    const int hi = stored(l, qc, t + 16) & 0xf;
+    pb[l.q_at + quant_offset(order, t, r)] = static_cast<uint8_t>(lo | (hi << 4));
   }
 }
 
-// Rows of a type repacked through the SDK's split_block (every type but Q4_0 / Q4_1 / Q8_0 /
-// IQ4_NL): each 32-element chunk c of the row goes to panel block c, slot r.
-void put_split_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r, uint8_t* panel,
-                   int64_t pbb, PanelOrder order) {
+// The bit planes (panel_layout.hpp): 2-bit byte 4v + k holds the field (u >> shift) & 3 of
+// element 16v + 4g + k at bits 2g; 1-bit byte k holds (u >> 2) & 1 of it at bit 4v + g.
+void put_planes(const ChunkLayout& l, uint8_t* pb, int64_t r, const int8_t* qc, PanelOrder order) {
+  const int shift2 = l.q_at >= 0 ? 4 : 0;  // K6: the bits above the nibble; K3 / K2: the lowest
+  uint8_t p2[8] = {};
+  uint8_t p1[4] = {};
+  for (int64_t e = 0; e < kQuantBlock; ++e) {
+    const int64_t v = e / 16, g = (e % 16) / 4, k = e % 4;
+    const int u = stored(l, qc, e);
+    p2[4 * v + k] = static_cast<uint8_t>(p2[4 * v + k] | (((u >> shift2) & 3) << (2 * g)));
+    p1[k] = static_cast<uint8_t>(p1[k] | (((u >> 2) & 1) << (4 * v + g)));
+  }
+  for (int64_t t = 0; t < 8; ++t) pb[l.p2_at + quant_offset(order, t, r)] = p2[t];
+  if (l.p1_at < 0) return;
+  for (int64_t t = 0; t < 4; ++t) pb[l.p1_at + quant_offset(order, t, r)] = p1[t];
+}
+
+void put_chunk(const ChunkLayout& l, uint8_t* pb, int64_t r, const int8_t* qc, PanelOrder order) {
+  if (l.qh_at >= 0) put_high_bits(l, pb, r, qc, order);
+  if (l.q_at >= 0) put_nibbles(l, pb, r, qc, order);
+  if (l.p2_at >= 0) put_planes(l, pb, r, qc, order);
+}
+
+// Q5_0 / Q5_1 rows: each 32-element block through the SDK's split_block into panel block b.
+void put_q5_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r, uint8_t* panel,
+                int64_t pbb, PanelOrder order) {
   const ggml::Format& f = ggml::format(static_cast<int32_t>(type));
   const ChunkLayout l = chunk_layout(panel_kind(type));
-  const int64_t chunks = f.block_elems / kQuantBlock;
+  int8_t q[kQuantBlock];
+  float d16[2];
+  float m16[2];
+  for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
+    ggml::split_block(f, row + b * f.block_bytes, q, d16, m16);
+    uint8_t* pb = panel + b * pbb;
+    put_f16_scales(l, pb, r, d16[0], m16[0]);
+    put_chunk(l, pb, r, q, order);
+  }
+}
+
+// The header of a panel super-block: row r's f16 d at 2r, then its scale bytes (and dmin) as
+// panel_layout.hpp lists them, copied from the file's block `fb`.
+struct HeaderLayout {
+  int64_t d_at;      // f16 d in the file's block
+  int64_t dmin_at;   // f16 dmin (K4, K5, K2) or u16 scales_h (IQ4X) in the file's block, or -1
+  int64_t codes_at;  // the scale bytes in the file's block
+  int64_t codes;     // how many
+  int64_t head;      // the panel header's bytes
+};
+
+HeaderLayout header_layout(PanelKind kind) {
+  switch (kind) {
+    case PanelKind::kK4:
+    case PanelKind::kK5:
+      return {0, 2, 4, 12, 256};
+    case PanelKind::kIQ4X:
+      return {0, 2, 4, 4, 128};
+    case PanelKind::kK6:
+      return {208, -1, 192, 16, 288};
+    case PanelKind::kK3:
+      return {108, -1, 96, 12, 224};
+    case PanelKind::kK2:
+      return {80, 82, 0, 16, 320};
+    default:
+      break;
+  }
+  throw std::logic_error("panel layout: not a super-block kind");
+}
+
+void put_header(const HeaderLayout& h, const uint8_t* fb, uint8_t* sp, int64_t r) {
+  std::memcpy(sp + 2 * r, fb + h.d_at, 2);
+  int64_t at = 32;
+  if (h.dmin_at >= 0) {
+    std::memcpy(sp + at + 2 * r, fb + h.dmin_at, 2);
+    at += 32;
+  }
+  for (int64_t k = 0; k < h.codes; ++k) sp[at + 16 * k + r] = fb[h.codes_at + k];
+}
+
+// Super-block rows: per 256-element block its header, then its 8 chunks of 32 (the quants through
+// the SDK's split_block).
+void put_super_row(WeightType type, const uint8_t* row, int64_t cols, int64_t r, uint8_t* panel,
+                   int64_t pbb, PanelOrder order) {
+  const ggml::Format& f = ggml::format(static_cast<int32_t>(type));
+  const PanelKind kind = panel_kind(type);
+  const ChunkLayout l = chunk_layout(kind);
+  const HeaderLayout h = header_layout(kind);
+  const int64_t super_bytes = 8 * pbb;
+  const int64_t chunk_bytes = (super_bytes - h.head) / 8;
   int8_t q[ggml::kQK_K];
   float d16[ggml::kQK_K / ggml::kSubBlock];
   float m16[ggml::kQK_K / ggml::kSubBlock];
   for (int64_t blk = 0; blk < cols / f.block_elems; ++blk) {
-    ggml::split_block(f, row + blk * f.block_bytes, q, d16, m16);
-    for (int64_t c = 0; c < chunks; ++c) {
-      uint8_t* pb = panel + (blk * chunks + c) * pbb;
-      const int8_t* qc = q + c * kQuantBlock;
-      put_scales(l, pb, r, d16 + 2 * c, m16 + 2 * c);
-      if (l.qh_at >= 0) put_high_bits(l, pb, r, qc, order);
-      put_quants(l, pb, r, qc, order);
+    const uint8_t* fb = row + blk * f.block_bytes;
+    uint8_t* sp = panel + blk * super_bytes;
+    put_header(h, fb, sp, r);
+    ggml::split_block(f, fb, q, d16, m16);
+    for (int64_t c = 0; c < 8; ++c) {
+      put_chunk(l, sp + h.head + c * chunk_bytes, r, q + c * kQuantBlock, order);
     }
   }
 }
@@ -213,8 +300,12 @@ void pack_panels(const WeightView& w, int64_t p0, int64_t p1, uint8_t* out, Pane
     std::memset(panel, 0, static_cast<size_t>(nb * pbb));  // rows past the end stay 0
     for (int64_t r = 0; r < kPanelRows && p * kPanelRows + r < w.rows; ++r) {
       const uint8_t* row = base + (p * kPanelRows + r) * wrow;
+      if (panel_super(panel_kind(w.type))) {
+        put_super_row(w.type, row, w.cols, r, panel, pbb, order);
+        continue;
+      }
       if (!native_blocks(w.type)) {
-        put_split_row(w.type, row, w.cols, r, panel, pbb, order);
+        put_q5_row(w.type, row, w.cols, r, panel, pbb, order);
         continue;
       }
       for (int64_t b = 0; b < nb; ++b) put_row(w.type, row + b * bb, r, panel + b * pbb, order);

@@ -11,7 +11,10 @@
 // high nibbles, minus 8 when kOffset8, as exact f32), nibbles5(q, qh, t, lo, hi) (Q5: the same
 // with bit t / t + 16 of kLanes u32 at qh as bit 4, minus 16), nibbles_lut(q, lo, hi) (IQ4_NL:
 // kvalues_iq4nl of the nibbles) and int8s(const uint8_t* q) (kLanes
-// int8 → exact f32).
+// int8 → exact f32); for the bit-plane kinds an int32 vector type ireg with u8s(const uint8_t*)
+// (kLanes bytes zero-extended), srl(ireg, int) (logical shift by a run-time count), band(ireg,
+// int), bor(ireg, ireg), shl(ireg, int), to_f32(ireg u, int o) (u − o, exact), and widen16(const
+// uint8_t*, float*) (16 IEEE halves → f32, exact: decode_scales).
 #pragma once
 
 #include "panel_driver.hpp"
@@ -32,6 +35,26 @@ struct Simd {
     } else {
       return V::load_half(p + 2 * lane);
     }
+  }
+
+  // The kLanes signed quants q = u − kOff of element 16h + t of a kHalves chunk at `ch`, rows
+  // lane .. lane + kLanes − 1 (Float order, panel_layout.hpp; stored_u is the scalar form).
+  template <class F>
+  __attribute__((always_inline)) static typename V::reg halves_q(const uint8_t* ch, int h, int t,
+                                                                 int64_t lane) {
+    const int g = t / 4, k = t % 4;
+    const auto two = V::band(V::srl(V::u8s(ch + F::kQ2 + 16 * (4 * h + k) + lane), 2 * g), 3);
+    typename V::ireg u;
+    if constexpr (F::kTwoBit == kSix) {
+      const auto nib = V::band(V::srl(V::u8s(ch + F::kQ + 16 * t + lane), 4 * h), 0x0f);
+      u = V::bor(nib, V::shl(two, 4));
+    } else if constexpr (F::kTwoBit == kThree) {
+      const auto bit = V::band(V::srl(V::u8s(ch + F::kQ1 + 16 * k + lane), 4 * h + g), 1);
+      u = V::bor(two, V::shl(bit, 2));
+    } else {
+      u = two;
+    }
+    return V::to_f32(u, F::kOff);
   }
 
   // s[r][c] += q_e · x_e for the int8 quants e in [e0, e1) of the block at `blk`.
@@ -72,12 +95,28 @@ struct Simd {
     R acc[MR][C];
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < C; ++c) acc[r][c] = V::zero();
+    // Super-block kinds: the scales of the NV panels' current super-block, decoded when it starts.
+    alignas(64) float sbuf[NV][2 * F::kSStride + 1];
     for (int64_t b = 0; b < j.nb; ++b) {
       R s[MR][C];
       for (int r = 0; r < MR; ++r)
         for (int c = 0; c < C; ++c) s[r][c] = V::zero();
       const float* xb = x + b * kQuantBlock;
-      const int64_t blk = b * F::kBytes;
+      const int64_t blk = chunk_at<F>(b);
+      // Where vector c's scales (and minimums) of this block are: the panel block, or the buffer.
+      const uint8_t* sp[C];
+      for (int c = 0; c < C; ++c) sp[c] = base[c] + blk;
+      if constexpr (F::kSuper) {
+        if ((b & 7) == 0) {
+          for (int v = 0; v < NV; ++v) {
+            decode_scales<F, V>(base[v * kPerPanel] + super_at<F>(b), sbuf[v]);
+          }
+        }
+        for (int c = 0; c < C; ++c) {
+          sp[c] =
+              reinterpret_cast<const uint8_t*>(sbuf[c / kPerPanel] + (b & 7) * (F::kSStride / 4));
+        }
+      }
       if constexpr (F::kNibbles) {
         for (int64_t t = 0; t < kQuantBlock / 2; ++t) {
           R lo[C], hi[C];
@@ -103,24 +142,33 @@ struct Simd {
           }
         }
       } else if constexpr (F::kHalves) {
-        // S16: S_0, S_1 over the two 16-element halves, then D_0·S_0, D_1·S_1, M_0·sx_0, M_1·sx_1
-        // (the scalar kernel's order).
+        // K6 / K3 / K2: S_0, S_1 over the two 16-element halves, then D_0·S_0, D_1·S_1 and, with
+        // minimums, M_0·sx_0, M_1·sx_1 (the scalar kernel's order).
         for (int h = 0; h < 2; ++h) {
           if (h == 1) {
             for (int r = 0; r < MR; ++r)
               for (int c = 0; c < C; ++c) s[r][c] = V::zero();
           }
-          int8_range<F, MR, C>(base, blk, xb, xs, 16 * h, 16 * h + 16, s);
+          for (int t = 0; t < 16; ++t) {
+            R q[C];
+            for (int c = 0; c < C; ++c) q[c] = halves_q<F>(base[c] + blk, h, t, lane_off(c));
+            for (int r = 0; r < MR; ++r) {
+              const R xe = V::set1(xb[r * xs + int64_t{16} * h + t]);
+              for (int c = 0; c < C; ++c) s[r][c] = V::fma(q[c], xe, s[r][c]);
+            }
+          }
           for (int c = 0; c < C; ++c) {
-            const R d = V::load_f32(base[c] + blk + 64 * h + 4 * lane_off(c));
+            const R d = V::load_f32(sp[c] + int64_t{64} * h + 4 * lane_off(c));
             for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
           }
         }
-        for (int h = 0; h < 2; ++h) {
-          for (int c = 0; c < C; ++c) {
-            const R m = V::load_f32(base[c] + blk + F::kM + 64 * h + 4 * lane_off(c));
-            for (int r = 0; r < MR; ++r) {
-              acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + 2 * b + h]), acc[r][c]);
+        if constexpr (F::kMin) {
+          for (int h = 0; h < 2; ++h) {
+            for (int c = 0; c < C; ++c) {
+              const R m = V::load_f32(sp[c] + F::kM + int64_t{64} * h + 4 * lane_off(c));
+              for (int r = 0; r < MR; ++r) {
+                acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + 2 * b + h]), acc[r][c]);
+              }
             }
           }
         }
@@ -129,12 +177,12 @@ struct Simd {
         int8_range<F, MR, C>(base, blk, xb, xs, 0, kQuantBlock, s);
       }
       for (int c = 0; c < C; ++c) {
-        const R d = load_scale<F>(base[c] + blk, lane_off(c));
+        const R d = load_scale<F>(sp[c], lane_off(c));
         for (int r = 0; r < MR; ++r) acc[r][c] = V::fma(d, s[r][c], acc[r][c]);
       }
       if constexpr (F::kMin) {
         for (int c = 0; c < C; ++c) {
-          const R m = load_scale<F>(base[c] + blk + F::kM, lane_off(c));
+          const R m = load_scale<F>(sp[c] + F::kM, lane_off(c));
           for (int r = 0; r < MR; ++r) {
             acc[r][c] = V::fma(m, V::set1(j.sx[(i + r) * j.sx_stride + b]), acc[r][c]);
           }

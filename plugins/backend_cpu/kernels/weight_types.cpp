@@ -52,8 +52,12 @@ PanelKind panel_kind(WeightType type) {
       return PanelKind::kK5;
     case ggml::CpuPanel::kIQ4X:
       return PanelKind::kIQ4X;
-    case ggml::CpuPanel::kS16:
-      return PanelKind::kS16;
+    case ggml::CpuPanel::kK6:
+      return PanelKind::kK6;
+    case ggml::CpuPanel::kK3:
+      return PanelKind::kK3;
+    case ggml::CpuPanel::kK2:
+      return PanelKind::kK2;
     case ggml::CpuPanel::kNone:
       break;
   }
@@ -81,8 +85,12 @@ const char* panel_kind_name(PanelKind kind) {
       return "K5";
     case PanelKind::kIQ4X:
       return "IQ4X";
-    case PanelKind::kS16:
-      return "S16";
+    case PanelKind::kK6:
+      return "K6";
+    case PanelKind::kK3:
+      return "K3";
+    case PanelKind::kK2:
+      return "K2";
   }
   return "unknown";
 }

@@ -39,19 +39,20 @@ enum class WeightType : int32_t {
 };
 
 /// How the panel paths (Float, Int8; panel_layout.hpp) hold a quantized type. A type is repacked
-/// into its kind exactly (the same integers and scales, no value rounded):
+/// into its kind exactly (the file's own bytes rearranged: the same integers, scales and scale
+/// codes, no value rounded), and the panels are the file's size plus zero rows up to 16:
 ///  - kQ4_0, kQ4_1, kQ8_0: the file's own 32-element blocks (f16 scales), 16 rows interleaved;
-///  - kIQ4: IQ4_NL's blocks as Q4_0's panels (the file's size), nibbles looked up in the table.
-///  - kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles (Q4's order) and its 32 high bits per
-///    block (the file's size).
-///  - kK5: kQ5_1's panels with f32 D, M per 32 (Q5_K; 0.875 bytes per weight for 0.6875).
-///  - kIQ4X: kIQ4's panels with an f32 D per 32 (IQ4_XS; 0.625 bytes per weight for 0.53).
-///  - kK4: Q4_1's nibble panels with an f32 scale D = d·sc and minimum M = −dmin·m per 32: Q4_K
-///    (0.75 bytes per weight for the file's 0.5625).
-///  - kS16: per 16 elements an f32 scale D and f32 minimum M, int8 quants (value = D·q + M): every
-///    other type (Q2_K, Q3_K, Q6_K: 16-element sub-blocks), whose scales are products d·sc exact in
-///    f32 but not in f16. Correct on every kernel; 1.5 bytes per weight (not yet the file's size).
-enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kK5, kIQ4X, kS16 };
+///  - kIQ4: IQ4_NL's blocks as Q4_0's panels, nibbles looked up in the table;
+///  - kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles (Q4's order) and its 32 high bits;
+///  - the 256-element super-block types, as panel super-blocks: a header holding the 16 rows'
+///    f16 d (and dmin) and sub-block scale codes byte for byte, then 8 chunks of 32 elements
+///    whose quants the kernels read like the 32-element kinds' (the scales D = d·sc and minimums
+///    M = −dmin·m are decoded from the header in the kernels, exactly):
+///    kK4 (Q4_K: Q4_1's nibbles, D and M per 32), kK5 (Q5_K: Q5_1's nibbles + high-bit plane),
+///    kIQ4X (IQ4_XS: IQ4's nibbles, D per 32), and the 16-element sub-block types, D (and M) per
+///    16: kK6 (Q6_K: nibbles + a 2-bit plane, q + 32), kK3 (Q3_K: a 2-bit plane + a 1-bit plane,
+///    q + 4), kK2 (Q2_K: a 2-bit plane, with minimums).
+enum class PanelKind { kQ4_0, kQ4_1, kQ8_0, kQ5, kQ5_1, kIQ4, kK4, kK5, kIQ4X, kK6, kK3, kK2 };
 
 /// A weight matrix `W[rows, cols]` in row-major blocks, not owned. `rows` = output features (ggml
 /// ne1), `cols` = input features (ggml ne0); for quantized types `cols` must be a multiple of 32
@@ -110,7 +111,7 @@ bool weight_type_from_dtype(int32_t dtype, WeightType* out);
 /// The panel kind serving a quantized type (above). Throws std::invalid_argument for F32 / F16 /
 /// BF16 (no panels) and for a value outside the format table.
 PanelKind panel_kind(WeightType type);
-/// "Q4_0", "Q4_1", "Q8_0", "S16" (docs, bench output).
+/// "Q4_0", "Q4_1", "Q8_0", "K6" ... (docs, bench output).
 const char* panel_kind_name(PanelKind kind);
 /// Bytes of one row of `cols` elements. Throws std::invalid_argument when `cols` is not a
 /// multiple of the block size.

@@ -54,14 +54,16 @@ constexpr uint32_t kQK_K = 256;
 /// Elements per sub-block of split_block(): the smallest unit that shares one scale and minimum.
 constexpr uint32_t kSubBlock = 16;
 
-/// How backend_cpu's panel paths (Float, Int8) hold a type: 16 output rows interleaved per
-/// 32-element block (plugins/backend_cpu/kernels/panel_layout.hpp). kQ4_0 / kQ4_1 / kQ8_0: f16
-/// scales as in those blocks; kK4: Q4_1's nibbles with an f32 scale and minimum per 32 elements
-/// (Q4_K); kS16: f32 scale and minimum per 16 elements, int8 quants. Every repacking is exact
-/// (the file's integers and scales).
-/// kQ5 / kQ5_1: Q5_0's / Q5_1's f16 d (and m), nibbles and high-bit plane (the file's bytes).
-/// kIQ4: IQ4_NL's own blocks in Q4_0's panel layout, the nibbles looked up in kvalues_iq4nl.
-/// kK5: kQ5_1's layout with f32 D, M per 32 (Q5_K). kIQ4X: kIQ4's with an f32 D per 32 (IQ4_XS).
+/// How backend_cpu's panel paths (Float, Int8) hold a type: 16 output rows interleaved
+/// (plugins/backend_cpu/kernels/panel_layout.hpp), always the file's own bytes rearranged, never
+/// a decoded copy. kQ4_0 / kQ4_1 / kQ8_0: the 32-element blocks (f16 scales). kQ5 / kQ5_1: Q5_0's
+/// / Q5_1's f16 d (and m), nibbles and high-bit plane. kIQ4: IQ4_NL's blocks in Q4_0's layout, the
+/// nibbles looked up in kvalues_iq4nl. The 256-element super-block types keep each super-block's
+/// header (f16 d, dmin and the 4/6/8-bit sub-block scale codes, byte for byte) and decode the
+/// codes in the kernels: kK4 (Q4_K: Q4_1's nibbles), kK5 (Q5_K: plus a high-bit plane), kIQ4X
+/// (IQ4_XS: IQ4's nibbles), kK6 (Q6_K: nibbles + a 2-bit plane), kK3 (Q3_K: a 2-bit plane + a
+/// 1-bit plane), kK2 (Q2_K: a 2-bit plane). Every repacking is exact and the same size as the file
+/// (plus zero rows up to a multiple of 16).
 enum class CpuPanel : uint8_t {
   kNone,
   kQ4_0,
@@ -73,10 +75,14 @@ enum class CpuPanel : uint8_t {
   kK4,
   kK5,
   kIQ4X,
-  kS16
+  kK6,
+  kK3,
+  kK2
 };
 
-/// Bytes of one panel block (32 elements × 16 rows) of `p`; 0 for kNone.
+/// Bytes of one panel block (32 elements × 16 rows) of `p`; 0 for kNone. For the super-block
+/// kinds (kK4 .. kK2) the average over a 256-element panel super-block (header + 8 chunks), which
+/// is 2 × the file's block bytes: 16 rows × block_bytes per 8 blocks of 32.
 constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
   switch (p) {
     case CpuPanel::kQ4_0:
@@ -91,14 +97,18 @@ constexpr uint32_t cpu_panel_block_bytes(CpuPanel p) {
       return 384;
     case CpuPanel::kIQ4:
       return 288;
-    case CpuPanel::kK4:
-      return 384;
     case CpuPanel::kK5:
-      return 448;
+      return 352;  // 2 × 176
+    case CpuPanel::kK4:
+      return 288;  // 2 × 144
     case CpuPanel::kIQ4X:
-      return 320;
-    case CpuPanel::kS16:
-      return 768;
+      return 272;  // 2 × 136
+    case CpuPanel::kK6:
+      return 420;  // 2 × 210
+    case CpuPanel::kK3:
+      return 220;  // 2 × 110
+    case CpuPanel::kK2:
+      return 168;  // 2 × 84
     case CpuPanel::kNone:
       break;
   }
@@ -143,20 +153,24 @@ constexpr std::array<Format, 15> kFormats = {{
     {kQ2_K, "Q2_K", 256, 84, true, 16, true, 0, 3,
      "16 B scales (lo 4 bits sc, hi 4 bits m per 16), 64 B 2-bit q, f16 d, f16 dmin: "
      "fl((d*sc)*q)-dmin*m",
-     CpuPanel::kS16, "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+     CpuPanel::kK2,
+     "Float/Int8 panel kernels, 2-bit plane, scale codes decoded per 16 (Simd path: Int8)"},
     {kQ3_K, "Q3_K", 256, 110, true, 16, false, -4, 3,
-     "32 B hmask, 64 B 2-bit q, 12 B 6-bit scales, f16 d: (d*(sc-32))*(q-4*!hbit)", CpuPanel::kS16,
-     "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+     "32 B hmask, 64 B 2-bit q, 12 B 6-bit scales, f16 d: (d*(sc-32))*(q-4*!hbit)", CpuPanel::kK3,
+     "Float/Int8 panel kernels, 2-bit + 1-bit planes, scale codes decoded per 16 (Simd path: "
+     "Int8)"},
     {kQ4_K, "Q4_K", 256, 144, true, 32, true, 0, 15,
      "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 128 B nibbles: fl((d*sc)*q)-dmin*m", CpuPanel::kK4,
-     "Float/Int8 panel kernels, Q4 nibbles + f32 D/M per 32 (Simd path: Int8)"},
+     "Float/Int8 panel kernels, Q4 nibbles, scale codes decoded per 32 (Simd path: Int8)"},
     {kQ5_K, "Q5_K", 256, 176, true, 32, true, 0, 31,
      "f16 d, f16 dmin, 12 B 6-bit sc/m per 32, 32 B qh, 128 B nibbles: fl((d*sc)*q)-dmin*m",
      CpuPanel::kK5,
-     "Float/Int8 panel kernels, Q4 nibbles + a high-bit plane, f32 D/M per 32 (Simd path: Int8)"},
+     "Float/Int8 panel kernels, Q4 nibbles + a high-bit plane, scale codes decoded per 32 (Simd "
+     "path: Int8)"},
     {kQ6_K, "Q6_K", 256, 210, true, 16, false, -32, 31,
-     "128 B low nibbles, 64 B high 2 bits, 16 int8 scales, f16 d: (d*sc)*(q-32)", CpuPanel::kS16,
-     "Float/Int8 panel kernels, int8 quants, f32 D/M per 16 (Simd path: Int8)"},
+     "128 B low nibbles, 64 B high 2 bits, 16 int8 scales, f16 d: (d*sc)*(q-32)", CpuPanel::kK6,
+     "Float/Int8 panel kernels, nibbles + a 2-bit plane, scale codes decoded per 16 (Simd path: "
+     "Int8)"},
     {kIQ4_NL, "IQ4_NL", 32, 18, true, 32, false, -127, 113,
      "f16 d, 16 B nibbles: d*kvalues_iq4nl[q]", CpuPanel::kIQ4,
      "Float/Int8 panel kernels, Q4 nibbles through a 16-entry table (Simd path: Int8)"},
@@ -164,8 +178,8 @@ constexpr std::array<Format, 15> kFormats = {{
      "f16 d, u16 scales_h, 4 B scales_l (6-bit ls per 32), 128 B nibbles: "
      "(d*(ls-32))*kvalues_iq4nl[q]",
      CpuPanel::kIQ4X,
-     "Float/Int8 panel kernels, Q4 nibbles through a 16-entry table, f32 D per 32 (Simd path: "
-     "Int8)"},
+     "Float/Int8 panel kernels, Q4 nibbles through a 16-entry table, scale codes decoded per 32 "
+     "(Simd path: Int8)"},
     {kBF16, "BF16", 1, 2, false, 1, false, 0, 0, "bfloat16, exact to f32", CpuPanel::kNone,
      "f32 FMA dot kernels (Simd path rows)"},
 }};

@@ -39,12 +39,15 @@ TEST(GgmlWeightMix, TypeMixAndPanelBytes) {
   EXPECT_EQ(mix[2].bytes, 2720u);
   EXPECT_NE(ggml_type_mix_text(mix).find("Q5_0 1 tensors"), std::string::npos);
 
-  // Panels: ceil(rows / 16) x (cols / 32) x the layout's block bytes (ggml_format.hpp).
-  const uint64_t q8 = 3 * 2 * 544;    // token_embd, tied
-  const uint64_t k4 = 2 * 8 * 384;    // Q4_K -> K4
-  const uint64_t s16 = 1 * 16 * 768;  // Q6_K -> S16
-  const uint64_t q5 = 1 * 1 * 352;    // Q5_0 -> Q5 panels, the file size
-  EXPECT_EQ(ggml_cpu_panel_bytes(*f), q8 + k4 + s16 + q5);
+  // Panels: ceil(rows / 16) x (cols / 32) x the layout's block bytes (ggml_format.hpp): the
+  // file's bytes of the rows padded to a multiple of 16.
+  const uint64_t q8 = 3 * 2 * 544;   // token_embd, tied: 48 rows x 2 blocks x 34
+  const uint64_t k4 = 2 * 8 * 288;   // Q4_K -> K4: 32 rows x 144
+  const uint64_t k6 = 1 * 16 * 420;  // Q6_K -> K6: 16 rows x 2 x 210, the file size
+  const uint64_t q5 = 1 * 1 * 352;   // Q5_0 -> Q5 panels: 16 rows x 22
+  EXPECT_EQ(k4, 32u * 144u);
+  EXPECT_EQ(k6, 6720u);
+  EXPECT_EQ(ggml_cpu_panel_bytes(*f), q8 + k4 + k6 + q5);
   EXPECT_EQ(ggml_bf16_matrix_bytes(*f), 2u * (64 * 40 + 256 * 20 + 512 * 16 + 32 * 3));
 }
 

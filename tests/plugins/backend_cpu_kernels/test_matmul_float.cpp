@@ -39,7 +39,7 @@ RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const floa
     return {sum, (static_cast<double>(cols) / 8 + 16) * kU * abs_wx + 1e-30};
   }
   // Every quantized type through the SDK's split_block: value = D·q (+ M) per 16 elements. The
-  // S16 panels take 4 roundings per block in A (D_0, D_1, M_0, M_1), the others 2.
+  // K6 / K3 / K2 panels take up to 4 roundings per block in A (D_0, D_1, M_0, M_1), the others 2.
   const ggml::Format& f = ggml::format(static_cast<int32_t>(t));
   const int64_t nb = cols / 32;
   double terms = 0.0;
@@ -53,7 +53,7 @@ RefDot float_ref(WeightType t, const uint8_t* raw, const float* wdeq, const floa
                std::fabs(static_cast<double>(m16[j / 16])) * xj;
     }
   }
-  const int64_t per_block = panel_kind(t) == PanelKind::kS16 ? 4 : 2;
+  const int64_t per_block = detail::panel_halves(panel_kind(t)) ? 4 : 2;
   return {sum, static_cast<double>(per_block * nb + 40) * kU * terms + kU * abs_wx + 1e-30};
 }
 
@@ -242,6 +242,31 @@ TEST(MatmulFloatPanels, PrePackedWeightsGiveTheSameBits) {
     view.panels = packed.data();
     matmul(view, x.data(), n, b.data(), pool, MatmulPath::kFloat);
     ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << weight_type_name(t);
+  }
+}
+
+// Panels hold the file's bytes: a packed matrix is exactly as large as the file's blocks of its
+// rows padded to a multiple of 16 (both orders), for every quantized type, and two packings of the
+// same bytes are the same bytes (no uninitialised padding).
+TEST(MatmulFloatPanels, PanelsAreTheFilesSize) {
+  ThreadPool pool(2);
+  std::mt19937 rng(41);
+  for (WeightType t : kQuantTypes) {
+    for (int64_t rows : {16, 45}) {
+      const int64_t cols = fit_cols(t, 1536);
+      const auto raw = random_weights(t, rows, cols, rng);
+      const WeightView view{t, raw.data(), rows, cols};
+      const int64_t padded_rows = detail::panel_count(rows) * detail::kPanelRows;
+      EXPECT_EQ(detail::packed_bytes(view), padded_rows * row_bytes(t, cols))
+          << weight_type_name(t) << " rows=" << rows;
+      for (detail::PanelOrder order : {detail::PanelOrder::kFloat, detail::PanelOrder::kInt8}) {
+        std::vector<uint8_t> a(static_cast<size_t>(detail::packed_bytes(view)), 0x55);
+        std::vector<uint8_t> b(a.size(), 0xaa);
+        detail::pack_weights(view, a.data(), pool, order);
+        detail::pack_weights(view, b.data(), pool, order);
+        EXPECT_EQ(a, b) << weight_type_name(t) << ": a byte of the panels was left unwritten";
+      }
+    }
   }
 }
 
