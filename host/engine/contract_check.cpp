@@ -148,7 +148,10 @@ std::optional<std::string> spec_proposal(std::string_view speculator,
            " sequences when asked for " + num(num_asked) +
            " (plinth/speculator.h: a proposal holds one row per sequence asked, num_seqs of them)";
   }
-  if (out.num_seqs > 0 && (out.num_draft == nullptr || out.draft_tokens == nullptr)) {
+  // draft_tokens is [num_seqs, max_draft]: with max_draft 0 (no sequence drafts this step) it
+  // holds nothing and may be null.
+  if (out.num_seqs > 0 &&
+      (out.num_draft == nullptr || (out.max_draft > 0 && out.draft_tokens == nullptr))) {
     return std::string(speculator) + " answered for " + num(out.num_seqs) +
            " sequences without the num_draft / draft_tokens arrays (plinth/speculator.h: "
            "num_draft[num_seqs] and draft_tokens[num_seqs, max_draft])";

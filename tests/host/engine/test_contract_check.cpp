@@ -131,6 +131,15 @@ TEST(ContractCheck, SpecProposalHasOneRowPerSequenceAsked) {
                    "speculator 'x' proposed drafts for 2 sequences when asked for 3");
   p.draft_tokens = nullptr;
   expect_violation(spec_proposal(sp, p, 2, 100), "without the num_draft / draft_tokens arrays");
+  // No sequence drafts this step (spec_decode's adaptive k at 0): [num_seqs, 0] may be null.
+  const std::vector<uint32_t> none = {0, 0};
+  p.num_draft = none.data();
+  p.max_draft = 0;
+  EXPECT_FALSE(spec_proposal(sp, p, 2, 100));
+  p.num_draft = nullptr;
+  expect_violation(spec_proposal(sp, p, 2, 100), "without the num_draft / draft_tokens arrays");
+  p.num_draft = num.data();
+  p.max_draft = 2;
   p.draft_tokens = tokens.data();
   const std::vector<float> probs(2 * 2 * 99, 0.0f);
   p.draft_probs = probs.data();
