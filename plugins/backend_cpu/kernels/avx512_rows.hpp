@@ -31,7 +31,7 @@ inline __m512 load16(const float* p) {
   return _mm512_loadu_ps(p);
 }
 inline __m512 load16(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 }  // namespace

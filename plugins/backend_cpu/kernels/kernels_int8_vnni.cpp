@@ -26,7 +26,7 @@ namespace {
 
 // The 16 IEEE halves at p (a panel block's d or m) as f32, exactly.
 __m512 load_half16(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 // kvalues_iq4nl + 128 as 16 unsigned bytes (vpdpbusd's unsigned operand).

@@ -29,7 +29,7 @@ struct V512 {
   static reg zero() { return _mm512_setzero_ps(); }
   static reg set1(float f) { return _mm512_set1_ps(f); }
   static reg load_half(const uint8_t* p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   static reg load_f32(const uint8_t* p) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
