@@ -174,10 +174,16 @@ std::string prepare_json_schema(std::string_view spec, bool strict) {
 
 Compiled::~Compiled() = default;
 
-Engine::Engine(const Vocabulary& vocab)
+Engine::Engine(const Vocabulary& vocab, const EngineConfig& config)
     : vocab_size_(static_cast<int32_t>(vocab.bytes.size())),
       info_(std::make_unique<xgrammar::TokenizerInfo>(make_info(vocab))),
-      compiler_(std::make_unique<xgrammar::GrammarCompiler>(*info_, 1, false)) {}
+      // XGrammar splits max_memory_bytes: a third for the rule-level cache, two thirds for its
+      // own cache of whole compiled grammars (off with lazy masks and a limit; with eager masks
+      // it holds what this engine's LRU holds, sharing the same objects).
+      compiler_(std::make_unique<xgrammar::GrammarCompiler>(
+          *info_, std::max(1, config.compile_threads), config.mask_cache_bytes != 0,
+          config.mask_cache_bytes != 0 ? static_cast<int64_t>(config.mask_cache_bytes) * 3 : -1,
+          config.lazy_masks)) {}
 
 Engine::~Engine() {
   // Compilations abandoned by their callers still use the compiler: wait for them.
