@@ -217,8 +217,24 @@ class Rewriter {
     return std::nullopt;
   }
 
+  /// "additionalProperties" that allows everything (true, or a schema of annotations only) is
+  /// dropped from `s` outside strict mode (where its absence means false): it asserts nothing,
+  /// but XGrammar would read it as "type": "object" ({"additionalProperties": true} took no
+  /// string: JSONSchemaBench's bower.json). Exact.
+  void open_additional(json& s) const {
+    if (strict_ || !s.is_object()) return;
+    const auto a = s.find("additionalProperties");
+    if (a == s.end()) return;
+    const bool open =
+        (a->is_boolean() && a->get<bool>()) ||
+        (a->is_object() && std::all_of(a->items().begin(), a->items().end(),
+                                       [](const auto& kv) { return in(kAnnotations, kv.key()); }));
+    if (open) s.erase(a);
+  }
+
   /// Rewrites that concern one schema object alone: format, patternProperties, strict.
   bool local(json& s, const std::string& ptr) {
+    open_additional(s);
     if (auto f = s.find("format"); f != s.end() && f->is_string()) {
       const std::string name = f->get<std::string>();
       if (!in(kDefinedFormats, name)) {
@@ -539,11 +555,13 @@ class Rewriter {
             }
             if (*m) sub = merge(sub, psub, 0);
           }
+          open_additional(sub);
         }
       }
       json rest =
           all_match_all ? json(true) : (addl != s.end() ? *addl : json(true));  // not false here
       s["additionalProperties"] = merge(combined, rest, 0);
+      open_additional(s["additionalProperties"]);
     } catch (const Unsatisfiable& u) {
       return refuse(pp_ptr, u.message);
     } catch (const SchemaRefusal& r) {

@@ -202,6 +202,20 @@ TEST(GrammarInstances, MembersInTheSchemasOrder) {
   EXPECT_FALSE(takes(g, bad.dump()));
 }
 
+TEST(GrammarInstances, OpenAdditionalPropertiesAllowsAnyValue) {
+  // From JSONSchemaBench JsonSchemaStore bower.json: a schema whose only assertion is
+  // "additionalProperties": true allows any value, but XGrammar read it as an object.
+  if (setup()->engine == nullptr) GTEST_SKIP() << PLINTH_REAL_MODEL << " is missing";
+  auto g = setup()->engine->compile(plinth::grammar::SpecKind::kJsonSchema, R"({
+    "type": "object", "properties": {"name": {"type": "string"}},
+    "patternProperties": {"^_": {"description": "any", "additionalProperties": true}}})",
+                                    {});
+  EXPECT_TRUE(takes(g, R"({"name":"a","_custom":"text"})"));
+  EXPECT_TRUE(takes(g, R"({"name":"a","_private":null})"));
+  EXPECT_TRUE(takes(g, R"({"name":"a","_o":{"k":[1]}})"));
+  EXPECT_FALSE(takes(g, R"({"name":1})"));
+}
+
 TEST(GrammarInstances, DateFormatsFollowTheCalendar) {
   // format "date" through the engine against <chrono>'s proleptic Gregorian calendar, and the
   // JSON Schema Test Suite's date-time strings against their labels.
