@@ -269,13 +269,9 @@ class Evaluator {
     return true;
   }
 
-  Verdict keyword(const json& v, const json& s, const std::string& k, const json& kv, int depth) {
-    if (k == "type") return type(v, kv);
-    if (k == "enum") {
-      if (!kv.is_array()) return std::nullopt;
-      return std::any_of(kv.begin(), kv.end(), [&](const json& e) { return e == v; });
-    }
-    if (k == "const") return kv == v;
+  /// One keyword's verdict: the applicators (not, allOf, anyOf, oneOf, if).
+  Verdict applicator(const json& v, const json& s, const std::string& k, const json& kv,
+                     int depth) {
     if (k == "not") {
       const Verdict r = eval(v, kv, depth + 1);
       return r.has_value() ? Verdict(!*r) : r;
@@ -286,43 +282,35 @@ class Evaluator {
       if (!n.has_value()) return std::nullopt;
       return k == "anyOf" ? *n >= 1 : *n == 1;
     }
-    if (k == "if") {
-      const Verdict cond = eval(v, kv, depth + 1);
-      if (!cond.has_value()) return std::nullopt;
-      const char* branch = *cond ? "then" : "else";
-      return s.contains(branch) ? eval(v, s[branch], depth + 1) : Verdict(true);
-    }
-    if (k == "then" || k == "else") return true;  // read with "if"
-    if (k == "minimum" || k == "maximum" || k == "exclusiveMinimum" || k == "exclusiveMaximum") {
-      return bound(v, s, k, kv);
-    }
-    if (k == "multipleOf") return multiple_of(v, kv);
-    if (k == "minLength" || k == "maxLength") {
-      if (!v.is_string()) return true;
-      if (!kv.is_number_unsigned()) return std::nullopt;
-      const size_t n = code_points(v.get_ref<const std::string&>());
-      return k == "minLength" ? n >= kv.get<size_t>() : n <= kv.get<size_t>();
-    }
+    // if (then / else are read with it)
+    const Verdict cond = eval(v, kv, depth + 1);
+    if (!cond.has_value()) return std::nullopt;
+    const char* branch = *cond ? "then" : "else";
+    return s.contains(branch) ? eval(v, s[branch], depth + 1) : Verdict(true);
+  }
+
+  /// String keywords: minLength, maxLength, pattern.
+  static Verdict string_keyword(const json& v, const std::string& k, const json& kv) {
+    if (!v.is_string()) return true;
     if (k == "pattern") {
-      if (!v.is_string()) return true;
       if (!kv.is_string()) return std::nullopt;
       return search(kv.get<std::string>(), v.get<std::string>());
     }
-    if (k == "items" || k == "prefixItems" || k == "additionalItems") {
-      return array_items(v, s, k, kv, depth);
+    if (!kv.is_number_unsigned()) return std::nullopt;
+    const size_t n = code_points(v.get_ref<const std::string&>());
+    return k == "minLength" ? n >= kv.get<size_t>() : n <= kv.get<size_t>();
+  }
+
+  /// Array keywords besides the items ones: minItems, maxItems, uniqueItems, contains.
+  Verdict array_keyword(const json& v, const json& s, const std::string& k, const json& kv,
+                        int depth) {
+    if (k == "uniqueItems" && !kv.is_boolean()) return std::nullopt;
+    if (k == "contains" && (s.contains("minContains") || s.contains("maxContains"))) {
+      return std::nullopt;
     }
-    if (k == "minItems" || k == "maxItems") {
-      if (!v.is_array()) return true;
-      if (!kv.is_number_unsigned()) return std::nullopt;
-      return k == "minItems" ? v.size() >= kv.get<size_t>() : v.size() <= kv.get<size_t>();
-    }
-    if (k == "uniqueItems") {
-      if (!kv.is_boolean()) return std::nullopt;
-      return !v.is_array() || !kv.get<bool>() || unique(v);
-    }
+    if (!v.is_array()) return true;
+    if (k == "uniqueItems") return !kv.get<bool>() || unique(v);
     if (k == "contains") {
-      if (s.contains("minContains") || s.contains("maxContains")) return std::nullopt;
-      if (!v.is_array()) return true;
       bool undecided = false;
       for (const auto& e : v) {
         const Verdict r = eval(e, kv, depth + 1);
@@ -331,18 +319,104 @@ class Evaluator {
       }
       return undecided ? Verdict() : Verdict(false);
     }
-    if (k == "properties" || k == "patternProperties" || k == "additionalProperties") {
-      // decided once, at "properties" (or the first of them present)
-      const char* first = s.contains("properties")          ? "properties"
-                          : s.contains("patternProperties") ? "patternProperties"
-                                                            : "additionalProperties";
-      return k == first ? members(v, s, depth) : Verdict(true);
+    if (!kv.is_number_unsigned()) return std::nullopt;
+    return k == "minItems" ? v.size() >= kv.get<size_t>() : v.size() <= kv.get<size_t>();
+  }
+
+  enum class Group {
+    kType,
+    kEnum,
+    kConst,
+    kApplicator,
+    kThenElse,
+    kBound,
+    kMultipleOf,
+    kString,
+    kItems,
+    kArray,
+    kMembers,
+    kObject
+  };
+
+  static std::optional<Group> group_of(const std::string& k) {
+    static const std::array<std::pair<std::string_view, Group>, 33> kGroups = {{
+        {"type", Group::kType},
+        {"enum", Group::kEnum},
+        {"const", Group::kConst},
+        {"not", Group::kApplicator},
+        {"allOf", Group::kApplicator},
+        {"anyOf", Group::kApplicator},
+        {"oneOf", Group::kApplicator},
+        {"if", Group::kApplicator},
+        {"then", Group::kThenElse},
+        {"else", Group::kThenElse},
+        {"minimum", Group::kBound},
+        {"maximum", Group::kBound},
+        {"exclusiveMinimum", Group::kBound},
+        {"exclusiveMaximum", Group::kBound},
+        {"multipleOf", Group::kMultipleOf},
+        {"minLength", Group::kString},
+        {"maxLength", Group::kString},
+        {"pattern", Group::kString},
+        {"items", Group::kItems},
+        {"prefixItems", Group::kItems},
+        {"additionalItems", Group::kItems},
+        {"minItems", Group::kArray},
+        {"maxItems", Group::kArray},
+        {"uniqueItems", Group::kArray},
+        {"contains", Group::kArray},
+        {"properties", Group::kMembers},
+        {"patternProperties", Group::kMembers},
+        {"additionalProperties", Group::kMembers},
+        {"required", Group::kObject},
+        {"minProperties", Group::kObject},
+        {"maxProperties", Group::kObject},
+        {"propertyNames", Group::kObject},
+        {"dependencies", Group::kObject},
+    }};
+    for (const auto& [name, g] : kGroups) {
+      if (name == k) return g;
     }
-    if (k == "required" || k == "minProperties" || k == "maxProperties" || k == "propertyNames" ||
-        k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas") {
-      return object_keyword(v, k, kv, depth);
-    }
+    if (k == "dependentRequired" || k == "dependentSchemas") return Group::kObject;
     return std::nullopt;  // format, unevaluated*, an unknown keyword: not decided here
+  }
+
+  Verdict keyword(const json& v, const json& s, const std::string& k, const json& kv, int depth) {
+    const std::optional<Group> g = group_of(k);
+    if (!g.has_value()) return std::nullopt;
+    switch (*g) {
+      case Group::kType:
+        return type(v, kv);
+      case Group::kEnum:
+        if (!kv.is_array()) return std::nullopt;
+        return std::any_of(kv.begin(), kv.end(), [&](const json& e) { return e == v; });
+      case Group::kConst:
+        return kv == v;
+      case Group::kApplicator:
+        return applicator(v, s, k, kv, depth);
+      case Group::kThenElse:
+        return true;  // read with "if"
+      case Group::kBound:
+        return bound(v, s, k, kv);
+      case Group::kMultipleOf:
+        return multiple_of(v, kv);
+      case Group::kString:
+        return string_keyword(v, k, kv);
+      case Group::kItems:
+        return array_items(v, s, k, kv, depth);
+      case Group::kArray:
+        return array_keyword(v, s, k, kv, depth);
+      case Group::kMembers: {
+        // decided once, at the first of them present
+        const char* first = s.contains("properties")          ? "properties"
+                            : s.contains("patternProperties") ? "patternProperties"
+                                                              : "additionalProperties";
+        return k == first ? members(v, s, depth) : Verdict(true);
+      }
+      case Group::kObject:
+        return object_keyword(v, k, kv, depth);
+    }
+    return std::nullopt;
   }
 
   const json& root_;
