@@ -160,6 +160,21 @@ struct Tally {
   }
 };
 
+/// A wrong verdict: the file and instance, and for a valid one where the matcher refused it (the
+/// text it took, then the token it refused or "end").
+void print_failure(const fs::path& path, const plinth::Tokenizer& tok, const std::string& text,
+                   const std::vector<int32_t>& tokens, bool valid, const Verdict& v) {
+  std::printf("%s %s: %s\n", valid ? "VALID-REJECTED" : "INVALID-ACCEPTED", path.filename().c_str(),
+              text.substr(0, 200).c_str());
+  if (!valid) return;
+  size_t at = 0;
+  for (size_t i = 0; i < v.tokens_taken; ++i) at += tok.token_to_bytes(tokens[i]).size();
+  const size_t from = at > 80 ? at - 80 : 0;
+  std::printf(
+      "  refused at byte %zu: ...%s[[%s]]\n", at, text.substr(from, at - from).c_str(),
+      v.tokens_taken < tokens.size() ? tok.token_to_bytes(tokens[v.tokens_taken]).c_str() : "end");
+}
+
 /// One JSONSchemaBench file: its schema compiled (or refused), each test instance fed token by
 /// token and judged against its label.
 void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& tok,
@@ -216,19 +231,7 @@ void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& t
     }
     const Verdict v = run_instance(engine, g, tokens, t.mask_us);
     t.verdict(valid, v);
-    if (list_failures && v.accepted != valid) {
-      std::printf("%s %s: %s\n", valid ? "VALID-REJECTED" : "INVALID-ACCEPTED",
-                  path.filename().c_str(), text.substr(0, 200).c_str());
-      if (valid) {  // where: the text the matcher took, then the token it refused (or the end)
-        size_t at = 0;
-        for (size_t i = 0; i < v.tokens_taken; ++i) at += tok.token_to_bytes(tokens[i]).size();
-        const size_t from = at > 80 ? at - 80 : 0;
-        std::printf(
-            "  refused at byte %zu: ...%s[[%s]]\n", at, text.substr(from, at - from).c_str(),
-            v.tokens_taken < tokens.size() ? tok.token_to_bytes(tokens[v.tokens_taken]).c_str()
-                                           : "end");
-      }
-    }
+    if (list_failures && v.accepted != valid) print_failure(path, tok, text, tokens, valid, v);
   }
 }
 
