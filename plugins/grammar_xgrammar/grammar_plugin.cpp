@@ -26,7 +26,7 @@ constexpr const char* kConfigSchema = R"json({
       "description": "refuse a longer spec"},
     "compile_threads": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
       "description": "threads one compilation uses for its token masks (XGrammar's max_threads)"},
-    "mask_cache_mib": {"type": "integer", "minimum": 0, "maximum": 65536, "default": 256,
+    "mask_cache_mib": {"type": "integer", "minimum": 0, "maximum": 65536, "default": 64,
       "description": "MiB of rule token masks kept across compilations (XGrammar); 0: off"},
     "lazy_masks": {"type": "boolean", "default": false,
       "description": "token masks computed on first use (engine thread), not at compile"}
@@ -87,7 +87,7 @@ int32_t create(const plinth_create_args* args, plinth_instance** out, plinth_err
     p->host = plinth::sdk::Host(args->host, "grammar_xgrammar");
     plinth::grammar::EngineConfig engine_config;
     engine_config.compile_threads = config.value("compile_threads", 1);
-    engine_config.mask_cache_bytes = config.value("mask_cache_mib", size_t{256}) << 20;
+    engine_config.mask_cache_bytes = config.value("mask_cache_mib", size_t{64}) << 20;
     engine_config.lazy_masks = config.value("lazy_masks", false);
     p->engine = std::make_unique<Engine>(read_vocab(args->vocab), engine_config);
     *out = reinterpret_cast<plinth_instance*>(p.release());
