@@ -4,7 +4,8 @@
 //
 // Each file is {"schema", "tests": [{"valid", "data"}]}. Per schema: compile time (or the refusal
 // and the keyword it names); per test instance: the instance serialized compactly (no whitespace,
-// non-ASCII escaped as \uXXXX, as the bounded whitespace policy allows), tokenized with the model's
+// non-ASCII escaped as \uXXXX, as the bounded whitespace policy allows; object members in the
+// order the grammar writes them, the schema's: member_order.hpp), tokenized with the model's
 // tokenizer and fed token by token: before each token the mask is filled (timed) and must allow it,
 // then the matcher accepts it; at the end the matcher must be able to end. A valid instance must
 // pass all of that; an invalid one must fail somewhere. Prints compile and mask percentiles, the
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "grammar_engine.hpp"
+#include "member_order.hpp"
 #include "model/gguf.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -62,6 +64,7 @@ std::string refusal_key(const CompileError& e) {
 struct Verdict {
   bool accepted = false;
   bool contract_broken = false;  // a mask refused a token the matcher then accepted
+  size_t tokens_taken = 0;       // tokens the matcher accepted before it refused one or the end
 };
 
 Verdict run_instance(Engine& engine, const std::shared_ptr<const plinth::grammar::Compiled>& g,
@@ -77,6 +80,7 @@ Verdict run_instance(Engine& engine, const std::shared_ptr<const plinth::grammar
     const bool ok = m.accept(t);
     if (ok != allowed) v.contract_broken = true;
     if (!ok) return v;
+    ++v.tokens_taken;
   }
   v.accepted = m.can_end();
   return v;
@@ -86,8 +90,9 @@ struct Options {
   std::string data_dir, model = "models/SmolLM2-135M-Instruct.Q4_1.gguf", dump_dir;
   size_t limit = 0, stride = 1;
   bool list_failures = false, compact = false, strict = false, subset_only = false;
-  bool compile_only = false, byte_vocab = false;
+  bool compile_only = false, byte_vocab = false, keep_order = false;
   uint32_t timeout_ms = 10000;
+  plinth::grammar::EngineConfig engine;
 };
 
 /// The token bytes and types of `tok`, and its EOS as the stop id.
@@ -155,6 +160,21 @@ struct Tally {
   }
 };
 
+/// A wrong verdict: the file and instance, and for a valid one where the matcher refused it (the
+/// text it took, then the token it refused or "end").
+void print_failure(const fs::path& path, const plinth::Tokenizer& tok, const std::string& text,
+                   const std::vector<int32_t>& tokens, bool valid, const Verdict& v) {
+  std::printf("%s %s: %s\n", valid ? "VALID-REJECTED" : "INVALID-ACCEPTED", path.filename().c_str(),
+              text.substr(0, 200).c_str());
+  if (!valid) return;
+  size_t at = 0;
+  for (size_t i = 0; i < v.tokens_taken; ++i) at += tok.token_to_bytes(tokens[i]).size();
+  const size_t from = at > 80 ? at - 80 : 0;
+  std::printf(
+      "  refused at byte %zu: ...%s[[%s]]\n", at, text.substr(from, at - from).c_str(),
+      v.tokens_taken < tokens.size() ? tok.token_to_bytes(tokens[v.tokens_taken]).c_str() : "end");
+}
+
 /// One JSONSchemaBench file: its schema compiled (or refused), each test instance fed token by
 /// token and judged against its label.
 void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& tok,
@@ -195,9 +215,14 @@ void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& t
   t.compile_ms.push_back(since_us(t0) / 1000.0);
   ++t.compiled;
   if (o.compile_only) return;
+  // Members in the order the grammar writes them (the schema's): the same JSON value.
+  const auto rewritten =
+      nlohmann::ordered_json::parse(plinth::grammar::prepare_json_schema(spec, opts.strict));
   for (const auto& test : doc.value("tests", nlohmann::ordered_json::array())) {
     const bool valid = test.at("valid").get<bool>();
-    const std::string text = test.at("data").dump(-1, ' ', true);
+    nlohmann::ordered_json data = test.at("data");
+    if (!o.keep_order) plinth::grammar::order_members_like_schema(data, rewritten);
+    const std::string text = data.dump(-1, ' ', true);
     std::vector<int32_t> tokens;
     try {
       tokens = tok.encode(text, false);
@@ -206,10 +231,7 @@ void bench_file(const fs::path& path, Engine& engine, const plinth::Tokenizer& t
     }
     const Verdict v = run_instance(engine, g, tokens, t.mask_us);
     t.verdict(valid, v);
-    if (list_failures && v.accepted != valid) {
-      std::printf("%s %s: %s\n", valid ? "VALID-REJECTED" : "INVALID-ACCEPTED",
-                  path.filename().c_str(), text.substr(0, 200).c_str());
-    }
+    if (list_failures && v.accepted != valid) print_failure(path, tok, text, tokens, valid, v);
   }
 }
 
@@ -226,7 +248,7 @@ int run(const Options& o) {
     bytes.stop_ids = {256};
     vocab = std::move(bytes);
   }
-  Engine engine(vocab);
+  Engine engine(vocab, o.engine);
   plinth::grammar::CompileOptions opts;
   opts.compact = o.compact;
   opts.strict = o.strict;
@@ -268,8 +290,20 @@ int main(int argc, char** argv) {
                  "compile against a 257-token vocabulary (each byte, a stop token) instead of the "
                  "model's: with --compile-only, the compile time that does not depend on the "
                  "vocabulary");
+    size_t mask_cache_mib = o.engine.mask_cache_bytes >> 20;
+    app.add_option("--mask-cache-mib", mask_cache_mib,
+                   "XGrammar's rule-level token-mask cache across compilations, MiB (0 = off)");
+    app.add_flag("--lazy-masks", o.engine.lazy_masks,
+                 "XGrammar's dynamic compilation: each mask computed on its first use");
+    app.add_option("--compile-threads", o.engine.compile_threads,
+                   "threads one compilation uses (XGrammar's max_threads)")
+        ->check(CLI::Range(1, 64));
+    app.add_flag("--keep-member-order", o.keep_order,
+                 "feed each instance's object members in the file's order, not in the order the "
+                 "grammar writes them (the schema's)");
     app.add_flag("--strict", o.strict, "absent additionalProperties = false (OpenAI strict)");
     CLI11_PARSE(app, argc, argv);
+    o.engine.mask_cache_bytes = mask_cache_mib << 20;
     if (o.byte_vocab) o.compile_only = true;  // instances are tokenized with the model's vocabulary
     return run(o);
   } catch (const std::exception& e) {

@@ -94,6 +94,24 @@ std::string choice_grammar(std::string_view spec) {
   return ebnf + "\n";
 }
 
+/// XGrammar 0.2.9 writes the characters of a string with minLength / maxLength as
+/// `[^\"\\\r\n]`, which lets a raw tab or any other control character through: no JSON text
+/// holds one inside a string (RFC 8259, section 7), so the output would not parse. Rewrites each
+/// such rule of `ebnf` (the grammar as XGrammar prints it) to `[^\0-\x1f\"\\]`, the characters
+/// a JSON string holds unescaped, as XGrammar's own basic strings have them (escapes stay
+/// refused there: stricter). True when it rewrote one.
+bool json_string_characters(std::string& ebnf) {
+  static constexpr std::string_view kLoose = R"(::= (([^\"\\\r\n])))";
+  static constexpr std::string_view kJson = R"(::= (([^\0-\x1f\"\\])))";
+  bool changed = false;
+  for (size_t at = ebnf.find(kLoose); at != std::string::npos; at = ebnf.find(kLoose, at)) {
+    ebnf.replace(at, kLoose.size(), kJson);
+    at += kJson.size();
+    changed = true;
+  }
+  return changed;
+}
+
 xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
   if (v.bytes.empty()) throw std::invalid_argument("grammar: the vocabulary is empty");
   if (!v.types.empty() && v.types.size() != v.bytes.size()) {
@@ -174,10 +192,16 @@ std::string prepare_json_schema(std::string_view spec, bool strict) {
 
 Compiled::~Compiled() = default;
 
-Engine::Engine(const Vocabulary& vocab)
+Engine::Engine(const Vocabulary& vocab, const EngineConfig& config)
     : vocab_size_(static_cast<int32_t>(vocab.bytes.size())),
       info_(std::make_unique<xgrammar::TokenizerInfo>(make_info(vocab))),
-      compiler_(std::make_unique<xgrammar::GrammarCompiler>(*info_, 1, false)) {}
+      // XGrammar splits max_memory_bytes: a third for the rule-level cache, two thirds for its
+      // own cache of whole compiled grammars (off with lazy masks and a limit; with eager masks
+      // it holds what this engine's LRU holds, sharing the same objects).
+      compiler_(std::make_unique<xgrammar::GrammarCompiler>(
+          *info_, std::max(1, config.compile_threads), config.mask_cache_bytes != 0,
+          config.mask_cache_bytes != 0 ? static_cast<int64_t>(config.mask_cache_bytes) * 3 : -1,
+          config.lazy_masks)) {}
 
 Engine::~Engine() {
   // Compilations abandoned by their callers still use the compiler: wait for them.
@@ -320,8 +344,13 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
     switch (kind) {
       case SpecKind::kJsonSchema: {
         const std::string rewritten = prepare_json_schema(spec, options.strict);
-        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
-            rewritten, any_ws, std::nullopt, seps, options.strict, max_ws));
+        xgrammar::Grammar grammar = xgrammar::Grammar::FromJSONSchema(
+            rewritten, any_ws, std::nullopt, seps, options.strict, max_ws);
+        if (std::string ebnf = grammar.ToString(); json_string_characters(ebnf)) {
+          grammar = xgrammar::Grammar::FromEBNF(ebnf, "root");
+        }
+        out->grammar =
+            std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileGrammar(grammar));
         break;
       }
       case SpecKind::kJsonObject:

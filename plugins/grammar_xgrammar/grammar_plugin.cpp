@@ -23,7 +23,13 @@ constexpr const char* kConfigSchema = R"json({
     "compile_timeout_ms": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 10000,
       "description": "refuse a constraint whose compilation takes longer (0: no limit)"},
     "max_spec_bytes": {"type": "integer", "minimum": 1, "maximum": 16777216, "default": 1048576,
-      "description": "refuse a longer spec"}
+      "description": "refuse a longer spec"},
+    "compile_threads": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
+      "description": "threads one compilation uses for its token masks (XGrammar's max_threads)"},
+    "mask_cache_mib": {"type": "integer", "minimum": 0, "maximum": 65536, "default": 64,
+      "description": "MiB of rule token masks kept across compilations (XGrammar); 0: off"},
+    "lazy_masks": {"type": "boolean", "default": false,
+      "description": "token masks computed on first use (engine thread), not at compile"}
   },
   "additionalProperties": false
 })json";
@@ -79,7 +85,11 @@ int32_t create(const plinth_create_args* args, plinth_instance** out, plinth_err
     p->timeout_ms = config.value("compile_timeout_ms", 10000u);
     p->max_spec_bytes = config.value("max_spec_bytes", 1u << 20);
     p->host = plinth::sdk::Host(args->host, "grammar_xgrammar");
-    p->engine = std::make_unique<Engine>(read_vocab(args->vocab));
+    plinth::grammar::EngineConfig engine_config;
+    engine_config.compile_threads = config.value("compile_threads", 1);
+    engine_config.mask_cache_bytes = config.value("mask_cache_mib", size_t{64}) << 20;
+    engine_config.lazy_masks = config.value("lazy_masks", false);
+    p->engine = std::make_unique<Engine>(read_vocab(args->vocab), engine_config);
     *out = reinterpret_cast<plinth_instance*>(p.release());
   });
 }

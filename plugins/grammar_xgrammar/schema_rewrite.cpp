@@ -1,5 +1,7 @@
 #include "schema_rewrite.hpp"
 
+#include "schema_eval.hpp"
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -121,6 +123,7 @@ class Rewriter {
                              " levels (counting resolved allOf references); flatten the schema");
     }
     if (!s.is_object()) return true;
+    enumerate_values(s);
     if (!children(s, ptr, depth)) return false;
     tuple_items(s);
     if (s.contains("allOf") && !merge_all_of(s, ptr, depth)) return false;
@@ -168,8 +171,70 @@ class Rewriter {
     return true;
   }
 
+  /// A schema that lists its values (enum or const, itself or in an allOf member) beside other
+  /// assertions is the list of those values that satisfy all of it: decided per value on the
+  /// schema as given (schema_eval.hpp), before anything below it is rewritten (a stricter
+  /// rewrite under "not" would be looser). Left as it is when a value is undecided.
+  void enumerate_values(json& s) {
+    const std::optional<json> candidates = listed_values(s);
+    if (!candidates.has_value()) return;
+    const bool beside = std::any_of(s.items().begin(), s.items().end(), [](const auto& kv) {
+      return kv.key() != "enum" && kv.key() != "const" && kv.key() != "type" &&
+             !in(kAnnotations, kv.key());
+    });
+    if (!beside) return;  // the list alone (with type: enum_of_type)
+    if (!plain_root_.has_value()) plain_root_ = nlohmann::json::parse(root_.dump());
+    const nlohmann::json plain = nlohmann::json::parse(s.dump());
+    json kept = json::array();
+    for (const auto& v : *candidates) {
+      const std::optional<bool> ok =
+          satisfies(nlohmann::json::parse(v.dump()), plain, *plain_root_);
+      if (!ok.has_value()) return;
+      if (*ok) kept.push_back(v);
+    }
+    json out = json::object();
+    for (const auto& [k, v] : s.items()) {
+      if (in(kAnnotations, k)) out[k] = v;  // $defs / definitions too: $refs may point there
+    }
+    out["enum"] = std::move(kept);
+    s = std::move(out);
+  }
+
+  /// The values `s` lists by const or enum, itself or in an allOf member; nullopt when none.
+  static std::optional<json> listed_values(const json& s) {
+    auto of = [](const json& m) -> std::optional<json> {
+      if (auto c = m.find("const"); c != m.end()) return json::array({*c});
+      if (auto e = m.find("enum"); e != m.end() && e->is_array()) return *e;
+      return std::nullopt;
+    };
+    if (auto own = of(s); own.has_value()) return own;
+    if (auto all = s.find("allOf"); all != s.end() && all->is_array()) {
+      for (const auto& m : *all) {
+        if (!m.is_object()) continue;
+        if (auto listed = of(m); listed.has_value()) return listed;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// "additionalProperties" that allows everything (true, or a schema of annotations only) is
+  /// dropped from `s` outside strict mode (where its absence means false): it asserts nothing,
+  /// but XGrammar would read it as "type": "object" ({"additionalProperties": true} took no
+  /// string: JSONSchemaBench's bower.json). Exact.
+  void open_additional(json& s) const {
+    if (strict_ || !s.is_object()) return;
+    const auto a = s.find("additionalProperties");
+    if (a == s.end()) return;
+    const bool open =
+        (a->is_boolean() && a->get<bool>()) ||
+        (a->is_object() && std::all_of(a->items().begin(), a->items().end(),
+                                       [](const auto& kv) { return in(kAnnotations, kv.key()); }));
+    if (open) s.erase(a);
+  }
+
   /// Rewrites that concern one schema object alone: format, patternProperties, strict.
   bool local(json& s, const std::string& ptr) {
+    open_additional(s);
     if (auto f = s.find("format"); f != s.end() && f->is_string()) {
       const std::string name = f->get<std::string>();
       if (!in(kDefinedFormats, name)) {
@@ -407,7 +472,8 @@ class Rewriter {
       it->second[key] = value;
       const bool single = types.size() == 1 &&
                           (*types.begin() == o || (o == "number" && *types.begin() == "integer"));
-      if (!single && o != "object") needs_split = true;
+      const bool counted = key == "minProperties" || key == "maxProperties";
+      if (!single && (o != "object" || counted)) needs_split = true;
     }
     return needs_split;
   }
@@ -489,11 +555,13 @@ class Rewriter {
             }
             if (*m) sub = merge(sub, psub, 0);
           }
+          open_additional(sub);
         }
       }
       json rest =
           all_match_all ? json(true) : (addl != s.end() ? *addl : json(true));  // not false here
       s["additionalProperties"] = merge(combined, rest, 0);
+      open_additional(s["additionalProperties"]);
     } catch (const Unsatisfiable& u) {
       return refuse(pp_ptr, u.message);
     } catch (const SchemaRefusal& r) {
@@ -961,6 +1029,7 @@ class Rewriter {
   static constexpr int kMaxWork = 200000;
   int work_ = 0;
   const json& root_;
+  std::optional<nlohmann::json> plain_root_;  // root_ as nlohmann::json, for schema_eval
   bool strict_;
   SchemaRefusal& why_;
 };

@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 13> kAnnotations = {
     "$defs", "definitions", "contentMediaType"};
 
 /// Assertion and applicator keywords of JSON Schema (drafts 4 to 2020-12) outside the subset.
-constexpr std::array<std::string_view, 25> kUnenforced = {"multipleOf",
+constexpr std::array<std::string_view, 23> kUnenforced = {"multipleOf",
                                                           "uniqueItems",
                                                           "not",
                                                           "if",
@@ -31,8 +31,6 @@ constexpr std::array<std::string_view, 25> kUnenforced = {"multipleOf",
                                                           "minContains",
                                                           "maxContains",
                                                           "propertyNames",
-                                                          "minProperties",
-                                                          "maxProperties",
                                                           "unevaluatedProperties",
                                                           "unevaluatedItems",
                                                           "additionalItems",
@@ -45,7 +43,7 @@ constexpr std::array<std::string_view, 25> kUnenforced = {"multipleOf",
                                                           "contentSchema"};
 
 /// The keywords enforced (besides annotations): the subset of the header.
-constexpr std::array<std::string_view, 23> kKnown = {"type",
+constexpr std::array<std::string_view, 25> kKnown = {"type",
                                                      "properties",
                                                      "patternProperties",
                                                      "required",
@@ -67,7 +65,9 @@ constexpr std::array<std::string_view, 23> kKnown = {"type",
                                                      "minimum",
                                                      "maximum",
                                                      "exclusiveMinimum",
-                                                     "exclusiveMaximum"};
+                                                     "exclusiveMaximum",
+                                                     "minProperties",
+                                                     "maxProperties"};
 
 /// Formats the engine enforces exactly. Not date and date-time: the engine's grammar does not
 /// check the day against the month ("2022-02-31" would pass).
@@ -432,7 +432,7 @@ class Checker {
   /// The engine applies a type's keywords only under that one "type" (it ignores maxLength in
   /// {"maxLength": 2} or {"type": ["string", "null"], "maxLength": 2}).
   bool typed_keywords(const json& s, const std::string& ptr) {
-    static const std::array<std::pair<std::string_view, std::string_view>, 11> kOwner = {{
+    static const std::array<std::pair<std::string_view, std::string_view>, 13> kOwner = {{
         {"minLength", "string"},
         {"maxLength", "string"},
         {"pattern", "string"},
@@ -444,6 +444,8 @@ class Checker {
         {"minItems", "array"},
         {"maxItems", "array"},
         {"prefixItems", "array"},
+        {"minProperties", "object"},  // the JSON Schema Test Suite's {"minProperties": 1}
+        {"maxProperties", "object"},  // took {} (XGrammar counts only under "object")
     }};
     const auto t = s.find("type");
     std::string type = t != s.end() && t->is_string() ? t->get<std::string>() : "";

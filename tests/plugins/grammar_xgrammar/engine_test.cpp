@@ -216,3 +216,51 @@ TEST(GrammarEngine, CompileTimeLimitRefusesAndTheEngineStaysUsable) {
 }
 
 }  // namespace
+
+namespace {
+
+// ids: 0 "<eos>" (control, stop), then the 256 single bytes (byte b at id b + 1).
+Vocabulary byte_vocab() {
+  Vocabulary v;
+  v.bytes = {"<eos>"};
+  v.types = {3};
+  for (int b = 0; b < 256; ++b) {
+    v.bytes.emplace_back(1, static_cast<char>(b));
+    v.types.push_back(1);
+  }
+  v.stop_ids = {0};
+  return v;
+}
+
+/// Whether the matcher takes `text` byte by byte and can end after it.
+bool takes_bytes(const std::shared_ptr<const plinth::grammar::Compiled>& g,
+                 const std::string& text) {
+  Matcher m(g);
+  for (unsigned char c : text) {
+    if (!m.accept(static_cast<int32_t>(c) + 1)) return false;
+  }
+  return m.can_end();
+}
+
+TEST(GrammarEngine, LengthBoundedStringsAreJsonStrings) {
+  // XGrammar writes a string with minLength / maxLength as 1..n characters other than '"', '\',
+  // CR and LF: a raw tab or other control character would pass, which no JSON text holds
+  // (RFC 8259 section 7). The rewrite gives it a pattern instead, whose JSON string excludes them.
+  Engine e(byte_vocab());
+  for (const char* schema :
+       {R"({"type": "string", "minLength": 1, "maxLength": 4})",
+        R"({"type": "string", "maxLength": 4})", R"({"type": "string", "minLength": 2})"}) {
+    auto g = e.compile(SpecKind::kJsonSchema, schema, {});
+    EXPECT_TRUE(takes_bytes(g, "\"ab\"")) << schema;
+    EXPECT_TRUE(takes_bytes(g, "\"\xc3\xa9\xc3\xa9\"")) << schema;  // two code points
+    EXPECT_FALSE(takes_bytes(g, "\"a\tb\"")) << schema;
+    EXPECT_FALSE(takes_bytes(g, std::string("\"a\x01", 3) + "b\"")) << schema;
+  }
+  auto g =
+      e.compile(SpecKind::kJsonSchema, R"({"type": "string", "minLength": 1, "maxLength": 4})", {});
+  EXPECT_FALSE(takes_bytes(g, "\"\""));
+  EXPECT_TRUE(takes_bytes(g, "\"abcd\""));
+  EXPECT_FALSE(takes_bytes(g, "\"abcde\""));
+}
+
+}  // namespace
