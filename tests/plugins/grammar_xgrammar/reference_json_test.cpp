@@ -265,6 +265,8 @@ std::vector<Source> hand_written() {
        R"([{"s":"ab"}])"},
       {R"({"type":"string","pattern":"^a.b$"})", R"(["axb"])"},
       {R"({"type":"string","pattern":"^[^x]{1,3}$"})", R"(["abc"])"},
+      // refused by the subset check since the reference found the raw quote (schema_subset_test)
+      {R"({"type":"string","pattern":"^a\"c\\\\$"})", R"(["a\"c\\"])"},
   };
   std::vector<Source> out;
   for (size_t i = 0; i < std::size(cases); ++i) {
