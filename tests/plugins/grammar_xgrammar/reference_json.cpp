@@ -204,6 +204,75 @@ bool is_hex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/// The engine's number forms (see the header); false when `n` can never be one.
+bool number_form(const NumText& n, bool integer, const Bounds& bd) {
+  const bool bounded_form = integer || bd.bounded;
+  if (bounded_form && (n.exp || (integer && n.dot))) return false;
+  if (bounded_form && n.frac.size() > static_cast<size_t>(kFractionDigits)) return false;
+  const bool neg_zero = n.neg && n.intd == "0";
+  if (integer && neg_zero) return false;
+  return !(neg_zero && bd.bounded && !bd.lo_negative);
+}
+
+/// `n` (in an allowed form) is a whole number of the schema.
+bool number_complete(const NumText& n, bool integer, const Bounds& bd) {
+  const bool syntax = !n.intd.empty() && (!n.dot || !n.frac.empty()) &&
+                      (!n.exp || (!n.expd.empty() && n.expd != "+" && n.expd != "-"));
+  if (!syntax) return false;
+  if (!bd.bounded) return true;
+  if (n.neg && n.intd == "0" && !n.dot) return false;  // "-0" never with a bound
+  const i128 v = grid_value(n, integer ? 0 : kFractionDigits);
+  return v >= bd.lo && v <= bd.hi;
+}
+
+/// Some continuation of the (unfinished) number `n` is in bounds: the intervals of the header.
+bool number_prefix_viable(const NumText& n, bool integer, const Bounds& bd) {
+  if (!bd.bounded) return true;
+  const int scale = integer ? 0 : kFractionDigits;
+  if (n.intd.empty()) {  // "-" alone
+    if (meets(-saturation(), -1, bd)) return true;
+    return !integer && bd.lo_negative && meets(0, 0, bd);
+  }
+  const auto interval_meets = [&](i128 a, i128 b) {  // magnitudes [a, b], mirrored when negative
+    return n.neg ? meets(-b, -a, bd) : meets(a, b, bd);
+  };
+  const i128 unit = pow10(scale);
+  if (n.dot) {
+    if (n.frac.size() >= static_cast<size_t>(kFractionDigits)) return false;
+    const i128 a = n.neg ? -grid_value(n, scale) : grid_value(n, scale);
+    return interval_meets(a, a + pow10(kFractionDigits - static_cast<int>(n.frac.size())) - 1);
+  }
+  if (n.intd == "0") return interval_meets(0, unit - 1);
+  const i128 d = digits_value(n.intd);
+  for (int e = 0;; ++e) {
+    const i128 a = clamp(d * pow10(e) * unit);
+    const i128 b = clamp((d + 1) * pow10(e) * unit - 1);
+    if (interval_meets(a, b)) return true;
+    if (a >= saturation() / 10) return false;
+  }
+}
+
+/// The length of the JSON escape at in[q] ('\\'): > 0; 0 when invalid; -1 when the input ends
+/// inside it.
+int escape_length(std::string_view in, size_t q) {
+  if (q + 1 >= in.size()) return -1;
+  const char e = in[q + 1];
+  if (e != 'u') return std::string_view("\"\\/bfnrt").find(e) != std::string_view::npos ? 2 : 0;
+  for (size_t i = 2; i < 6; ++i) {
+    if (q + i >= in.size()) return -1;
+    if (!is_hex(in[q + i])) return 0;
+  }
+  return 6;
+}
+
+/// A length- or pattern-constrained string that ran out of input after `count` characters
+/// (`content`: its bytes so far) can still be completed.
+bool constrained_tail_viable(bool prefix, size_t count, size_t max, const ReferenceRegex* re,
+                             std::string_view content) {
+  if (!prefix || count > max) return false;
+  return re == nullptr || re->viable(content);
+}
+
 bool has_object_keywords(const json& s) {
   return s.contains("properties") || s.contains("required") || s.contains("additionalProperties");
 }
@@ -250,28 +319,33 @@ void ReferenceJson::check(const json& s, const std::string& ptr) {
     if (key == "format" && v != "uuid") throw Unsupported(ptr + "/format");
     if (key == "allOf" && v.size() != 1) throw Unsupported(ptr + "/allOf");
     if (key == "$ref") (void)resolve(v.get<std::string>());
-    if (key == "pattern" || (key == "format" && v == "uuid")) {
-      const std::string p = key == "pattern" ? v.get<std::string>() : kUuid;
-      if (regexes_.count(p) == 0) {
-        try {
-          regexes_[p] = std::make_shared<ReferenceRegex>(p);
-        } catch (const std::invalid_argument& e) {
-          throw Unsupported(ptr + "/pattern: " + e.what());
-        }
-      }
-    }
-    const bool schema_map = key == "properties" || key == "$defs" || key == "definitions";
-    const bool schema_list = key == "anyOf" || key == "oneOf" || key == "allOf" ||
-                             key == "prefixItems" || (key == "items" && v.is_array());
-    const bool one_schema = key == "additionalProperties" || (key == "items" && !v.is_array());
-    if (schema_map) {
-      for (const auto& [name, sub] : v.items()) check(sub, ptr + "/" + key + "/" + name);
-    } else if (schema_list) {
-      if (key == "items") throw Unsupported(ptr + "/items (a tuple)");
-      for (size_t i = 0; i < v.size(); ++i) check(v[i], ptr + "/" + key + "/" + std::to_string(i));
-    } else if (one_schema) {
-      check(v, ptr + "/" + key);
-    }
+    if (key == "pattern") add_regex(v.get<std::string>(), ptr + "/pattern");
+    if (key == "format") add_regex(kUuid, ptr + "/format");
+    check_children(key, v, ptr);
+  }
+}
+
+void ReferenceJson::add_regex(const std::string& pattern, const std::string& ptr) {
+  if (regexes_.count(pattern) != 0) return;
+  try {
+    regexes_[pattern] = std::make_shared<ReferenceRegex>(pattern);
+  } catch (const std::invalid_argument& e) {
+    throw Unsupported(ptr + ": " + e.what());
+  }
+}
+
+void ReferenceJson::check_children(const std::string& key, const json& v, const std::string& ptr) {
+  const bool schema_map = key == "properties" || key == "$defs" || key == "definitions";
+  const bool schema_list = key == "anyOf" || key == "oneOf" || key == "allOf" ||
+                           key == "prefixItems" || (key == "items" && v.is_array());
+  const bool one_schema = key == "additionalProperties" || (key == "items" && !v.is_array());
+  if (schema_map) {
+    for (const auto& [name, sub] : v.items()) check(sub, ptr + "/" + key + "/" + name);
+  } else if (schema_list) {
+    if (key == "items") throw Unsupported(ptr + "/items (a tuple)");
+    for (size_t i = 0; i < v.size(); ++i) check(v[i], ptr + "/" + key + "/" + std::to_string(i));
+  } else if (one_schema) {
+    check(v, ptr + "/" + key);
   }
 }
 
@@ -478,19 +552,10 @@ bool ReferenceJson::plain_string(const Run& r, size_t p,
     const char c = in[q];
     if (c == '"') return k(q + 1, in.substr(p + 1, q - p - 1));
     if (c == '\\') {
-      if (q + 1 >= in.size()) return r.prefix;
-      const char e = in[q + 1];
-      if (e == 'u') {
-        for (size_t i = 2; i < 6; ++i) {
-          if (q + i >= in.size()) return r.prefix;
-          if (!is_hex(in[q + i])) return false;
-        }
-        q += 6;
-      } else if (std::string_view("\"\\/bfnrt").find(e) != std::string_view::npos) {
-        q += 2;
-      } else {
-        return false;
-      }
+      const int len = escape_length(in, q);
+      if (len < 0) return r.prefix;
+      if (len == 0) return false;
+      q += static_cast<size_t>(len);
       continue;
     }
     uint32_t cp = 0;
@@ -518,24 +583,18 @@ bool ReferenceJson::string(const Run& r, const json& s, size_t p, const K& k) co
   if (in[p] != '"') return false;
   size_t q = p + 1, count = 0;
   while (true) {
-    if (q >= in.size()) {
-      // Ran out inside: the characters so far must leave a completion.
-      if (!r.prefix || count > max) return false;
-      return re == nullptr || re->viable(in.substr(p + 1, q - p - 1));
+    if (q >= in.size()) {  // ran out inside: the characters so far must leave a completion
+      return constrained_tail_viable(r.prefix, count, max, re, in.substr(p + 1, q - p - 1));
     }
     const char c = in[q];
     if (c == '"') {
-      const std::string_view content = in.substr(p + 1, q - p - 1);
-      if (count < min || count > max) return false;
-      if (re != nullptr && !re->complete(content)) return false;
-      return k(q + 1);
+      const bool ok = count >= min && count <= max &&
+                      (re == nullptr || re->complete(in.substr(p + 1, q - p - 1)));
+      return ok && k(q + 1);
     }
     uint32_t cp = 0;
     const int len = utf8(in, q, cp, mirror_);
-    if (len < 0) {
-      if (!r.prefix || count + 1 > max) return false;
-      return re == nullptr || re->viable(in.substr(p + 1));
-    }
+    if (len < 0) return constrained_tail_viable(r.prefix, count + 1, max, re, in.substr(p + 1));
     const bool control = cp < 0x20 && !(mirror_ && re == nullptr && cp != '\n' && cp != '\r');
     if (len == 0 || control || c == '\\') return false;
     q += static_cast<size_t>(len);
@@ -550,51 +609,13 @@ bool ReferenceJson::number(const Run& r, const json& s, bool integer, size_t p, 
   while (q < in.size() && std::string_view("+-.eE0123456789").find(in[q]) != std::string_view::npos)
     ++q;
   if (q == p) return false;
-  const std::string_view text = in.substr(p, q - p);
   NumText n;
-  if (!split_number(text, n)) return false;
-  const int scale = integer ? 0 : kFractionDigits;
-  const Bounds bd = bounds_of(s, scale);
-  const bool bounded_form = integer || bd.bounded;
-  if (bounded_form && (n.exp || (integer && n.dot))) return false;
-  if (bounded_form && n.frac.size() > static_cast<size_t>(kFractionDigits)) return false;
-  const bool neg_zero = n.neg && n.intd == "0";
-  if (integer && neg_zero) return false;
-  if (neg_zero && bd.bounded && !bd.lo_negative) return false;
-  const bool at_end = q >= in.size();
-  // Complete here?
-  const bool syntax_complete = !n.intd.empty() && (!n.dot || !n.frac.empty()) &&
-                               (!n.exp || (!n.expd.empty() && n.expd != "+" && n.expd != "-"));
-  bool complete = syntax_complete && !(bd.bounded && neg_zero && !n.dot);
-  if (complete && bd.bounded) {
-    const i128 v = grid_value(n, scale);
-    complete = v >= bd.lo && v <= bd.hi;
-  }
-  if (complete && k(q)) return true;
-  if (!at_end || !r.prefix) return false;
+  if (!split_number(in.substr(p, q - p), n)) return false;
+  const Bounds bd = bounds_of(s, integer ? 0 : kFractionDigits);
+  if (!number_form(n, integer, bd)) return false;
+  if (number_complete(n, integer, bd) && k(q)) return true;
   // The input ends inside the number: can it still become one in bounds?
-  if (!bd.bounded) return true;
-  if (n.intd.empty()) {  // "-" alone
-    if (meets(-saturation(), integer ? -1 : -1, bd)) return true;
-    return !integer && bd.lo_negative && meets(0, 0, bd);
-  }
-  const auto interval_meets = [&](i128 a, i128 b) {  // magnitudes [a, b], mirrored when negative
-    return n.neg ? meets(-b, -a, bd) : meets(a, b, bd);
-  };
-  const i128 unit = pow10(scale);
-  if (n.dot) {
-    if (n.frac.size() >= static_cast<size_t>(kFractionDigits)) return false;
-    const i128 a = n.neg ? -grid_value(n, scale) : grid_value(n, scale);
-    return interval_meets(a, a + pow10(kFractionDigits - static_cast<int>(n.frac.size())) - 1);
-  }
-  if (n.intd == "0") return interval_meets(0, unit - 1);
-  const i128 d = digits_value(n.intd);
-  for (int e = 0;; ++e) {
-    const i128 a = clamp(d * pow10(e) * unit);
-    const i128 b = clamp((d + 1) * pow10(e) * unit - 1);
-    if (interval_meets(a, b)) return true;
-    if (a >= saturation() / 10) return false;
-  }
+  return q >= in.size() && r.prefix && number_prefix_viable(n, integer, bd);
 }
 
 }  // namespace plinth::grammar::testing

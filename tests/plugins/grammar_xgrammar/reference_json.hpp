@@ -93,6 +93,8 @@ class ReferenceJson {
     mutable int depth = 0;
   };
   void check(const json& s, const std::string& ptr);
+  void check_children(const std::string& key, const json& v, const std::string& ptr);
+  void add_regex(const std::string& pattern, const std::string& ptr);
   const json& resolve(const std::string& ref) const;
   bool value(const Run& r, const json& s, size_t p, const K& k) const;
   bool typed(const Run& r, const json& s, const std::string& type, size_t p, const K& k) const;
