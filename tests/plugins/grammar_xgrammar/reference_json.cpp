@@ -532,6 +532,9 @@ bool ReferenceJson::array(const Run& r, const json& s, size_t p, const K& k) con
     });
   };
   return literal(r, "[", p, [&](size_t q) {
+    // Empty: one whitespace run; with prefixItems the engine's empty tuple has two ("[" ws
+    // (item ...)? ws "]").
+    if (min == 0 && !prefix.empty() && ws(r, q, close)) return true;
     if (min == 0 && close(q)) return true;
     const json* first = item_schema(0);
     if (max == 0 || first == nullptr) return false;

@@ -19,8 +19,9 @@
 // writes, which is narrower than JSON (a choice of output form, never a looser meaning); the
 // reference follows these rules, each checked against XGrammar's grammar dumps for 0.2.9:
 // - whitespace: no whitespace before or after the root value; after '{' / '[' (one run in an
-//   empty object or array), around ',' and ':', before '}' / ']' a run of at most `max_ws` bytes
-//   of [ \n\r\t] (the plugin's bounded policy; 0 = compact);
+//   empty object or array; two in an empty array with prefixItems), around ',' and ':', before
+//   '}' / ']' a run of at most `max_ws` bytes of [ \n\r\t] (the plugin's bounded policy; 0 =
+//   compact);
 // - an object's listed properties in the order of "properties" (optional ones may be left out,
 //   required ones may not), then additional properties (only where additionalProperties allows
 //   them), whose keys differ from every listed name (compared as written); duplicate additional

@@ -20,6 +20,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,14 +145,94 @@ struct Comparer {
   }
 };
 
+/// A run of 0-4 random JSON whitespace bytes (the bounded policy's longest run is 4).
+std::string ws_run(std::mt19937& rng) {
+  std::string out(rng() % 5, ' ');
+  for (char& c : out) c = " \n\r\t"[rng() % 4];
+  return out;
+}
+
+/// `j` serialized with random whitespace runs where the engine's policy allows them: after '{' /
+/// '[' (one run in an empty one), around ',' and ':', before '}' / ']'; none around the root.
+std::string spaced(const ordered_json& j, std::mt19937& rng) {
+  if (j.is_object() || j.is_array()) {
+    const bool object = j.is_object();
+    std::string out(1, object ? '{' : '[');
+    if (j.empty()) return out + ws_run(rng) + (object ? '}' : ']');
+    out += ws_run(rng);
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!first) out += ws_run(rng) + "," + ws_run(rng);
+      first = false;
+      if (object) out += ordered_json(it.key()).dump() + ws_run(rng) + ":" + ws_run(rng);
+      out += spaced(*it, rng);
+    }
+    return out + ws_run(rng) + (object ? '}' : ']');
+  }
+  return j.dump();
+}
+
+/// Feeds `text` byte by byte (each byte's token: `byte_token`): at each byte the engine's mask
+/// bit against the reference's viability, the whole mask at `cuts`. Stops where both refuse.
+void feed(Comparer& cmp, const std::shared_ptr<const Compiled>& g,
+          const std::vector<int32_t>& byte_token, const std::string& text,
+          const std::set<size_t>& cuts) {
+  Matcher m(g);
+  std::vector<uint32_t> row(cmp.engine.words_per_row());
+  std::string prefix;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (cuts.count(i) != 0 && cmp.compare(m, prefix, row) != 0) return;
+    if (i == text.size()) return;
+    const int32_t t = byte_token[static_cast<unsigned char>(text[i])];
+    const std::string next = prefix + text[i];
+    const bool slow = cmp.ref.viable(next);
+    m.fill(row.data(), static_cast<uint32_t>(row.size()), cmp.engine.vocab_size());
+    const bool fast = cmp.bit(row, t);
+    ++cmp.fig.tokens;
+    if (fast != slow) {
+      ++cmp.fig.disagreements;
+      ADD_FAILURE() << cmp.what << ": after \"" << shown(prefix) << "\" byte '"
+                    << shown(text.substr(i, 1)) << "': engine " << (fast ? "allows" : "refuses")
+                    << ", reference " << (slow ? "allows" : "refuses");
+      return;
+    }
+    if (!fast) return;  // both refuse: the instance is outside the engine's serialization
+    EXPECT_TRUE(m.accept(t));
+    prefix = next;
+  }
+}
+
+/// A random walk: each step the whole mask compared, then a text token it allows taken.
+void walk(Comparer& cmp, const std::shared_ptr<const Compiled>& g, int steps, std::mt19937& rng) {
+  Matcher m(g);
+  std::vector<uint32_t> row(cmp.engine.words_per_row());
+  std::string prefix;
+  for (int step = 0; step < steps; ++step) {
+    if (cmp.compare(m, prefix, row) != 0) return;
+    std::vector<int32_t> text_allowed;
+    for (int32_t t = 0; t < cmp.engine.vocab_size(); ++t) {
+      if (cmp.bit(row, t) && cmp.v.types[static_cast<size_t>(t)] == 1) text_allowed.push_back(t);
+    }
+    if (text_allowed.empty()) return;
+    const int32_t t = text_allowed[rng() % text_allowed.size()];
+    if (!m.accept(t)) {
+      ADD_FAILURE() << cmp.what << ": the engine refused token " << t << " its mask allowed";
+      return;
+    }
+    prefix += cmp.v.bytes[static_cast<size_t>(t)];
+  }
+}
+
+// NOLINTNEXTLINE(bugprone-exception-escape): ordered_json's noexcept move calls ordered_map's.
 struct Source {
   std::string name;
   ordered_json schema;
   std::vector<ordered_json> valid;
 };
 
-/// Runs one schema: instances fed byte by byte (the vocabulary must hold every byte as a token:
-/// `byte_token`), cut positions and random walks compared in full.
+/// Runs one schema: each valid instance fed compactly and with random whitespace (the vocabulary
+/// must hold every byte as a token: `byte_token`), with cut positions and random walks compared
+/// in full.
 void run_schema(Engine& engine, const Vocabulary& v, const std::vector<int32_t>& byte_token,
                 const Source& src, int sample_allowed, int sample_others, int walks, int steps,
                 Figures& fig) {
@@ -174,53 +255,15 @@ void run_schema(Engine& engine, const Vocabulary& v, const std::vector<int32_t>&
   }
   ++fig.schemas;
   Comparer cmp{engine, v, *ref, src.name, fig, sample_allowed, sample_others};
-  std::vector<uint32_t> row(engine.words_per_row());
   std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>{}(src.name)));
   for (const ordered_json& inst : src.valid) {
-    const std::string text = inst.dump(-1, ' ', false);
-    std::set<size_t> cuts = {0, text.size()};
-    for (int i = 0; i < 3; ++i) cuts.insert(rng() % (text.size() + 1));
-    Matcher m(g);
-    std::string prefix;
-    for (size_t i = 0; i <= text.size(); ++i) {
-      if (cuts.count(i) != 0 && cmp.compare(m, prefix, row) != 0) break;
-      if (i == text.size()) break;
-      const int32_t t = byte_token[static_cast<unsigned char>(text[i])];
-      const std::string next = prefix + text[i];
-      const bool slow = ref->viable(next);
-      m.fill(row.data(), static_cast<uint32_t>(row.size()), engine.vocab_size());
-      const bool fast = cmp.bit(row, t);
-      ++fig.tokens;
-      if (fast != slow) {
-        ++fig.disagreements;
-        ADD_FAILURE() << src.name << ": after \"" << shown(prefix) << "\" byte '"
-                      << shown(text.substr(i, 1)) << "': engine " << (fast ? "allows" : "refuses")
-                      << ", reference " << (slow ? "allows" : "refuses");
-        break;
-      }
-      if (!fast) break;  // both refuse: the instance is outside the engine's serialization
-      EXPECT_TRUE(m.accept(t));
-      prefix = next;
+    for (const std::string& text : {inst.dump(), spaced(inst, rng)}) {
+      std::set<size_t> cuts = {0, text.size()};
+      for (int i = 0; i < 3; ++i) cuts.insert(rng() % (text.size() + 1));
+      feed(cmp, g, byte_token, text, cuts);
     }
   }
-  for (int w = 0; w < walks; ++w) {
-    Matcher m(g);
-    std::string prefix;
-    for (int step = 0; step < steps; ++step) {
-      if (cmp.compare(m, prefix, row) != 0) break;
-      std::vector<int32_t> text_allowed;
-      for (int32_t t = 0; t < engine.vocab_size(); ++t) {
-        if (cmp.bit(row, t) && v.types[static_cast<size_t>(t)] == 1) text_allowed.push_back(t);
-      }
-      if (text_allowed.empty()) break;
-      const int32_t t = text_allowed[rng() % text_allowed.size()];
-      if (!m.accept(t)) {
-        ADD_FAILURE() << src.name << ": the engine refused token " << t << " its mask allowed";
-        break;
-      }
-      prefix += v.bytes[static_cast<size_t>(t)];
-    }
-  }
+  for (int w = 0; w < walks; ++w) walk(cmp, g, steps, rng);
 }
 
 /// Hand-written schemas, one or two keywords each, with instances.
