@@ -11,6 +11,7 @@
 #include <thread>
 #include <variant>
 
+#include "json_string_classes.hpp"
 #include "schema_rewrite.hpp"
 #include "schema_subset.hpp"
 
@@ -156,6 +157,17 @@ xgrammar::CompiledGrammar compile_structural_tag(xgrammar::GrammarCompiler& comp
                            std::visit([](const auto& e) { return std::string(e.what()); }, *error));
   }
   return compiler.CompileGrammar(std::get<xgrammar::Grammar>(grammar));
+}
+
+/// XGrammar's grammar for a JSON Schema, its string classes corrected (json_string_classes.hpp),
+/// compiled.
+xgrammar::CompiledGrammar compile_json_schema(
+    xgrammar::GrammarCompiler& compiler, const std::string& schema, bool any_ws,
+    const std::optional<std::pair<std::string, std::string>>& seps, bool strict,
+    std::optional<int> max_ws) {
+  const xgrammar::Grammar grammar =
+      xgrammar::Grammar::FromJSONSchema(schema, any_ws, std::nullopt, seps, strict, max_ws);
+  return compiler.CompileGrammar(json_string_classes(grammar.ToString()), "root");
 }
 
 }  // namespace
@@ -320,13 +332,13 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
     switch (kind) {
       case SpecKind::kJsonSchema: {
         const std::string rewritten = prepare_json_schema(spec, options.strict);
-        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
-            rewritten, any_ws, std::nullopt, seps, options.strict, max_ws));
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compile_json_schema(*compiler_, rewritten, any_ws, seps, options.strict, max_ws));
         break;
       }
       case SpecKind::kJsonObject:
-        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
-            R"({"type": "object"})", any_ws, std::nullopt, seps, false, max_ws));
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compile_json_schema(*compiler_, R"({"type": "object"})", any_ws, seps, false, max_ws));
         break;
       case SpecKind::kRegex:
         // ECMAScript's '.' (no line terminators), not XGrammar's (any character).

@@ -163,7 +163,7 @@ i128 grid_value(const NumText& n, int scale) {
 
 /// Decodes one UTF-8 code point at `p`: its length; 0 when malformed; -1 when the input ends
 /// inside a sequence that is well-formed so far.
-int utf8(std::string_view in, size_t p, uint32_t& cp, bool surrogates) {
+int utf8(std::string_view in, size_t p, uint32_t& cp) {
   const auto b0 = static_cast<unsigned char>(in[p]);
   int len;
   unsigned char lo = 0x80, hi = 0xBF;
@@ -178,7 +178,7 @@ int utf8(std::string_view in, size_t p, uint32_t& cp, bool surrogates) {
     len = 3;
     cp = b0 & 0x0Fu;
     if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED && !surrogates) hi = 0x9F;
+    if (b0 == 0xED) hi = 0x9F;
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     len = 4;
     cp = b0 & 0x07u;
@@ -305,9 +305,7 @@ const std::set<std::string>& unsupported_keywords() {
 }  // namespace
 
 ReferenceJson::ReferenceJson(std::string_view schema, Options options)
-    : root_(json::parse(schema)),
-      max_ws_(options.max_ws),
-      mirror_(options.mirror_known_engine_bugs) {
+    : root_(json::parse(schema)), max_ws_(options.max_ws) {
   check(root_, "");
 }
 
@@ -562,7 +560,7 @@ bool ReferenceJson::plain_string(const Run& r, size_t p,
       continue;
     }
     uint32_t cp = 0;
-    const int len = utf8(in, q, cp, mirror_);
+    const int len = utf8(in, q, cp);
     if (len < 0) return r.prefix;
     if (len == 0 || cp < 0x20) return false;
     q += static_cast<size_t>(len);
@@ -596,10 +594,9 @@ bool ReferenceJson::string(const Run& r, const json& s, size_t p, const K& k) co
       return ok && k(q + 1);
     }
     uint32_t cp = 0;
-    const int len = utf8(in, q, cp, mirror_);
+    const int len = utf8(in, q, cp);
     if (len < 0) return constrained_tail_viable(r.prefix, count + 1, max, re, in.substr(p + 1));
-    const bool control = cp < 0x20 && !(mirror_ && re == nullptr && cp != '\n' && cp != '\r');
-    if (len == 0 || control || c == '\\') return false;
+    if (len == 0 || cp < 0x20 || c == '\\') return false;
     q += static_cast<size_t>(len);
     ++count;
   }

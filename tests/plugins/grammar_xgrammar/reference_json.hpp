@@ -63,17 +63,8 @@ class ReferenceJson {
     using std::invalid_argument::invalid_argument;
   };
 
-  /// Two deviations of XGrammar 0.2.9 that this reference found and the plugin does not work
-  /// around yet; with `mirror_known_engine_bugs` the reference reproduces them (so that every
-  /// other disagreement still shows), without it it follows JSON:
-  /// - strings with minLength / maxLength take raw control characters U+0000-U+001F other than
-  ///   \n and \r (its character class is [^"\\\r\n]): a raw tab or U+0001 in a JSON string is
-  ///   invalid JSON;
-  /// - its UTF-8 decoding takes the surrogates U+D800-U+DFFF (bytes ED A0-BF xx), which are
-  ///   ill-formed UTF-8 (RFC 3629), so the output is not valid UTF-8 JSON text (RFC 8259).
   struct Options {
-    int max_ws = 4;
-    bool mirror_known_engine_bugs = false;
+    int max_ws = 4;  ///< longest whitespace run (the plugin's bounded policy)
   };
 
   /// `schema`: JSON text of the prepared schema. Throws Unsupported (naming the keyword).
@@ -111,7 +102,6 @@ class ReferenceJson {
 
   json root_;
   int max_ws_;
-  bool mirror_;
   std::map<std::string, std::shared_ptr<ReferenceRegex>> regexes_;
 };
 
