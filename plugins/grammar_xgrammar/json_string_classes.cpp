@@ -4,60 +4,46 @@
 
 namespace plinth::grammar {
 
+namespace {
+
+/// Copies ebnf[i + 1 ...] up to (not including) the next unescaped `end` into `out`; returns the
+/// index of the last byte copied.
+size_t copy_until(const std::string& ebnf, size_t i, char end, std::string& out) {
+  while (i + 1 < ebnf.size() && ebnf[i + 1] != end) {
+    out += ebnf[++i];
+    if (ebnf[i] == '\\' && i + 1 < ebnf.size()) out += ebnf[++i];
+  }
+  return i;
+}
+
+}  // namespace
+
 std::string json_string_classes(const std::string& ebnf) {
   // As XGrammar prints them: the length-limited string's character class, and its replacement.
   constexpr std::string_view kLengthClass = R"([^\"\\\r\n])";
-  constexpr std::string_view kJsonClass = R"([^\0-\x1f\"\\])";
+  constexpr std::string_view kJsonClass = R"(\0-\x1f\"\\])";
   constexpr std::string_view kNoSurrogates = R"(\ud800-\udfff)";
   std::string out;
   out.reserve(ebnf.size() + ebnf.size() / 8);
-  bool in_literal = false;
   for (size_t i = 0; i < ebnf.size(); ++i) {
     const char c = ebnf[i];
-    if (in_literal) {
-      out += c;
-      if (c == '\\' && i + 1 < ebnf.size()) {
-        out += ebnf[++i];
-      } else if (c == '"') {
-        in_literal = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_literal = true;
-      out += c;
-      continue;
-    }
-    if (c == '[' && i + 1 < ebnf.size() && ebnf[i + 1] == '^') {
-      std::string_view cls(ebnf);
-      cls.remove_prefix(i);
-      if (cls.starts_with(kLengthClass)) {
-        out += "[^";
-        out += kNoSurrogates;
-        out += kJsonClass.substr(2);
-        i += kLengthClass.size() - 1;
-        continue;
-      }
-      out += "[^";
-      out += kNoSurrogates;
-      ++i;
-      // A class's own characters ('"' among them) are no literal: copy to its closing ']'.
-      while (i + 1 < ebnf.size() && ebnf[i + 1] != ']') {
-        out += ebnf[++i];
-        if (ebnf[i] == '\\' && i + 1 < ebnf.size()) out += ebnf[++i];
-      }
-      continue;
-    }
-    if (c == '[') {
-      // A positive class: copy it whole (a '"' inside it opens no literal).
-      out += c;
-      while (i + 1 < ebnf.size() && ebnf[i + 1] != ']') {
-        out += ebnf[++i];
-        if (ebnf[i] == '\\' && i + 1 < ebnf.size()) out += ebnf[++i];
-      }
-      continue;
-    }
     out += c;
+    if (c == '"') {
+      // A quoted literal, kept whole (its "[^" is no class).
+      i = copy_until(ebnf, i, '"', out);
+      if (i + 1 < ebnf.size()) out += ebnf[++i];
+    } else if (c == '[' && std::string_view(ebnf).substr(i).starts_with(kLengthClass)) {
+      out += '^';
+      out += kNoSurrogates;
+      out += kJsonClass;
+      i += kLengthClass.size() - 1;
+    } else if (c == '[' && i + 1 < ebnf.size() && ebnf[i + 1] == '^') {
+      out += '^';
+      out += kNoSurrogates;
+      i = copy_until(ebnf, i + 1, ']', out);  // a class's '"' opens no literal
+    } else if (c == '[') {
+      i = copy_until(ebnf, i, ']', out);  // a positive class, kept
+    }
   }
   return out;
 }
