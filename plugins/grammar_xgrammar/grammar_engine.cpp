@@ -156,7 +156,9 @@ xgrammar::CompiledGrammar compile_structural_tag(xgrammar::GrammarCompiler& comp
                        std::string("the structural tag was refused: ") +
                            std::visit([](const auto& e) { return std::string(e.what()); }, *error));
   }
-  return compiler.CompileGrammar(std::get<xgrammar::Grammar>(grammar));
+  // The same string-class corrections as for the JSON Schema kind (json_string_classes.hpp).
+  return compiler.CompileGrammar(
+      json_string_classes(std::get<xgrammar::Grammar>(grammar).ToString()), "root");
 }
 
 /// XGrammar's grammar for a JSON Schema, its string classes corrected (json_string_classes.hpp),

@@ -452,6 +452,19 @@ TEST(GrammarReferenceJson, EngineBugsItFoundStayFixed) {
   EXPECT_FALSE(allowed_after(R"({"type":"string"})", "\"\xED", 0xA0));
   EXPECT_TRUE(allowed_after(R"({"type":"string"})", "\"\xEE", 0x80));  // U+E000
   EXPECT_FALSE(allowed_after(R"({"type":"string","pattern":"^[^x]+$"})", "\"\xED", 0xA0));
+  // The structural tag kind (tool calls) gets the same corrections.
+  Matcher tag(engine.compile(SpecKind::kStructuralTag, R"({"type": "structural_tag", "format": {
+      "type": "triggered_tags", "triggers": ["<t>"], "tags": [{"type": "tag", "begin": "<t>",
+      "content": {"type": "json_schema", "json_schema": {"type": "string", "maxLength": 3}},
+      "end": "</t>"}], "at_least_one": false, "stop_after_first": false}})",
+                             {}));
+  for (unsigned char c : std::string("ab<t>\"")) ASSERT_TRUE(tag.accept(c));
+  tag.fill(row.data(), static_cast<uint32_t>(row.size()), engine.vocab_size());
+  const auto tag_bit = [&](int32_t t) {
+    return ((row[static_cast<size_t>(t) / 32] >> (t % 32)) & 1u) != 0;
+  };
+  EXPECT_FALSE(tag_bit('\t'));
+  EXPECT_TRUE(tag_bit('a'));
 }
 
 }  // namespace
