@@ -11,6 +11,7 @@
 #include <thread>
 #include <variant>
 
+#include "json_string_classes.hpp"
 #include "schema_rewrite.hpp"
 #include "schema_subset.hpp"
 
@@ -94,24 +95,6 @@ std::string choice_grammar(std::string_view spec) {
   return ebnf + "\n";
 }
 
-/// XGrammar 0.2.9 writes the characters of a string with minLength / maxLength as
-/// `[^\"\\\r\n]`, which lets a raw tab or any other control character through: no JSON text
-/// holds one inside a string (RFC 8259, section 7), so the output would not parse. Rewrites each
-/// such rule of `ebnf` (the grammar as XGrammar prints it) to `[^\0-\x1f\"\\]`, the characters
-/// a JSON string holds unescaped, as XGrammar's own basic strings have them (escapes stay
-/// refused there: stricter). True when it rewrote one.
-bool json_string_characters(std::string& ebnf) {
-  static constexpr std::string_view kLoose = R"(::= (([^\"\\\r\n])))";
-  static constexpr std::string_view kJson = R"(::= (([^\0-\x1f\"\\])))";
-  bool changed = false;
-  for (size_t at = ebnf.find(kLoose); at != std::string::npos; at = ebnf.find(kLoose, at)) {
-    ebnf.replace(at, kLoose.size(), kJson);
-    at += kJson.size();
-    changed = true;
-  }
-  return changed;
-}
-
 xgrammar::TokenizerInfo make_info(const Vocabulary& v) {
   if (v.bytes.empty()) throw std::invalid_argument("grammar: the vocabulary is empty");
   if (!v.types.empty() && v.types.size() != v.bytes.size()) {
@@ -173,7 +156,20 @@ xgrammar::CompiledGrammar compile_structural_tag(xgrammar::GrammarCompiler& comp
                        std::string("the structural tag was refused: ") +
                            std::visit([](const auto& e) { return std::string(e.what()); }, *error));
   }
-  return compiler.CompileGrammar(std::get<xgrammar::Grammar>(grammar));
+  // The same string-class corrections as for the JSON Schema kind (json_string_classes.hpp).
+  return compiler.CompileGrammar(
+      json_string_classes(std::get<xgrammar::Grammar>(grammar).ToString()), "root");
+}
+
+/// XGrammar's grammar for a JSON Schema, its string classes corrected (json_string_classes.hpp),
+/// compiled.
+xgrammar::CompiledGrammar compile_json_schema(
+    xgrammar::GrammarCompiler& compiler, const std::string& schema, bool any_ws,
+    const std::optional<std::pair<std::string, std::string>>& seps, bool strict,
+    std::optional<int> max_ws) {
+  const xgrammar::Grammar grammar =
+      xgrammar::Grammar::FromJSONSchema(schema, any_ws, std::nullopt, seps, strict, max_ws);
+  return compiler.CompileGrammar(json_string_classes(grammar.ToString()), "root");
 }
 
 }  // namespace
@@ -344,18 +340,13 @@ std::shared_ptr<const Compiled> Engine::compile_uncached(SpecKind kind, std::str
     switch (kind) {
       case SpecKind::kJsonSchema: {
         const std::string rewritten = prepare_json_schema(spec, options.strict);
-        xgrammar::Grammar grammar = xgrammar::Grammar::FromJSONSchema(
-            rewritten, any_ws, std::nullopt, seps, options.strict, max_ws);
-        if (std::string ebnf = grammar.ToString(); json_string_characters(ebnf)) {
-          grammar = xgrammar::Grammar::FromEBNF(ebnf, "root");
-        }
-        out->grammar =
-            std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileGrammar(grammar));
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compile_json_schema(*compiler_, rewritten, any_ws, seps, options.strict, max_ws));
         break;
       }
       case SpecKind::kJsonObject:
-        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(compiler_->CompileJSONSchema(
-            R"({"type": "object"})", any_ws, std::nullopt, seps, false, max_ws));
+        out->grammar = std::make_unique<xgrammar::CompiledGrammar>(
+            compile_json_schema(*compiler_, R"({"type": "object"})", any_ws, seps, false, max_ws));
         break;
       case SpecKind::kRegex:
         // ECMAScript's '.' (no line terminators), not XGrammar's (any character).

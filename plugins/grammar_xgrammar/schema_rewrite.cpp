@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "json_string_classes.hpp"
+
 namespace plinth::grammar {
 namespace {
 
@@ -245,7 +247,8 @@ class Rewriter {
       }
     }
     if (auto p = s.find("pattern"); p != s.end() && p->is_string()) {
-      *p = ecmascript_dots(p->get<std::string>());
+      // Surrogates out of its complements: XGrammar's UTF-8 decoding takes them (reference_json).
+      *p = pattern_without_surrogates(ecmascript_dots(p->get<std::string>()));
     }
     if (s.contains("patternProperties") && !pattern_properties(s, ptr)) return false;
     if (auto pp = s.find("patternProperties"); pp != s.end() && pp->is_object()) {

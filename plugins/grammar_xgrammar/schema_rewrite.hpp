@@ -34,6 +34,8 @@
 // - A schema whose string, number or array keywords stand without that single "type" (no type,
 //   or a list such as ["string", "null"]) becomes an anyOf with one alternative per type holding
 //   that type's keywords (a keyword constrains only instances of its type). Exact.
+// - pattern: ECMAScript's '.' (ecmascript_dots), and the UTF-8 surrogates excluded from its
+//   complements (json_string_classes.hpp: XGrammar's UTF-8 decoding takes them). Exact.
 
 #include <nlohmann/json.hpp>
 

@@ -270,7 +270,56 @@ class Checker {
         return refuse(ptr, "lookaround and other (?...) groups in pattern are not supported");
       }
     }
+    if (json_unsafe_literal(p)) {
+      return refuse(ptr,
+                    "a '\"', '\\' or control character in pattern outside a negated class is not "
+                    "supported (the engine would write it unescaped inside the JSON string)");
+    }
     return anchors(p, ptr);
+  }
+
+  /// Whether `p` names a '"', '\\' or control character (raw or by escape) outside a negated
+  /// character class. XGrammar 0.2.9 writes such a literal (and a one-member class) raw inside
+  /// the JSON string, which makes invalid JSON (found by the JSON Schema reference matcher,
+  /// tests/plugins/grammar_xgrammar/reference_json.hpp); a negated class it intersects with
+  /// the characters a JSON string may hold.
+  static bool json_unsafe_literal(const std::string& p) {
+    bool in_class = false, negated = false;
+    for (size_t i = 0; i < p.size(); ++i) {
+      const auto c = static_cast<unsigned char>(p[i]);
+      long denoted = c;
+      if (c == '\\' && i + 1 < p.size()) {
+        denoted = escaped_char(p, ++i);
+      } else if (in_class && c == ']') {
+        in_class = false;
+        continue;
+      } else if (!in_class && c == '[') {
+        in_class = true;
+        negated = i + 1 < p.size() && p[i + 1] == '^';
+        if (negated) ++i;
+        continue;
+      }
+      const bool unsafe = denoted == '"' || denoted == '\\' || (denoted >= 0 && denoted < 0x20);
+      if (unsafe && !(in_class && negated)) return true;
+    }
+    return false;
+  }
+
+  /// The character the escape at p[at] (after its '\\') names: 0 for any control escape, -1
+  /// for a class escape or one naming no single character.
+  static long escaped_char(const std::string& p, size_t at) {
+    const auto hex = [&](size_t from, size_t n) -> long {
+      if (from + n > p.size()) return -1;
+      const std::string h = p.substr(from, n);
+      if (h.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return -1;
+      return std::stol(h, nullptr, 16);
+    };
+    const char e = p[at];
+    if (e == '"' || e == '\\') return static_cast<unsigned char>(e);
+    if (std::string_view("tnrfv0c").find(e) != std::string_view::npos) return 0;
+    if (e == 'x') return hex(at + 1, 2);
+    if (e == 'u') return hex(at + 1, 4);
+    return -1;
   }
 
   /// '^' only at the start of the pattern or of an alternative or group, '$' only at their end

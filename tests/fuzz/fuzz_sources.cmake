@@ -18,3 +18,7 @@ set(PLINTH_FUZZ_LIBS plinth_runtime plinth_tokenizer plinth_chat plinth_sampling
 # source fetched by tools/fetch_xgrammar), linking it.
 set(PLINTH_FUZZ_GRAMMAR_TARGET grammar)
 set(PLINTH_FUZZ_GRAMMAR_LIB plinth_grammar_xgrammar_core)
+# The slow JSON Schema reference matcher that fuzz_grammar compares the masks with.
+set(PLINTH_FUZZ_GRAMMAR_REFERENCE_DIR ${PROJECT_SOURCE_DIR}/tests/plugins/grammar_xgrammar)
+set(PLINTH_FUZZ_GRAMMAR_REFERENCE ${PLINTH_FUZZ_GRAMMAR_REFERENCE_DIR}/reference_json.cpp
+                                  ${PLINTH_FUZZ_GRAMMAR_REFERENCE_DIR}/reference_regex.cpp)

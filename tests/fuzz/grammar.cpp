@@ -6,7 +6,9 @@
 // allows a token unless the matcher terminated; the stop token is allowed exactly when the matcher
 // can end; every allowed text token agrees with the forced bytes (one is a prefix of the other);
 // a token the mask allowed is accepted, a token it refused is refused (the matcher unchanged); a
-// rollback gives back the mask of that earlier step.
+// rollback gives back the mask of that earlier step. For a JSON Schema the slow reference matcher
+// (tests/plugins/grammar_xgrammar/reference_json.hpp) must agree with the mask on the stop token
+// and four text tokens per step, while the prefix is short (the reference re-parses it whole).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "grammar_engine.hpp"
+#include "reference_json.hpp"
 
 namespace plinth::fuzz {
 namespace {
@@ -89,6 +92,36 @@ void check_mask(const std::vector<uint32_t>& row, Matcher& m, const Shared& s,
   }
 }
 
+/// The reference for a JSON Schema spec; null when it is another kind or outside the reference.
+std::unique_ptr<grammar::testing::ReferenceJson> reference(grammar::SpecKind kind,
+                                                           const std::string& spec, bool compact) {
+  if (kind != grammar::SpecKind::kJsonSchema) return nullptr;
+  try {
+    return std::make_unique<grammar::testing::ReferenceJson>(
+        grammar::prepare_json_schema(spec, false),
+        grammar::testing::ReferenceJson::Options{.max_ws = compact ? 0 : 4});
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+/// The reference's verdicts against the mask `row` after `prefix`: the stop token, and text
+/// tokens picked by `seed`.
+void check_reference(const grammar::testing::ReferenceJson& ref, const std::string& prefix,
+                     const std::vector<uint32_t>& row, const Shared& s, uint32_t seed) {
+  constexpr size_t kLongestPrefix = 64;
+  if (prefix.size() > kLongestPrefix) return;
+  crash_if(bit(row, kStop) != ref.complete(prefix),
+           "the JSON Schema reference disagrees with the stop token's bit");
+  for (uint32_t i = 0; i < 4; ++i) {
+    auto t = static_cast<int32_t>((seed * 2654435761u + i * 97u) %
+                                  static_cast<uint32_t>(s.engine.vocab_size()));
+    if (t == kStop || t == kControl) t = '{';
+    crash_if(bit(row, t) != ref.viable(prefix + s.vocab.bytes[static_cast<size_t>(t)]),
+             "the JSON Schema reference disagrees with the mask");
+  }
+}
+
 }  // namespace
 
 void fuzz_grammar(const uint8_t* data, size_t size) {
@@ -109,17 +142,25 @@ void fuzz_grammar(const uint8_t* data, size_t size) {
     return;
   }
   Matcher m(g);
+  const auto ref = reference(kind, spec, options.compact);
+  std::vector<int32_t> taken;                // the accepted tokens (for the reference's prefix)
   std::vector<std::vector<uint32_t>> masks;  // masks[d]: the mask at depth d
   std::vector<int32_t> allowed, refused;
   while (!in.empty() && !m.terminated()) {
     const uint8_t step = in.byte();
     std::vector<uint32_t> row = mask(m, s.engine);
     check_mask(row, m, s, allowed, refused);
+    if (ref != nullptr && !m.terminated()) {
+      std::string prefix;
+      for (int32_t t : taken) prefix += s.vocab.bytes[static_cast<size_t>(t)];
+      check_reference(*ref, prefix, row, s, step + 131u * m.depth());
+    }
     if (masks.size() <= m.depth()) masks.resize(m.depth() + 1);
     masks[m.depth()] = row;
     if (step < 24 && m.depth() > 0) {  // roll back 1..depth tokens: the mask of then comes back
       const uint32_t n = 1 + step % m.depth();
       m.rollback(n);
+      taken.resize(m.depth());
       crash_if(mask(m, s.engine) != masks[m.depth()], "a rollback did not restore the mask");
     } else if (step < 48 && !refused.empty()) {  // a refused token is refused, nothing changes
       const int32_t t = refused[in.byte() % refused.size()];
@@ -128,6 +169,7 @@ void fuzz_grammar(const uint8_t* data, size_t size) {
     } else {
       const int32_t t = allowed[step % allowed.size()];
       crash_if(!m.accept(t), "the matcher refused a token its mask allowed");
+      taken.push_back(t);
     }
   }
 }

@@ -71,3 +71,17 @@ TEST(SchemaSubset, RefusesOverDeepNesting) {
 }
 
 }  // namespace
+
+TEST(SchemaSubset, RefusesPatternLiteralsTheEngineWouldWriteUnescaped) {
+  // XGrammar 0.2.9 writes a pattern's literal '"', '\' or control character raw inside the JSON
+  // string ({"pattern": "^a\"c$"} let `"a"c"` through: invalid JSON), found by the JSON Schema
+  // reference matcher (reference_json_test.cpp); negated classes are intersected correctly.
+  EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "^a\"c$"})"), "/pattern");
+  EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "^a\\\\c$"})"), "/pattern");
+  EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "^a\\tc$"})"), "/pattern");
+  EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "^a\\x22$"})"), "/pattern");
+  EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "^[\"]$"})"), "/pattern");
+  EXPECT_EQ(refused_at(R"({"properties": {"p": {"type": "string", "pattern": "a\\u0009"}}})"),
+            "/properties/p/pattern");
+  EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "^[^\"\\\\\\n\\r]+\\s\\w$"})"), "accepted");
+}
