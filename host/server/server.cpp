@@ -149,8 +149,7 @@ void Server::State::remove_session(HttpSession* session) {
 Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
     : state_(std::make_shared<State>(io, engine, std::move(options))) {
   if (state_->options.served_model_name.empty()) {
-    // The GGUF file's stem, as vLLM serves the model path: no spaces, unlike many general.name.
-    state_->options.served_model_name = engine.host().model_path().stem().string();
+    state_->options.served_model_name = engine.host().default_served_name();
   }
   state_->limits.max_n = state_->options.max_n;
   state_->grammar_pool = std::make_unique<GrammarCompilePool>(
