@@ -480,6 +480,14 @@ class ListenAddress(unittest.TestCase):
                                 "--model", model], capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(f"error: {model}: offset ", r.stderr)
+            # The port is taken before the model loads: a busy one stops the start first (it
+            # used to load the model, however long that took, and only then fail to listen).
+            r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port",
+                                str(port), "--model", model], capture_output=True, text=True,
+                               timeout=120)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(f"cannot listen on 127.0.0.1:{port}: ", r.stderr)
+            self.assertNotIn(model, r.stderr)
         with PlinthServer(ARGS.plinth, ARGS.manifest, "--host", "localhost") as server:
             self.assertTrue(server.url.startswith("http://localhost:"), server.url)
             with urllib.request.urlopen(server.url + "/health", timeout=30) as h:

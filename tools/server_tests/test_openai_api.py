@@ -362,6 +362,83 @@ class Limits(unittest.TestCase):
                 lambda ls: any("stopping now" in l for l in ls), 5)), s.stderr_lines)
             t.join(10)
 
+    def test_drain_timeout_ends_every_api_cleanly(self):
+        """Requests still running at --drain-timeout are aborted and their responses end whole,
+        as vLLM ends the requests it aborts: a stream's final chunk with finish_reason "abort"
+        then [DONE] (chat, completions), Anthropic's message_delta + message_stop, the Responses
+        API's response.incomplete; a non-streamed one a 200 with finish_reason "abort". They
+        were cut: no final chunk, no [DONE]."""
+        ask = "Count from 1 to 1000, separated by commas."  # greedy: runs to max_tokens
+        msgs = [{"role": "user", "content": ask}]
+        with PlinthServer(ARGS.plinth, ARGS.manifest, "--drain-timeout", "1") as s:
+            bodies = {
+                "chat": ("/v1/chat/completions", {"messages": msgs, "max_tokens": 1500,
+                                                  "temperature": 0, "stream": True}),
+                "chat-whole": ("/v1/chat/completions", {"messages": msgs, "max_tokens": 1500,
+                                                        "temperature": 0}),
+                "completions": ("/v1/completions", {"prompt": "1, 2, 3, 4,", "max_tokens": 1500,
+                                                    "temperature": 0, "ignore_eos": True,
+                                                    "stream": True}),
+                "anthropic": ("/v1/messages", {"model": s.model, "messages": msgs,
+                                               "max_tokens": 1500, "temperature": 0,
+                                               "stream": True}),
+                "responses": ("/v1/responses", {"model": s.model, "input": ask,
+                                                "max_output_tokens": 1500, "temperature": 0,
+                                                "stream": True}),
+            }
+            results = {}
+
+            def one(name):
+                path, body = bodies[name]
+                results[name] = raw("POST", path, body, server=s)
+            threads = [threading.Thread(target=one, args=(n,)) for n in bodies]
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 60
+            while (time.monotonic() < deadline and
+                   s.metrics()["plinth_num_requests_running"] < len(bodies)):
+                time.sleep(0.02)
+            s.proc.send_signal(2)
+            for t in threads:
+                t.join(60)
+            self.assertEqual(s.proc.wait(30), 0)
+        for name, (status, _, data) in results.items():
+            self.assertEqual(status, 200, (name, data[-500:]))
+
+        def events(data):  # [(event name or None, parsed data or "[DONE]")]
+            out = []
+            for frame in data.split(b"\n\n"):
+                name, payload = None, None
+                for line in frame.decode().splitlines():
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: "):
+                        payload = line[6:] if line[6:] == "[DONE]" else json.loads(line[6:])
+                if payload is not None:
+                    out.append((name, payload))
+            return out
+        for name in ("chat", "completions"):
+            ev = events(results[name][2])
+            self.assertEqual(ev[-1][1], "[DONE]", name)
+            finals = [p["choices"][0]["finish_reason"] for _, p in ev[:-1] if p["choices"]]
+            self.assertEqual(finals[-1], "abort", name)
+            self.assertTrue(all(f is None for f in finals[:-1]), name)
+            self.assertGreater(len(finals), 2, name)
+        whole = json.loads(results["chat-whole"][2])
+        self.assertEqual(whole["choices"][0]["finish_reason"], "abort", whole)
+        self.assertLess(whole["usage"]["completion_tokens"], 1500, whole)
+        ev = events(results["anthropic"][2])
+        self.assertEqual([n for n, _ in ev[-3:]],
+                         ["content_block_stop", "message_delta", "message_stop"], ev[-3:])
+        self.assertIsNone(ev[-2][1]["delta"]["stop_reason"])  # Anthropic names no abort
+        self.assertLess(ev[-2][1]["usage"]["output_tokens"], 1500)
+        ev = events(results["responses"][2])
+        self.assertEqual(ev[-1][0], "response.incomplete", ev[-1])
+        last = ev[-1][1]["response"]
+        self.assertEqual(last["status"], "incomplete", last)
+        self.assertEqual(last["incomplete_details"], {"reason": "abort"}, last)
+        self.assertLess(last["usage"]["output_tokens"], 1500, last)
+
 
 def main():
     global ARGS, SERVER, openai
