@@ -10,7 +10,6 @@ or not, while a concurrent request finishes 200 with exactly the tokens it gets 
 
   python3 tools/server_tests/test_bad_input.py --plinth build/plinth --manifest manifests/cpu.json
 """
-import argparse
 import json
 import os
 import socket
@@ -24,7 +23,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, run_tests  # noqa: E402
+from plinth_server import PlinthServer, parse_args, run_tests  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -533,10 +532,7 @@ class NonFiniteLogits(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, CONTEXT
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--idle-timeout", str(IDLE_TIMEOUT_S)) as server:
         SERVER = server
         status, _, data = post("/tokenize", {"prompt": "x"})

@@ -4,7 +4,6 @@ API, raw HTTP (http.client / sockets) for the error cases, disconnects and SSE f
   python3 tools/server_tests/test_openai_api.py --plinth build/plinth --manifest manifests/cpu.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
-import argparse
 import http.client
 import json
 import socket
@@ -15,7 +14,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, parse_args, run_tests, skip  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -28,19 +27,9 @@ def client():
 
 
 def raw(method, path, body=None, headers=None, server=None):
-    """One raw HTTP request; returns (status, headers dict, body bytes)."""
-    s = server or SERVER
-    u = urllib.parse.urlparse(s.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    h = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
-    h.update(headers or {})
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body)
-    conn.request(method, path, body=body, headers=h)
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    """One raw HTTP request with the API key; returns (status, headers dict, body bytes)."""
+    return (server or SERVER).request(method, path, body,
+                                      {"Authorization": f"Bearer {API_KEY}", **(headers or {})})
 
 
 def sse_payloads(body_bytes):
@@ -442,14 +431,10 @@ class Limits(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, openai
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     openai = ensure_openai()
     if openai is None:
-        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
-        return 77
+        return skip("openai")
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
         return run_tests(server, rest)
