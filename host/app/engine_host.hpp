@@ -68,6 +68,10 @@ class EngineHost {
   const std::string& model_name() const { return model_name_; }
   /// The file the model was loaded from.
   const std::filesystem::path& model_path() const { return model_path_; }
+  /// The model id the APIs answer with (`model` of every reply, /v1/models, batch output lines)
+  /// unless `serve --served-model-name` gives one: the file's stem, as vLLM serves the model
+  /// path (no spaces, unlike many general.name).
+  std::string default_served_name() const { return model_path_.stem().string(); }
   /// Token ids that end generation by default: EOS and the chat template's end-of-turn tokens.
   const std::vector<int32_t>& stop_token_ids() const { return stop_ids_; }
 

@@ -164,10 +164,14 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
       item.openai ? openai_body(j, where, body) : plain_body(j, defaults, where, body);
   body.erase("model");  // the manifest's model answers every line
   server::ParseLimits limits;
-  limits.served_model_name = host.model_name();
+  limits.served_model_name = host.default_served_name();  // as `serve` answers
   try {
     item.api = server::parse_request(kind, body.dump(), host, limits);
   } catch (const server::ApiError& e) {
+    if (auto option = defaults.option_of_key.find(e.param());
+        !e.param().empty() && option != defaults.option_of_key.end()) {
+      throw std::invalid_argument(option->second + ": " + e.what());
+    }
     std::string key = e.param().empty() ? "" : "key \"" + e.param() + "\": ";
     throw std::invalid_argument(where + key + e.what());
   }

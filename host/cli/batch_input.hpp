@@ -39,6 +39,9 @@ struct LineDefaults {
   nlohmann::json body = nlohmann::json::object();
   bool chat = false;   ///< --chat: a "prompt" goes through the chat template as a user message
   std::string system;  ///< --system: the system message of such a prompt ("" = none)
+  /// Request key -> the command-line option that set it (`generate --prompt`: its messages name
+  /// `--max-tokens`, not `key "max_tokens"`). A key not in it is named `key "K"` as in a file.
+  std::unordered_map<std::string, std::string> option_of_key;
 };
 
 /// Parses one line. A plinth line is {"prompt": ...} or {"messages": [...]} plus any request
@@ -52,9 +55,10 @@ struct LineDefaults {
 /// non-empty string (OpenAI's Batch API); its body is read as the server reads it (the server's
 /// defaults; unknown keys ignored, "model" ignored: the manifest's model answers every line).
 /// Uniqueness across lines is the caller's (check_unique_custom_id).
-/// `where`: "FILE:LINE: ", the prefix of every error. Throws std::invalid_argument naming the
-/// line and, for a bad value, the key (e.g. `in.jsonl:3: key "temperature": temperature = 5:
-/// must be in [0, 2]`).
+/// `where`: "FILE:LINE: ", the prefix of every error (but one naming a key of
+/// LineDefaults::option_of_key, which names that option instead). Throws std::invalid_argument
+/// naming the line and, for a bad value, the key (e.g. `in.jsonl:3: key "temperature": temperature
+/// = 5: must be in [0, 2]`).
 BatchItem parse_batch_line(const std::string& line, const std::string& where,
                            const LineDefaults& defaults, const EngineHost& host);
 

@@ -7,6 +7,7 @@
 // JSON line per request as soon as it finishes (cli/batch_output.hpp), with a progress line on a
 // terminal's stderr. Figures (prompt and generated tokens, TTFT, TPOT, tokens/s) go to stderr
 // after each run. Bad input exits with code 2.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -37,7 +38,9 @@ namespace plinth::cli {
 namespace {
 
 struct GenerateOptions {
-  std::string manifest, model, prompt, prompts_file, output, system, chat_template;
+  std::string manifest, model, output, system, chat_template;
+  // Unset when not given: `--prompt ""` is an empty prompt, not a missing one.
+  std::optional<std::string> prompt, prompts_file;
   bool chat = false;
   int32_t max_tokens = 128;
   uint32_t max_model_len = 0;
@@ -67,7 +70,8 @@ SamplingParams params_from(const GenerateOptions& o, const EngineHost& host) {
   return p;
 }
 
-// The keys a prompts-file line starts from: the sampling options of the command line.
+// The keys a prompts-file line starts from: the sampling options of the command line. For a
+// --prompt every key is an option's, and its errors name the option (--max-tokens).
 LineDefaults line_defaults(const GenerateOptions& o) {
   LineDefaults d;
   d.chat = o.chat;
@@ -84,32 +88,39 @@ LineDefaults line_defaults(const GenerateOptions& o) {
        {"ignore_eos", o.ignore_eos}};
   if (o.seed) b["seed"] = *o.seed;
   if (!o.stop.empty()) b["stop"] = o.stop;
+  if (o.prompt) {
+    for (const auto& [key, value] : b.items()) {
+      std::string option = "--" + key;
+      std::replace(option.begin(), option.end(), '_', '-');
+      d.option_of_key[key] = option;
+    }
+  }
   return d;
 }
 
 std::vector<BatchItem> read_items(const GenerateOptions& o, const EngineHost& host) {
   const LineDefaults defaults = line_defaults(o);
   std::vector<BatchItem> items;
-  if (!o.prompt.empty()) {
+  if (o.prompt) {
     // Invalid UTF-8 is refused here, by the tokenizer's message: JSON cannot carry it.
-    (void)host.encode(o.prompt);
-    const nlohmann::json line = {{"prompt", o.prompt}};
+    (void)host.encode(*o.prompt);
+    const nlohmann::json line = {{"prompt", *o.prompt}};
     items.push_back(parse_batch_line(line.dump(), "--prompt: ", defaults, host));
     return items;
   }
-  std::ifstream in(o.prompts_file);
-  if (!in) throw std::invalid_argument("--prompts-file: cannot open " + o.prompts_file);
+  const std::string& path = *o.prompts_file;
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("--prompts-file: cannot open \"" + path + "\"");
   std::string line;
   std::unordered_map<std::string, size_t> custom_ids;  // custom_id -> its line
   for (size_t n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = o.prompts_file + ":" + std::to_string(n) + ": ";
+    const std::string where = path + ":" + std::to_string(n) + ": ";
     items.push_back(parse_batch_line(line, where, defaults, host));
     items.back().index = items.size() - 1;
     check_unique_custom_id(items.back(), n, custom_ids);
   }
-  if (items.empty())
-    throw std::invalid_argument("--prompts-file: " + o.prompts_file + " holds no prompt");
+  if (items.empty()) throw std::invalid_argument("--prompts-file: " + path + " holds no prompt");
   return items;
 }
 
@@ -248,8 +259,11 @@ void throw_if_lines_failed(const Engine& engine, const std::vector<BatchItem>& i
 }
 
 void run(const GenerateOptions& o) {
-  if (o.prompt.empty() == o.prompts_file.empty()) {
+  if (o.prompt.has_value() == o.prompts_file.has_value()) {
     throw std::invalid_argument("give exactly one of --prompt TEXT or --prompts-file FILE.jsonl");
+  }
+  if (o.prompt && o.prompt->empty()) {
+    throw std::invalid_argument("--prompt: the prompt is empty; give the text to complete");
   }
   // Before the model loads: a FIFO, a device or a directory is never opened as the output.
   if (const std::string kind = non_regular_output(o.output); !o.output.empty() && !kind.empty()) {
@@ -278,7 +292,7 @@ void run(const GenerateOptions& o) {
 
   Engine& engine = host->engine();
   Submitted submitted = submit(engine, items);
-  const bool stream = !o.prompt.empty() && o.output.empty() && submitted.ids.size() == 1;
+  const bool stream = o.prompt.has_value() && o.output.empty() && submitted.ids.size() == 1;
   // Not when the result lines go to the same terminal: the \r redraws would cut into them.
   const bool show_progress = !stream && ProgressLine::is_terminal(stderr) &&
                              (!o.output.empty() || !ProgressLine::is_terminal(stdout));

@@ -9,9 +9,11 @@
 #include <csignal>
 #include <cstdio>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
@@ -37,6 +39,9 @@ struct ServeOptions {
 };
 
 void run(const ServeOptions& o) {
+  boost::asio::io_context io;
+  // The port first: one in use stops the start at once, not after a long model load.
+  boost::asio::ip::tcp::acceptor port = server::bind_port(io, o.server.host, o.server.port);
   HostContext context(make_logger());
   EngineHost::Options ho;
   ho.manifest = o.manifest;
@@ -46,12 +51,11 @@ void run(const ServeOptions& o) {
   std::unique_ptr<EngineHost> host = EngineHost::load(ho, context);
   server::AsyncEngine engine(*host, context, {.max_pending = o.max_pending});
 
-  boost::asio::io_context io;
   server::ServerOptions so = o.server;
   so.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
   so.write_timeout = std::chrono::seconds(o.write_timeout_s);
   server::Server srv(io, engine, so);
-  srv.start();
+  srv.start(std::move(port));
   // Handled before the banner: a script that signals as soon as it reads the banner gets a drain.
   // A second signal during the drain stops at once (running requests aborted), as a user pressing
   // Ctrl-C twice expects; the drain says so at warn, the default level, so it is seen.

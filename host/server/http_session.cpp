@@ -85,6 +85,14 @@ void HttpSession::close() {
   });
 }
 
+void HttpSession::abort_generation() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->keep_alive_ = false;
+    // The engine answers each abort with a finished event: on_event ends the response.
+    for (uint64_t h : self->handles_) self->state_->engine.abort(h);
+  });
+}
+
 void HttpSession::do_read() {
   if (closed_) return;
   if (state_->draining) keep_alive_ = false;

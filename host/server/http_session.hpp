@@ -34,6 +34,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void drain();
   /// Stop: close now, aborting a running generation. Any thread.
   void close();
+  /// The drain's timeout: aborts the running generation's engine requests, so that its response
+  /// still ends whole, as an aborted one (finish_reason "abort", as vLLM ends the requests it
+  /// aborts: a stream's final chunk and its end, `data: [DONE]` or the API's last event); the
+  /// connection closes after it. Any thread.
+  void abort_generation();
 
  private:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;

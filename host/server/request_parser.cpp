@@ -80,10 +80,19 @@ bool read_string(const json& body, const char* key, std::string& out) {
   return true;
 }
 
-void check_range(const char* key, double v, double lo, double hi, const char* range) {
+// The number of `key` as the body gives it (21, not the 21.0 or 2.0999999046325684 its double or
+// float prints as); `v` when the body has none.
+std::string as_given(const json& body, const char* key, double v) {
+  const auto it = body.find(key);
+  return it != body.end() && it->is_number() ? it->dump() : json(v).dump();
+}
+
+// `v`, read from `body`'s `key`, must lie in [lo, hi] (`range` says so in the message).
+void check_range(const json& body, const char* key, double v, double lo, double hi,
+                 const char* range) {
   if (!(v >= lo && v <= hi)) {
-    throw ApiError::invalid(key,
-                            std::string(key) + " = " + json(v).dump() + ": must be in " + range);
+    throw ApiError::invalid(
+        key, std::string(key) + " = " + as_given(body, key, v) + ": must be in " + range);
   }
 }
 
@@ -436,21 +445,22 @@ void read_model(const json& body, const RequestModel& host, const ParseLimits& l
 void read_sampling(const json& body, const RequestModel& host, SamplingParams& p) {
   // OpenAI's defaults: temperature 1, top_p 1.
   read_number(body, "temperature", p.temperature);
-  check_range("temperature", p.temperature, 0.0, 2.0, "[0, 2]");
+  check_range(body, "temperature", p.temperature, 0.0, 2.0, "[0, 2]");
   if (read_number(body, "top_p", p.top_p) && !(p.top_p > 0 && p.top_p <= 1)) {
-    throw ApiError::invalid("top_p", "top_p = " + json(p.top_p).dump() + ": must be in (0, 1]");
+    throw ApiError::invalid("top_p",
+                            "top_p = " + as_given(body, "top_p", p.top_p) + ": must be in (0, 1]");
   }
   int64_t v = 0;
   if (read_int(body, "top_k", v)) {
     if (v < -1) throw ApiError::invalid("top_k", "top_k: must be -1 or 0 (off) or >= 1");
     p.top_k = v <= 0 ? 0 : static_cast<int32_t>(std::min<int64_t>(v, 1 << 30));
   }
-  if (read_number(body, "min_p", p.min_p)) check_range("min_p", p.min_p, 0.0, 1.0, "[0, 1]");
+  if (read_number(body, "min_p", p.min_p)) check_range(body, "min_p", p.min_p, 0.0, 1.0, "[0, 1]");
   if (read_number(body, "presence_penalty", p.presence_penalty)) {
-    check_range("presence_penalty", p.presence_penalty, -2.0, 2.0, "[-2, 2]");
+    check_range(body, "presence_penalty", p.presence_penalty, -2.0, 2.0, "[-2, 2]");
   }
   if (read_number(body, "frequency_penalty", p.frequency_penalty)) {
-    check_range("frequency_penalty", p.frequency_penalty, -2.0, 2.0, "[-2, 2]");
+    check_range(body, "frequency_penalty", p.frequency_penalty, -2.0, 2.0, "[-2, 2]");
   }
   if (read_number(body, "repetition_penalty", p.repetition_penalty) &&
       !(p.repetition_penalty > 0 && p.repetition_penalty <= 10)) {
@@ -501,6 +511,11 @@ void read_stream_options(const json& body, ApiRequest& r) {
   if (!so->is_object()) {
     throw ApiError::unprocessable("stream_options", "stream_options: expected an object");
   }
+  if (!r.stream) {  // as OpenAI answers
+    throw ApiError::invalid("stream_options",
+                            "stream_options: only allowed with \"stream\": true; drop it or "
+                            "stream the response");
+  }
   auto iu = so->find("include_usage");
   if (iu == so->end() || iu->is_null()) return;
   if (!iu->is_boolean()) {
@@ -517,14 +532,14 @@ void read_logprobs(const json& body, ApiKind kind, ApiRequest& r) {
   int64_t v = 0;
   if (kind == ApiKind::kCompletion) {
     if (read_int(body, "logprobs", v)) {
-      check_range("logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
+      check_range(body, "logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
       r.logprobs = true;
       r.top_logprobs = static_cast<int32_t>(v);
     }
   } else {
     read_bool(body, "logprobs", r.logprobs);
     if (read_int(body, "top_logprobs", v)) {
-      check_range("top_logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
+      check_range(body, "top_logprobs", static_cast<double>(v), 0, kMaxLogprobs, "[0, 20]");
       if (!r.logprobs && v > 0) {
         throw ApiError::invalid("top_logprobs", "top_logprobs: requires logprobs: true");
       }

@@ -377,9 +377,7 @@ ResponsesResponse::ResponsesResponse(std::string id, std::string model, bool str
 }
 
 json ResponsesResponse::item_json(const Item& item, bool final) const {
-  const char* status = !final                       ? "in_progress"
-                       : finish_reason_ == "length" ? "incomplete"
-                                                    : "completed";
+  const char* status = !final ? "in_progress" : incomplete() ? "incomplete" : "completed";
   if (!item.call) {
     json content = json::array();
     if (final) {
@@ -488,9 +486,7 @@ json ResponsesResponse::text_part() const {
 }
 
 json ResponsesResponse::message_item(bool final) const {
-  const char* status = !final                       ? "in_progress"
-                       : finish_reason_ == "length" ? "incomplete"
-                                                    : "completed";
+  const char* status = !final ? "in_progress" : incomplete() ? "incomplete" : "completed";
   return {{"id", item_id_},
           {"type", "message"},
           {"status", status},
@@ -500,13 +496,13 @@ json ResponsesResponse::message_item(bool final) const {
 
 json ResponsesResponse::object(bool final) const {
   std::string status = "in_progress";
-  json incomplete = nullptr, error = nullptr;
+  json incomplete_details = nullptr, error = nullptr;
   if (final && !error_.empty()) {
     status = "failed";
     error = {{"code", "server_error"}, {"message", error_}};
-  } else if (final && finish_reason_ == "length") {
+  } else if (final && incomplete()) {
     status = "incomplete";
-    incomplete = {{"reason", "max_output_tokens"}};
+    incomplete_details = {{"reason", finish_reason_ == "length" ? "max_output_tokens" : "abort"}};
   } else if (final) {
     status = "completed";
   }
@@ -516,7 +512,7 @@ json ResponsesResponse::object(bool final) const {
             {"status", status},
             {"background", false},
             {"error", error},
-            {"incomplete_details", incomplete},
+            {"incomplete_details", incomplete_details},
             {"model", model_},
             {"output", json::array()},
             {"parallel_tool_calls", true},
@@ -603,7 +599,7 @@ std::string ResponsesResponse::on_event(size_t, const StreamEvent& ev) {
 std::string ResponsesResponse::stream_end() const {
   if (!error_.empty()) return event("response.failed", {{"response", object(true)}});
   if (tool_parser_) {
-    const char* last = finish_reason_ == "length" ? "response.incomplete" : "response.completed";
+    const char* last = incomplete() ? "response.incomplete" : "response.completed";
     return close_item() + event(last, {{"response", object(true)}});
   }
   json done = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}};
@@ -614,7 +610,7 @@ std::string ResponsesResponse::stream_end() const {
   done["part"] = text_part();
   out += event("response.content_part.done", std::move(done));
   out += event("response.output_item.done", {{"output_index", 0}, {"item", message_item(true)}});
-  const char* last = finish_reason_ == "length" ? "response.incomplete" : "response.completed";
+  const char* last = incomplete() ? "response.incomplete" : "response.completed";
   out += event(last, {{"response", object(true)}});
   return out;
 }

@@ -99,6 +99,9 @@ class ResponsesResponse final : public GenerationResponse {
   std::string text_;
   bool started_ = false, finished_ = false;
   std::string finish_reason_;
+  /// Cut short: by max_output_tokens ("length"), or aborted by the server ("abort": a drain's
+  /// timeout): status "incomplete", ending with response.incomplete.
+  bool incomplete() const { return finish_reason_ == "length" || finish_reason_ == "abort"; }
   std::string error_, error_param_;
   int error_status_ = 500;
   mutable int64_t sequence_number_ = 0;

@@ -40,6 +40,20 @@ tcp::endpoint listen_endpoint(net::io_context& io, const std::string& host, uint
   return results.begin()->endpoint();
 }
 
+/// "cannot listen on host:port: why" (with the fix for a busy port).
+[[noreturn]] void throw_listen_error(const std::string& host, uint16_t port,
+                                     const boost::system::system_error& e) {
+  throw std::runtime_error(
+      "cannot listen on " + host + ":" + std::to_string(port) + ": " + e.code().message() +
+      (e.code() == boost::asio::error::address_in_use
+           ? " (another server holds the port: pick another port, or port 0 for a free one)"
+           : ""));
+}
+
+/// How long the drain waits, after --drain-timeout aborted the running requests, for their
+/// responses to end (the engine answers an abort at its next step) before closing what is open.
+constexpr auto kDrainAbortGrace = std::chrono::seconds(5);
+
 /// Seconds a refused connection waits for the client to finish sending before it is closed.
 constexpr auto kRefuseLinger = std::chrono::seconds(1);
 /// Pause of the accept loop after accept() failed for want of descriptors or memory.
@@ -149,8 +163,7 @@ void Server::State::remove_session(HttpSession* session) {
 Server::Server(net::io_context& io, AsyncEngine& engine, ServerOptions options)
     : state_(std::make_shared<State>(io, engine, std::move(options))) {
   if (state_->options.served_model_name.empty()) {
-    // The GGUF file's stem, as vLLM serves the model path: no spaces, unlike many general.name.
-    state_->options.served_model_name = engine.host().model_path().stem().string();
+    state_->options.served_model_name = engine.host().default_served_name();
   }
   state_->limits.max_n = state_->options.max_n;
   state_->grammar_pool = std::make_unique<GrammarCompilePool>(
@@ -168,24 +181,32 @@ Server::~Server() {
   state_->grammar_pool->shutdown();
 }
 
-void Server::start() {
-  const std::string& host = state_->options.host;
-  const tcp::endpoint ep = listen_endpoint(state_->io, host, state_->options.port);
-  tcp::acceptor& a = state_->acceptor;
+tcp::acceptor bind_port(net::io_context& io, const std::string& host, uint16_t port) {
+  const tcp::endpoint ep = listen_endpoint(io, host, port);
+  tcp::acceptor a(io);
   try {
     a.open(ep.protocol());
     a.set_option(net::socket_base::reuse_address(true));
     a.bind(ep);
+  } catch (const boost::system::system_error& e) {
+    throw_listen_error(host, port, e);
+  }
+  return a;
+}
+
+void Server::start() {
+  start(bind_port(state_->io, state_->options.host, state_->options.port));
+}
+
+void Server::start(tcp::acceptor bound) {
+  tcp::acceptor& a = state_->acceptor;
+  a = std::move(bound);
+  try {
     a.listen(net::socket_base::max_listen_connections);
   } catch (const boost::system::system_error& e) {
     boost::system::error_code ignored;
     a.close(ignored);
-    throw std::runtime_error(
-        "cannot listen on " + host + ":" + std::to_string(state_->options.port) + ": " +
-        e.code().message() +
-        (e.code() == boost::asio::error::address_in_use
-             ? " (another server holds the port: pick another port, or port 0 for a free one)"
-             : ""));
+    throw_listen_error(state_->options.host, state_->options.port, e);
   }
   state_->engine.context().logger().info("serving {} on http://{}:{}",
                                          state_->options.served_model_name, state_->options.host,
@@ -213,12 +234,24 @@ void Server::drain(std::function<void()> done, std::chrono::seconds timeout) {
     state->accept_timer.cancel();
   });
   for (auto& s : state->live_sessions()) s->drain();
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  // Poll every 20 ms until no request is pending and every connection is closed.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto aborted = std::make_shared<bool>(false);
+  // Poll every 20 ms until no request is pending and every connection is closed. At `timeout`
+  // the running requests are aborted, so that their responses end whole (a stream with its final
+  // chunk and [DONE]); what is still open kDrainAbortGrace later is closed.
   auto poll = std::make_shared<std::function<void()>>();
-  *poll = [state, done = std::move(done), deadline, poll]() {
-    bool expired = std::chrono::steady_clock::now() >= deadline;
+  *poll = [state, done = std::move(done), deadline, aborted, poll]() {
+    const auto now = std::chrono::steady_clock::now();
     auto live = state->live_sessions();
+    if (now >= deadline && !*aborted) {
+      *aborted = true;
+      state->engine.context().logger().warn(
+          "--drain-timeout reached: aborting {} running requests (their responses end with "
+          "finish_reason \"abort\")",
+          state->engine.num_pending());
+      for (auto& s : live) s->abort_generation();
+    }
+    const bool expired = now >= deadline + kDrainAbortGrace;
     if (expired) {
       for (auto& s : live) s->close();
     }

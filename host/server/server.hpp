@@ -29,6 +29,7 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 
 #include "server/async_engine.hpp"
 
@@ -67,6 +68,14 @@ struct ServerOptions {
   bool web_ui = true;
 };
 
+/// Binds host:port (host an IP address or a name this machine resolves, e.g. localhost) without
+/// listening yet, for Server::start(acceptor): `plinth serve` takes its port before it loads the
+/// model, so that a port in use stops it at once rather than after the load (connections are
+/// refused until start() listens, as before). Throws std::runtime_error naming host:port (a busy
+/// port says so) or the host.
+boost::asio::ip::tcp::acceptor bind_port(boost::asio::io_context& io, const std::string& host,
+                                         uint16_t port);
+
 class Server {
  public:
   /// `io` and `engine` must outlive the server. Nothing happens before start().
@@ -79,6 +88,9 @@ class Server {
   /// Binds host:port (host an IP address or a name this machine resolves, e.g. localhost) and
   /// starts accepting. Throws std::runtime_error naming host:port when it cannot listen there.
   void start();
+  /// Starts accepting on `bound`, a socket bind_port() bound (on this server's io_context);
+  /// std::runtime_error naming host:port when it cannot listen.
+  void start(boost::asio::ip::tcp::acceptor bound);
   /// The bound port (after start()).
   uint16_t port() const;
   /// The model id clients name: ServerOptions::served_model_name, or the GGUF file's stem when it
@@ -86,7 +98,9 @@ class Server {
   const std::string& served_model_name() const;
   /// Graceful drain: stop accepting, answer new requests on open connections with 503, let running
   /// requests finish and their responses go out, close idle connections; then post `done` onto the
-  /// io_context. `timeout` later, whatever still runs is aborted.
+  /// io_context. `timeout` later, whatever still runs is aborted and its response ends as an
+  /// aborted one (finish_reason "abort"; a stream with its final chunk and end, as vLLM ends the
+  /// requests it aborts); connections still open 5 s after that are closed.
   void drain(std::function<void()> done, std::chrono::seconds timeout = std::chrono::seconds(60));
   /// Immediate stop: closes the acceptor and every connection; their requests are aborted.
   void stop();

@@ -80,9 +80,15 @@ std::optional<GrammarSpec> response_format(const json& rf) {
   return json_schema_spec(*schema, "response_format.json_schema.schema", strict);
 }
 
+// A wrong type is a 422, a value of the right type the engine cannot use a 400 (as for every
+// other constraint and field).
 GrammarSpec string_spec(int32_t kind, const json& v, const std::string& field) {
-  if (!v.is_string() || v.get<std::string>().empty()) {
-    throw ApiError::unprocessable(field, field + ": expected a non-empty string");
+  if (!v.is_string()) {
+    throw ApiError::unprocessable(
+        field, field + ": expected a non-empty string, got " + std::string(v.type_name()));
+  }
+  if (v.get<std::string>().empty()) {
+    throw ApiError::invalid(field, field + ": empty; expected a non-empty string");
   }
   GrammarSpec g;
   g.kind = kind;
@@ -91,8 +97,12 @@ GrammarSpec string_spec(int32_t kind, const json& v, const std::string& field) {
 }
 
 GrammarSpec choice_spec(const json& v, const std::string& field) {
-  if (!v.is_array() || v.empty()) {
-    throw ApiError::unprocessable(field, field + ": expected a non-empty array of strings");
+  if (!v.is_array()) {
+    throw ApiError::unprocessable(field, field + ": expected a non-empty array of strings, got " +
+                                             std::string(v.type_name()));
+  }
+  if (v.empty()) {
+    throw ApiError::invalid(field, field + ": empty; give at least one choice");
   }
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string()) {

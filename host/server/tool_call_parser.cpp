@@ -6,6 +6,8 @@
 #include <random>
 #include <utility>
 
+#include "tokenizer/utf8.hpp"
+
 namespace plinth::server {
 
 void ToolCallResult::apply(const ToolEvent& e) {
@@ -45,24 +47,6 @@ ToolCallResult parse_tool_reply(ToolCallParser& parser, std::string_view text) {
 }
 
 namespace {
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -220,9 +204,9 @@ class JsonCallScanner {
     }
     std::string s;
     if (cp >= 0xDC00 && cp < 0xE000 && high_surrogate_) {
-      append_utf8(s, 0x10000 + ((*high_surrogate_ - 0xD800) << 10) + (cp - 0xDC00));
+      utf8::append(s, 0x10000 + ((*high_surrogate_ - 0xD800) << 10) + (cp - 0xDC00));
     } else {
-      append_utf8(s, cp);
+      utf8::append(s, cp);
     }
     high_surrogate_.reset();
     for (char ch : s) decoded(ch);

@@ -1,5 +1,8 @@
 """Start and stop a `plinth serve` process on a free loopback port (used by the server tests and
 the benchmark). The server prints "plinth: serving NAME on http://HOST:PORT" once it listens."""
+import argparse
+import http.client
+import json
 import os
 import re
 import signal
@@ -7,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 
 
@@ -74,6 +78,21 @@ class PlinthServer:
             time.sleep(0.05)
         return self.stderr_lines
 
+    def request(self, method, path, body=None, headers=None, timeout=120):
+        """One HTTP request on a new connection: (status, headers with lower-case names, body
+        bytes). A dict or list `body` is sent as JSON; `headers` add to (or replace) the
+        Content-Type: application/json sent with every request."""
+        u = urllib.parse.urlparse(self.url)
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        conn.request(method, path, body=body,
+                     headers={"Content-Type": "application/json", **(headers or {})})
+        r = conn.getresponse()
+        data = r.read()
+        conn.close()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
     def metrics_text(self):
         """/metrics as served (Prometheus text format 0.0.4)."""
         with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
@@ -114,23 +133,29 @@ class PlinthServer:
         return 0
 
 
+def parse_args(add_arguments=None):
+    """The drivers' command line: --plinth and --manifest (required), plus what
+    `add_arguments(parser)` adds; the rest goes to unittest. Returns (args, rest)."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--plinth", required=True)
+    p.add_argument("--manifest", required=True)
+    if add_arguments:
+        add_arguments(p)
+    return p.parse_known_args()
+
+
+def skip(package, pip_name=None):
+    """Says that `package` can be neither imported nor installed; returns 77, ctest's
+    SKIP_RETURN_CODE for the drivers."""
+    print(f"SKIP: the `{package}` package cannot be imported or installed "
+          f"(pip install {pip_name or package})")
+    return 77
+
+
 def ensure_openai():
     """Imports the official `openai` package, installing it with pip when missing. Returns the
     module, or None when it cannot be had (the caller skips)."""
-    try:
-        import openai  # noqa: F401
-        return openai
-    except ImportError:
-        pass
-    rc = subprocess.call([sys.executable, "-m", "pip", "install", "--quiet", "openai"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-    if rc != 0:
-        return None
-    try:
-        import openai  # noqa: F401
-        return openai
-    except ImportError:
-        return None
+    return ensure_package("openai")
 
 
 def ensure_package(module, pip_name=None):

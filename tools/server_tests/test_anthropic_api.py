@@ -9,8 +9,6 @@ the request (KV blocks back), and the prefix cache and speculative decoding on /
   python3 tools/server_tests/test_anthropic_api.py --plinth build/plinth --manifest manifests/cpu.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `anthropic` can neither be imported nor pip-installed."""
-import argparse
-import http.client
 import json
 import os
 import random
@@ -21,7 +19,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_package, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_package, parse_args, run_tests, skip  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -39,17 +37,8 @@ def client(key=API_KEY, server=None):
 
 def raw(method, path, body=None, headers=None, server=None):
     """One raw HTTP request (x-api-key unless `headers` say otherwise); (status, headers, body)."""
-    s = server or SERVER
-    u = urllib.parse.urlparse(s.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    h = {"Content-Type": "application/json"}
-    h.update(headers if headers is not None else {"x-api-key": API_KEY})
-    conn.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body,
-                 headers=h)
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    return (server or SERVER).request(method, path, body,
+                                      headers if headers is not None else {"x-api-key": API_KEY})
 
 
 def chat_text(messages, max_tokens, system=None, stop=None):
@@ -400,14 +389,10 @@ class EnginePaths(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, anthropic
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     anthropic = ensure_package("anthropic")
     if anthropic is None:
-        print("SKIP: the `anthropic` package cannot be imported or installed (pip install anthropic)")
-        return 77
+        return skip("anthropic")
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
         return run_tests(server, rest)

@@ -10,7 +10,6 @@ or not, while a concurrent request finishes 200 with exactly the tokens it gets 
 
   python3 tools/server_tests/test_bad_input.py --plinth build/plinth --manifest manifests/cpu.json
 """
-import argparse
 import json
 import os
 import socket
@@ -24,7 +23,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, run_tests  # noqa: E402
+from plinth_server import PlinthServer, parse_args, run_tests  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -155,7 +154,24 @@ def table():
          cmpl("Hi", top_k=10**12), 200, None),
         ("top_k -2", "/v1/completions", cmpl("Hi", top_k=-2), 400, "top_k"),
         ("top_p 0", "/v1/completions", cmpl("Hi", top_p=0), 400, "top_p"),
-        ("top_p 1.5", "/v1/completions", cmpl("Hi", top_p=1.5), 400, "top_p"),
+        ("top_p 1.5", "/v1/completions", cmpl("Hi", top_p=1.5), 400, "top_p",
+         "top_p = 1.5: must be in (0, 1]"),
+        # numbers printed as given (they printed as their double: 21.0, 2.0999999046325684)
+        ("top_logprobs 21", "/v1/chat/completions", chat("Hi", logprobs=True, top_logprobs=21),
+         400, "top_logprobs", "top_logprobs = 21: must be in [0, 20]"),
+        ("logprobs 21", "/v1/completions", cmpl("Hi", logprobs=21), 400, "logprobs",
+         "logprobs = 21: must be"),
+        ("temperature 2.1", "/v1/completions", cmpl("Hi", temperature=2.1), 400, "temperature",
+         "temperature = 2.1: must be in [0, 2]"),
+        # stream_options without a stream: OpenAI answers 400 naming it
+        ("stream_options without stream", "/v1/completions",
+         cmpl("Hi", stream_options={"include_usage": True}), 400, "stream_options",
+         "only allowed with \"stream\": true"),
+        ("stream_options with stream false", "/v1/chat/completions",
+         chat("Hi", stream=False, stream_options={"include_usage": True}), 400,
+         "stream_options"),
+        ("stream_options null without stream", "/v1/completions",
+         cmpl("Hi", stream_options=None), 200, None),
         ("n 10^12", "/v1/completions", cmpl("Hi", n=10**12), 400, "n"),
         ("n 2^64 (beyond uint64: a float)", "/v1/completions", cmpl("Hi", n=2**64), 422, "n",
          "within 64 bits"),
@@ -463,6 +479,14 @@ class ListenAddress(unittest.TestCase):
                                 "--model", model], capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(f"error: {model}: offset ", r.stderr)
+            # The port is taken before the model loads: a busy one stops the start first (it
+            # used to load the model, however long that took, and only then fail to listen).
+            r = subprocess.run([ARGS.plinth, "serve", "--manifest", ARGS.manifest, "--port",
+                                str(port), "--model", model], capture_output=True, text=True,
+                               timeout=120)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(f"cannot listen on 127.0.0.1:{port}: ", r.stderr)
+            self.assertNotIn(model, r.stderr)
         with PlinthServer(ARGS.plinth, ARGS.manifest, "--host", "localhost") as server:
             self.assertTrue(server.url.startswith("http://localhost:"), server.url)
             with urllib.request.urlopen(server.url + "/health", timeout=30) as h:
@@ -508,10 +532,7 @@ class NonFiniteLogits(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, CONTEXT
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--idle-timeout", str(IDLE_TIMEOUT_S)) as server:
         SERVER = server
         status, _, data = post("/tokenize", {"prompt": "x"})

@@ -13,7 +13,6 @@
 
   python3 tools/server_tests/test_connections.py --plinth build/plinth --manifest manifests/cpu.json
 """
-import argparse
 import json
 import resource
 import socket
@@ -23,7 +22,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer  # noqa: E402
+from plinth_server import PlinthServer, parse_args  # noqa: E402
 
 ARGS = None
 HEALTH = b"GET /health HTTP/1.1\r\nHost: plinth\r\n\r\n"
@@ -251,10 +250,7 @@ class Memory(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     prog = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False)
     return 0 if prog.result.wasSuccessful() else 1
 

@@ -17,17 +17,12 @@
 
 Exit 77 (ctest SKIP_RETURN_CODE) when prometheus_client can neither be imported nor
 pip-installed (tools/requirements-test.txt lists it)."""
-import argparse
-import http.client
-import json
 import re
-import subprocess
 import sys
 import unittest
-import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_package, parse_args, run_tests, skip  # noqa: E402
 
 SERVER = None
 ARGS = None
@@ -42,32 +37,9 @@ GATEWAY_PROTOCOL = {
 }
 
 
-def ensure_prometheus_client():
-    try:
-        from prometheus_client import parser as p
-        return p
-    except ImportError:
-        pass
-    rc = subprocess.call([sys.executable, "-m", "pip", "install", "--quiet", "prometheus_client"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-    if rc != 0:
-        return None
-    try:
-        from prometheus_client import parser as p
-        return p
-    except ImportError:
-        return None
-
-
 def raw(method, path, body=None):
-    u = urllib.parse.urlparse(SERVER.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    conn.request(method, path, body=json.dumps(body) if body is not None else None,
-                 headers={"Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, data
+    status, _, data = SERVER.request(method, path, body)
+    return status, data
 
 
 def families():
@@ -189,14 +161,10 @@ class Metrics(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, parser
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
-    parser = ensure_prometheus_client()
+    ARGS, rest = parse_args()
+    parser = ensure_package("prometheus_client.parser", "prometheus_client")
     if parser is None:
-        print("prometheus_client is neither importable nor installable; skipping")
-        return 77
+        return skip("prometheus_client")
     with PlinthServer(ARGS.plinth, ARGS.manifest, log_level="info",
                       capture_stderr=True) as server:
         SERVER = server

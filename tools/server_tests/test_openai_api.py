@@ -4,7 +4,6 @@ API, raw HTTP (http.client / sockets) for the error cases, disconnects and SSE f
   python3 tools/server_tests/test_openai_api.py --plinth build/plinth --manifest manifests/cpu.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
-import argparse
 import http.client
 import json
 import socket
@@ -15,7 +14,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, parse_args, run_tests, skip  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -28,19 +27,9 @@ def client():
 
 
 def raw(method, path, body=None, headers=None, server=None):
-    """One raw HTTP request; returns (status, headers dict, body bytes)."""
-    s = server or SERVER
-    u = urllib.parse.urlparse(s.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    h = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
-    h.update(headers or {})
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body)
-    conn.request(method, path, body=body, headers=h)
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    """One raw HTTP request with the API key; returns (status, headers dict, body bytes)."""
+    return (server or SERVER).request(method, path, body,
+                                      {"Authorization": f"Bearer {API_KEY}", **(headers or {})})
 
 
 def sse_payloads(body_bytes):
@@ -362,17 +351,90 @@ class Limits(unittest.TestCase):
                 lambda ls: any("stopping now" in l for l in ls), 5)), s.stderr_lines)
             t.join(10)
 
+    def test_drain_timeout_ends_every_api_cleanly(self):
+        """Requests still running at --drain-timeout are aborted and their responses end whole,
+        as vLLM ends the requests it aborts: a stream's final chunk with finish_reason "abort"
+        then [DONE] (chat, completions), Anthropic's message_delta + message_stop, the Responses
+        API's response.incomplete; a non-streamed one a 200 with finish_reason "abort". They
+        were cut: no final chunk, no [DONE]."""
+        ask = "Count from 1 to 1000, separated by commas."  # greedy: runs to max_tokens
+        msgs = [{"role": "user", "content": ask}]
+        with PlinthServer(ARGS.plinth, ARGS.manifest, "--drain-timeout", "1") as s:
+            bodies = {
+                "chat": ("/v1/chat/completions", {"messages": msgs, "max_tokens": 1500,
+                                                  "temperature": 0, "stream": True}),
+                "chat-whole": ("/v1/chat/completions", {"messages": msgs, "max_tokens": 1500,
+                                                        "temperature": 0}),
+                "completions": ("/v1/completions", {"prompt": "1, 2, 3, 4,", "max_tokens": 1500,
+                                                    "temperature": 0, "ignore_eos": True,
+                                                    "stream": True}),
+                "anthropic": ("/v1/messages", {"model": s.model, "messages": msgs,
+                                               "max_tokens": 1500, "temperature": 0,
+                                               "stream": True}),
+                "responses": ("/v1/responses", {"model": s.model, "input": ask,
+                                                "max_output_tokens": 1500, "temperature": 0,
+                                                "stream": True}),
+            }
+            results = {}
+
+            def one(name):
+                path, body = bodies[name]
+                results[name] = raw("POST", path, body, server=s)
+            threads = [threading.Thread(target=one, args=(n,)) for n in bodies]
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 60
+            while (time.monotonic() < deadline and
+                   s.metrics()["plinth_num_requests_running"] < len(bodies)):
+                time.sleep(0.02)
+            s.proc.send_signal(2)
+            for t in threads:
+                t.join(60)
+            self.assertEqual(s.proc.wait(30), 0)
+        for name, (status, _, data) in results.items():
+            self.assertEqual(status, 200, (name, data[-500:]))
+
+        def events(data):  # [(event name or None, parsed data or "[DONE]")]
+            out = []
+            for frame in data.split(b"\n\n"):
+                name, payload = None, None
+                for line in frame.decode().splitlines():
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: "):
+                        payload = line[6:] if line[6:] == "[DONE]" else json.loads(line[6:])
+                if payload is not None:
+                    out.append((name, payload))
+            return out
+        for name in ("chat", "completions"):
+            ev = events(results[name][2])
+            self.assertEqual(ev[-1][1], "[DONE]", name)
+            finals = [p["choices"][0]["finish_reason"] for _, p in ev[:-1] if p["choices"]]
+            self.assertEqual(finals[-1], "abort", name)
+            self.assertTrue(all(f is None for f in finals[:-1]), name)
+            self.assertGreater(len(finals), 2, name)
+        whole = json.loads(results["chat-whole"][2])
+        self.assertEqual(whole["choices"][0]["finish_reason"], "abort", whole)
+        self.assertLess(whole["usage"]["completion_tokens"], 1500, whole)
+        ev = events(results["anthropic"][2])
+        self.assertEqual([n for n, _ in ev[-3:]],
+                         ["content_block_stop", "message_delta", "message_stop"], ev[-3:])
+        self.assertIsNone(ev[-2][1]["delta"]["stop_reason"])  # Anthropic names no abort
+        self.assertLess(ev[-2][1]["usage"]["output_tokens"], 1500)
+        ev = events(results["responses"][2])
+        self.assertEqual(ev[-1][0], "response.incomplete", ev[-1])
+        last = ev[-1][1]["response"]
+        self.assertEqual(last["status"], "incomplete", last)
+        self.assertEqual(last["incomplete_details"], {"reason": "abort"}, last)
+        self.assertLess(last["usage"]["output_tokens"], 1500, last)
+
 
 def main():
     global ARGS, SERVER, openai
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     openai = ensure_openai()
     if openai is None:
-        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
-        return 77
+        return skip("openai")
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
         return run_tests(server, rest)

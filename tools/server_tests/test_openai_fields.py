@@ -8,16 +8,13 @@ text, the n=3 candidates' logprob sums, /tokenize.
   python3 tools/server_tests/test_openai_fields.py --plinth build/plinth --manifest manifests/cpu.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
-import argparse
-import http.client
 import json
 import math
 import sys
 import unittest
-import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, parse_args, run_tests, skip  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -32,18 +29,11 @@ def client():
 
 def raw(path, body):
     """POST `body`; returns (status, decoded JSON or SSE payload list)."""
-    u = urllib.parse.urlparse(SERVER.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    conn.request("POST", path, body=json.dumps(body),
-                 headers={"Authorization": f"Bearer {API_KEY}",
-                          "Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    if body.get("stream") and r.status == 200:
-        return r.status, [json.loads(f[6:]) for f in data.split(b"\n\n")
-                          if f.startswith(b"data: ") and f[6:] != b"[DONE]"]
-    return r.status, json.loads(data)
+    status, _, data = SERVER.request("POST", path, body, {"Authorization": f"Bearer {API_KEY}"})
+    if body.get("stream") and status == 200:
+        return status, [json.loads(f[6:]) for f in data.split(b"\n\n")
+                        if f.startswith(b"data: ") and f[6:] != b"[DONE]"]
+    return status, json.loads(data)
 
 
 def completion(**body):
@@ -276,15 +266,10 @@ class Fields(unittest.TestCase):
 
         for prompt in ("中文：你好，世界。日本語：", "Emoji: 🎉🎉"):
             with self.subTest(prompt=prompt):
-                u = urllib.parse.urlparse(SERVER.url)
-                conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
                 body = {"model": SERVER.model, "prompt": prompt, "max_tokens": 12,
                         "temperature": 0, "logprobs": 20}
-                conn.request("POST", "/v1/completions", body=json.dumps(body),
-                             headers={"Authorization": f"Bearer {API_KEY}",
-                                      "Content-Type": "application/json"})
-                data = conn.getresponse().read()
-                conn.close()
+                _, _, data = SERVER.request("POST", "/v1/completions", body,
+                                            {"Authorization": f"Bearer {API_KEY}"})
                 duplicates = []
 
                 def no_duplicates(pairs):
@@ -330,14 +315,10 @@ class Fields(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, openai
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     openai = ensure_openai()
     if openai is None:
-        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
-        return 77
+        return skip("openai")
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
         return run_tests(server, rest)

@@ -14,7 +14,6 @@ package and raw HTTP:
       --manifest manifests/cpu_prefix.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
-import argparse
 import json
 import os
 import sys
@@ -22,7 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, parse_args, run_tests, skip  # noqa: E402
 from test_openai_api import raw  # noqa: E402
 import test_openai_api  # noqa: E402
 
@@ -166,16 +165,11 @@ ARGS = None
 
 def main():
     global SERVER, openai, ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    args, rest = p.parse_known_args()
-    ARGS = args
+    ARGS, rest = parse_args()
     openai = ensure_openai()
     if openai is None:
-        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
-        return 77
-    with PlinthServer(args.plinth, args.manifest) as server:
+        return skip("openai")
+    with PlinthServer(ARGS.plinth, ARGS.manifest) as server:
         SERVER = server
         test_openai_api.SERVER = server
         return run_tests(server, rest)

@@ -9,17 +9,14 @@ tools without a grammar plugin, images, oversized input), and the per-endpoint m
   python3 tools/server_tests/test_responses_api.py --plinth build/plinth --manifest manifests/cpu.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
-import argparse
-import http.client
 import json
 import random
 import sys
 import time
 import unittest
-import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, parse_args, run_tests, skip  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -33,15 +30,9 @@ def client():
 
 
 def raw(method, path, body=None):
-    u = urllib.parse.urlparse(SERVER.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    conn.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body,
-                 headers={"Authorization": f"Bearer {API_KEY}",
-                          "Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, data
+    """One raw HTTP request with the API key; returns (status, body bytes)."""
+    status, _, data = SERVER.request(method, path, body, {"Authorization": f"Bearer {API_KEY}"})
+    return status, data
 
 
 def chat(messages, max_tokens):
@@ -209,14 +200,10 @@ class Responses(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, openai
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     openai = ensure_openai()
     if openai is None:
-        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
-        return 77
+        return skip("openai")
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
         return run_tests(server, rest)

@@ -13,12 +13,11 @@
       --manifest manifests/cpu_spec_ngram.json
 
 Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-installed."""
-import argparse
 import sys
 import unittest
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_openai, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_openai, parse_args, run_tests, skip  # noqa: E402
 from test_openai_api import raw  # noqa: E402
 import test_openai_api  # noqa: E402
 
@@ -89,14 +88,10 @@ class SpecDecodeServer(unittest.TestCase):
 
 def main():
     global SERVER, openai
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    args, rest = p.parse_known_args()
+    args, rest = parse_args()
     openai = ensure_openai()
     if openai is None:
-        print("SKIP: the `openai` package cannot be imported or installed (pip install openai)")
-        return 77
+        return skip("openai")
     with PlinthServer(args.plinth, args.manifest) as server:
         SERVER = server
         test_openai_api.SERVER = server

@@ -201,6 +201,16 @@ class StructuredOutputs(unittest.TestCase):
         status, body = post({"messages": ASK, "max_tokens": 8,
                              "structured_outputs": {"choice": ["a"], "regex": "a"}})
         self.assertEqual(status, 400, body)
+        # An empty value of the right type is a 400 like the others (choice [] was a 422); a
+        # wrong type stays a 422.
+        for so, status_want, param in [({"choice": []}, 400, "structured_outputs.choice"),
+                                       ({"regex": ""}, 400, "structured_outputs.regex"),
+                                       ({"grammar": ""}, 400, "structured_outputs.grammar"),
+                                       ({"choice": "a"}, 422, "structured_outputs.choice"),
+                                       ({"regex": 5}, 422, "structured_outputs.regex")]:
+            status, body = post({"messages": ASK, "max_tokens": 8, "structured_outputs": so})
+            self.assertEqual(status, status_want, (so, body))
+            self.assertEqual(body["error"]["param"], param, body)
         # the server still serves
         status, body = post({"messages": ASK, "max_tokens": 4})
         self.assertEqual(status, 200, body)

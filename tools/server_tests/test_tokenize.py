@@ -4,8 +4,6 @@ chat form), GET /v1/models/{id} (and its 404), GET /version, and the 400s of bad
 
   python3 tools/server_tests/test_tokenize.py --plinth build/plinth --manifest manifests/cpu.json
 """
-import argparse
-import http.client
 import json
 import os
 import re
@@ -14,7 +12,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, run_tests  # noqa: E402
+from plinth_server import PlinthServer, parse_args, run_tests  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -25,17 +23,9 @@ TEXTS = ["Hello, world!", "The capital of France is Paris.", "  leading and trai
 
 def raw(method, path, body=None, headers=None):
     """One raw HTTP request; returns (status, body bytes)."""
-    u = urllib.parse.urlparse(SERVER.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
-    h = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
-    h.update(headers or {})
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body)
-    conn.request(method, path, body=body, headers=h)
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, data
+    status, _, data = SERVER.request(method, path, body,
+                                     {"Authorization": f"Bearer {API_KEY}", **(headers or {})})
+    return status, data
 
 
 def post(path, body):
@@ -207,10 +197,7 @@ class Endpoints(unittest.TestCase):
 
 def main():
     global ARGS, SERVER
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args()
     with PlinthServer(ARGS.plinth, ARGS.manifest, "--api-key", API_KEY) as server:
         SERVER = server
         return run_tests(server, rest)

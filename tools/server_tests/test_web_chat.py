@@ -13,7 +13,6 @@
       --artefacts build/test-artefacts
 
 Exit 77 (ctest SKIP_RETURN_CODE) when chromium, chromedriver or selenium are missing."""
-import argparse
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from plinth_server import PlinthServer, ensure_package, run_tests  # noqa: E402
+from plinth_server import PlinthServer, ensure_package, parse_args, run_tests  # noqa: E402
 
 ARGS = None
 SERVER = None
@@ -181,11 +180,7 @@ class ChatPageWithKey(unittest.TestCase):
 
 def main():
     global ARGS, SERVER, DRIVER, webdriver
-    p = argparse.ArgumentParser()
-    p.add_argument("--plinth", required=True)
-    p.add_argument("--manifest", required=True)
-    p.add_argument("--artefacts", default="test-artefacts")
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = parse_args(lambda p: p.add_argument("--artefacts", default="test-artefacts"))
     chromium = shutil.which("chromium")
     chromedriver = shutil.which("chromedriver")
     selenium = ensure_package("selenium")

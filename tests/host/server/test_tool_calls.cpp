@@ -107,7 +107,9 @@ TEST(ToolCallParser, EventsComeInStreamOrder) {
 }
 
 TEST(ToolCallParser, ResponseIsDecodedContent) {
-  const std::string text = "{\"response\": \"Hello \\\"you\\\"\\n\\u00e9\\ud83d\\ude00 \\\\ /\"}";
+  // \u escapes of every UTF-8 length (1 to 4 bytes, the last a surrogate pair), against nlohmann.
+  const std::string text =
+      "{\"response\": \"Hello \\\"you\\\"\\n\\u0041\\u00e9\\u20ac\\ud83d\\ude00 \\\\ /\"}";
   const std::string expected = json::parse(text).at("response").get<std::string>();
   const ToolCallResult whole = feed_in_pieces(text, {});
   EXPECT_TRUE(whole.has_content);

@@ -278,6 +278,11 @@ TEST_F(CliBatch, OpenAiBatchFileRoundTripsIntoTheOutputShape) {
               body.at("usage").at("prompt_tokens").get<int>() +
                   body.at("usage").at("completion_tokens").get<int>());
   }
+  // `model`: the id `plinth serve` answers with (the file's stem, as /v1/models says), not the
+  // GGUF's general.name ("Smollm2 135M 8k Lc100K Mix1 Ep2"), nor the line's own "gpt-4o-mini".
+  for (const auto& [id, line] : by_id) {
+    EXPECT_EQ(line.at("response").at("body").at("model"), kModel.stem().string()) << line;
+  }
   const json& chat = by_id["chat-1"].at("response").at("body");
   EXPECT_EQ(chat.at("object"), "chat.completion");
   EXPECT_EQ(chat.at("choices")[0].at("message").at("role"), "assistant");

@@ -177,6 +177,29 @@ TEST_F(CliGenerate, BadInputExitsWithCode2AndSaysWhy) {
   EXPECT_NE(r.out.find("usage: plinth generate"), std::string::npos) << r.out;
 }
 
+// A --prompt run's errors name the option at fault: every line used to start with "--prompt: ",
+// so a --max-tokens past the context read `--prompt: key "max_tokens": ...`; `--prompt ""` said
+// "give exactly one of --prompt TEXT or --prompts-file FILE.jsonl" although it gave one.
+TEST_F(CliGenerate, ErrorsNameTheOptionAtFault) {
+  const CliRun big = run("--prompt hi --max-tokens 100000000");
+  EXPECT_EQ(big.code, 2) << big.out;
+  EXPECT_NE(big.out.find("error: --max-tokens: max_tokens = 100000000: must be in [1, "),
+            std::string::npos)
+      << big.out;
+  EXPECT_EQ(big.out.find("--prompt"), std::string::npos) << big.out;
+  const CliRun empty = run("--prompt ''");
+  EXPECT_EQ(empty.code, 2) << empty.out;
+  EXPECT_NE(empty.out.find("error: --prompt: the prompt is empty"), std::string::npos) << empty.out;
+  EXPECT_EQ(empty.out.find("exactly one"), std::string::npos) << empty.out;
+  const CliRun empty_file = run("--prompts-file ''");
+  EXPECT_EQ(empty_file.code, 2) << empty_file.out;
+  EXPECT_NE(empty_file.out.find("error: --prompts-file: cannot open \"\""), std::string::npos)
+      << empty_file.out;
+  const CliRun both = run("--prompt hi --prompts-file x.jsonl");
+  EXPECT_EQ(both.code, 2) << both.out;
+  EXPECT_NE(both.out.find("give exactly one of --prompt"), std::string::npos) << both.out;
+}
+
 TEST(Cli, NoSubcommandPrintsTheHelpAndAnUnknownOneIsAUsageError) {
   const CliRun help = run_plinth("");
   EXPECT_EQ(help.code, 0) << help.out;

@@ -17,12 +17,15 @@
 #include "attention.hpp"
 #include "device_math.cuh"
 #include "float_ops.hpp"
+#include "kernel_test_data.hpp"
 #include "kv_storage.hpp"
 #include "rope.hpp"
 #include "thread_pool.hpp"
 #include "weight_convert.hpp"
 
 namespace m = plinth::cuda::math;
+using plinth::cuda::test::OneSequence;
+using plinth::cuda::test::randn;
 
 namespace {
 
@@ -35,14 +38,6 @@ float from_bits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
-}
-
-std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
 }
 
 }  // namespace
@@ -235,6 +230,41 @@ TEST(DeviceMathSoftmax, OnlineEqualsBackendCpuSoftmax) {
   }
 }
 
+using Rows = std::vector<std::vector<float>>;
+
+// The attention kernel's per-query path on the host: for every new token t and head h, the fma
+// dot products of q with the keys t sees (from attn_first_key: all earlier ones, or the last
+// `window`), GQA head h reading kv head h / (heads / kv_heads), each scaled_score'd, reduced by
+// online_attention over 4 warps; every element within 2e-5 (relative) of `want`, backend_cpu's
+// paged_attention. krows / vrows: [position][kv_heads * head_dim].
+void expect_kernel_attention(const plinth::cpu::AttentionShape& shape, const std::vector<float>& q,
+                             const Rows& krows, const Rows& vrows, const std::vector<int32_t>& pos,
+                             float scale, int window, const std::vector<float>& want) {
+  const int n_heads = static_cast<int>(shape.n_heads), hd = static_cast<int>(shape.head_dim);
+  const int group = static_cast<int>(shape.n_heads / shape.n_kv_heads);
+  for (size_t t = 0; t < pos.size(); ++t) {
+    for (int h = 0; h < n_heads; ++h) {
+      const int g = h / group;
+      const size_t row = (t * n_heads + h) * hd;
+      std::vector<float> sc;
+      Rows vv;
+      for (int j = m::attn_first_key(pos[t], window); j <= pos[t]; ++j) {
+        float d = 0;
+        for (int e = 0; e < hd; ++e) d = std::fma(q[row + e], krows[j][g * hd + e], d);
+        sc.push_back(m::scaled_score(d, scale));
+        vv.emplace_back(vrows[j].begin() + g * hd, vrows[j].begin() + (g + 1) * hd);
+      }
+      ASSERT_EQ(sc.size(),
+                static_cast<size_t>(window > 0 ? std::min(pos[t] + 1, window) : pos[t] + 1));
+      const auto got = online_attention(sc, vv, 4);
+      for (int e = 0; e < hd; ++e) {
+        const float w = want[row + e];
+        ASSERT_NEAR(got[e], w, 2e-5f * (1.0f + std::fabs(w))) << t << " " << h << " " << e;
+      }
+    }
+  }
+}
+
 TEST(DeviceMathSoftmax, HandValues) {
   // Equal scores: the plain mean of the values. One score: that value exactly.
   std::vector<std::vector<float>> v = {{1.0f}, {2.0f}, {6.0f}};
@@ -266,44 +296,16 @@ TEST(DeviceMathAttention, PagedGqaMatchesBackendCpu) {
   }
   // One sequence, a prefill chunk of its last 3 tokens (positions 37..39) over 37 cached ones.
   const int n = 3;
-  std::vector<int32_t> tokens(n, 0), pos = {37, 38, 39}, qs = {0, n}, lens = {ctx_len}, slots(n);
+  std::vector<int32_t> pos = {37, 38, 39}, slots(n);
   for (int t = 0; t < n; ++t) slots[t] = table[pos[t] / bs] * bs + pos[t] % bs;
-  plinth_batch b{};
-  b.struct_size = sizeof b;
-  b.num_tokens = n;
-  b.num_seqs = 1;
-  b.token_ids = tokens.data();
-  b.positions = pos.data();
-  b.query_start = qs.data();
-  b.seq_lens = lens.data();
-  b.block_tables = table.data();
-  b.max_blocks_per_seq = 3;
-  b.block_size = bs;
-  b.slot_mapping = slots.data();
+  const OneSequence one(pos, slots, table, ctx_len, bs);
+  const plinth_batch& b = one.batch();
   const auto q = randn(static_cast<size_t>(n * n_heads * hd), 77);
   std::vector<float> want(q.size());
   plinth::cpu::ThreadPool pool(1);
   plinth::cpu::paged_attention(b, kv, 0, {n_heads, n_kv, hd}, q.data(), want.data(), pool);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (int t = 0; t < n; ++t) {
-    for (int h = 0; h < n_heads; ++h) {
-      const int g = h / (n_heads / n_kv);
-      std::vector<float> sc;
-      std::vector<std::vector<float>> vv;
-      for (int j = 0; j <= pos[t]; ++j) {
-        float d = 0;
-        for (int e = 0; e < hd; ++e)
-          d = std::fma(q[(t * n_heads + h) * hd + e], krows[j][g * hd + e], d);
-        sc.push_back(m::scaled_score(d, scale));
-        vv.emplace_back(vrows[j].begin() + g * hd, vrows[j].begin() + (g + 1) * hd);
-      }
-      const auto got = online_attention(sc, vv, 4);
-      for (int e = 0; e < hd; ++e) {
-        const float w = want[(t * n_heads + h) * hd + e];
-        ASSERT_NEAR(got[e], w, 2e-5f * (1.0f + std::fabs(w))) << t << " " << h << " " << e;
-      }
-    }
-  }
+  expect_kernel_attention({n_heads, n_kv, hd}, q, krows, vrows, pos, scale, 0, want);
 }
 
 // Partial rotary, a position scale (per-layer RoPE, linear scaling) and RoPE frequency factors
@@ -508,46 +510,19 @@ TEST(DeviceMathAttention, SlidingWindowAndScaleMatchBackendCpu) {
   }
   // A prefill chunk over positions 3..44: early ones see fewer than `window` keys.
   const int n = ctx_len - 3;
-  std::vector<int32_t> tokens(n, 0), pos(n), qs = {0, n}, lens = {ctx_len}, slots(n);
+  std::vector<int32_t> pos(n), slots(n);
   for (int t = 0; t < n; ++t) {
     pos[t] = 3 + t;
     slots[t] = table[pos[t] / bs] * bs + pos[t] % bs;
   }
-  plinth_batch b{};
-  b.struct_size = sizeof b;
-  b.num_tokens = n;
-  b.num_seqs = 1;
-  b.token_ids = tokens.data();
-  b.positions = pos.data();
-  b.query_start = qs.data();
-  b.seq_lens = lens.data();
-  b.block_tables = table.data();
-  b.max_blocks_per_seq = 3;
-  b.block_size = bs;
-  b.slot_mapping = slots.data();
+  const OneSequence one(pos, slots, table, ctx_len, bs);
+  const plinth_batch& b = one.batch();
   const auto q = randn(static_cast<size_t>(n * n_heads * hd), 177, 2.0f);
   std::vector<float> want(q.size());
   plinth::cpu::ThreadPool pool(1);
   plinth::cpu::paged_attention(b, kv, 0, {n_heads, n_kv, hd, attn_scale, window}, q.data(),
                                want.data(), pool);
-  for (int t = 0; t < n; ++t) {
-    for (int h = 0; h < n_heads; ++h) {
-      std::vector<float> sc;
-      std::vector<std::vector<float>> vv;
-      for (int j = m::attn_first_key(pos[t], window); j <= pos[t]; ++j) {
-        float d = 0;
-        for (int e = 0; e < hd; ++e) d = std::fma(q[(t * n_heads + h) * hd + e], krows[j][e], d);
-        sc.push_back(m::scaled_score(d, attn_scale));
-        vv.push_back(vrows[j]);
-      }
-      ASSERT_EQ(sc.size(), static_cast<size_t>(std::min(pos[t] + 1, window)));
-      const auto got = online_attention(sc, vv, 4);
-      for (int e = 0; e < hd; ++e) {
-        const float w = want[(t * n_heads + h) * hd + e];
-        ASSERT_NEAR(got[e], w, 2e-5f * (1.0f + std::fabs(w))) << t << " " << h << " " << e;
-      }
-    }
-  }
+  expect_kernel_attention({n_heads, n_kv, hd}, q, krows, vrows, pos, attn_scale, window, want);
 }
 
 TEST(DeviceMathArgmax, LowestIdWinsTiesAndNaNNeverWins) {

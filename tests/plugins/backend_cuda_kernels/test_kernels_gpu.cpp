@@ -18,6 +18,7 @@
 #include "attention.hpp"
 #include "device_math.cuh"
 #include "float_ops.hpp"
+#include "kernel_test_data.hpp"
 #include "kernels.hpp"
 #include "kv_storage.hpp"
 #include "rope.hpp"
@@ -25,6 +26,8 @@
 
 namespace k = plinth::cuda::kernels;
 namespace m = plinth::cuda::math;
+using plinth::cuda::test::OneSequence;
+using plinth::cuda::test::randn;
 
 namespace {
 
@@ -49,14 +52,6 @@ std::vector<T> host(const T* d, size_t n) {
   std::vector<T> h(n);
   EXPECT_EQ(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   return h;
-}
-
-std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
 }
 
 std::vector<uint16_t> random_bf16(size_t n, uint32_t seed) {
@@ -273,19 +268,8 @@ TEST(CudaAttention, SlidingWindowAndScaleMatchBackendCpu) {
   for (int t = 0; t < n; ++t) {
     std::copy(qkv.begin() + t * stride, qkv.begin() + t * stride + qd, q.begin() + t * qd);
   }
-  std::vector<int32_t> tokens(n, 0), qs = {0, n}, lens = {n};
-  plinth_batch b{};
-  b.struct_size = sizeof b;
-  b.num_tokens = n;
-  b.num_seqs = 1;
-  b.token_ids = tokens.data();
-  b.positions = pos.data();
-  b.query_start = qs.data();
-  b.seq_lens = lens.data();
-  b.block_tables = table.data();
-  b.max_blocks_per_seq = 3;
-  b.block_size = bs;
-  b.slot_mapping = slots.data();
+  const OneSequence one(pos, slots, table, n, bs);
+  const plinth_batch& b = one.batch();
   std::vector<float> want(q.size());
   plinth::cpu::ThreadPool pool(1);
   plinth::cpu::paged_attention(b, kv, 0, {nh, nkv, hd, attn_scale, window}, q.data(), want.data(),
