@@ -165,6 +165,10 @@ bool ChatTemplate::supports_tools() const {
   return family_->supports_tools();
 }
 
+ToolCallSyntax ChatTemplate::tool_call_syntax() const {
+  return family_->tool_call_syntax();
+}
+
 std::vector<std::string> ChatTemplate::stop_texts() const {
   std::vector<std::string> out;
   for (std::string& t : family_->stop_texts({bos_, eos_, date_string_, {}, nullptr})) {

@@ -114,6 +114,8 @@ class ChatTemplate {
   /// RenderOptions::tools, assistant messages' tool_calls and "tool" messages (others refuse the
   /// "tool" role; the server writes tool turns as text for them).
   bool supports_tools() const;
+  /// How the family writes tool calls (kNone: it defines none).
+  ToolCallSyntax tool_call_syntax() const;
   /// Family name, e.g. "chatml", "llama3".
   const std::string& family() const { return family_name_; }
   /// The bos_token / eos_token texts the rendering uses ("" = none).

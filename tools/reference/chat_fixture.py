@@ -213,8 +213,27 @@ TOOL_CONVERSATIONS = {
                          "function": {"arguments": {"city": "Rome"}, "name": "get_weather"}}]},
         {"role": "tool", "tool_call_id": "call_3", "content": "rain"},
     ],
+    # One call per assistant turn (Llama 3.x's templates raise on more), a result with quotes,
+    # a newline and non-ASCII text, a final user turn.
+    "tools_single_calls": [
+        {"role": "user", "content": "  Weather in Paris?  "},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"arguments": {"city": "Paris", "unit": "c"},
+                                      "name": "get_weather"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"sky\": \"ensoleillé\"}\nok"},
+        {"role": "assistant", "content": "Sunny."},
+        {"role": "user", "content": "Time?"},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "call_2", "type": "function",
+                         "function": {"arguments": {}, "name": "now"}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "12:00"},
+    ],
+    # Only a system message: Llama 3.x's templates raise (the tools go into the first user
+    # message, and there is none).
+    "tools_system_only": [{"role": "system", "content": "Be brief."}],
 }
-TOOL_FAMILIES = ("qwen2.5",)
+TOOL_FAMILIES = ("qwen2.5", "llama3.1", "llama3.2")
 
 LLAMA_CPP_TEMPLATES = [
     ("qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja", "", "<|im_end|>"),
