@@ -606,6 +606,34 @@ void read_lengths(const json& body, ApiKind kind, const RequestModel& host, ApiR
   }
 }
 
+// response_format beside tools that may be called (OpenAI: the reply is the calls or content
+// following the schema): under tool_choice auto the reply without calls follows the schema;
+// under required / named the reply is calls, so the schema has nothing to constrain. Refused
+// (400 naming the pair) for a constraint other than JSON (structured_outputs regex / choice /
+// grammar) and for Llama 3.x's format under auto (its call is a JSON object too: a reply and a
+// call could not be told apart).
+void combine_response_format(const ApiRequest& r, ToolRequest& tools) {
+  const bool json = r.grammar->kind == PLINTH_GRAMMAR_JSON_SCHEMA ||
+                    r.grammar->kind == PLINTH_GRAMMAR_JSON_OBJECT;
+  if (!json) {
+    throw ApiError::invalid(r.grammar_param, r.grammar_param +
+                                                 " beside tools: only a JSON constraint "
+                                                 "(response_format json_schema / json_object) "
+                                                 "combines with tools; give one, or tool_choice "
+                                                 "\"none\"");
+  }
+  if (tools.choice != ToolChoice::kAuto) return;
+  if (tools.format == ToolFormat::kLlama3Json) {
+    throw ApiError::invalid(r.grammar_param,
+                            r.grammar_param +
+                                " beside tools with tool_choice \"auto\" is not supported by "
+                                "the Llama 3.x tool-call format (a call is a JSON object too, so "
+                                "a JSON reply and a call cannot be told apart); use tool_choice "
+                                "\"required\", a named function, or \"none\"");
+  }
+  tools.response_schema = response_schema_of(*r.grammar);
+}
+
 }  // namespace
 
 ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel& host,
@@ -638,19 +666,21 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   std::optional<ToolRequest> tools;
   if (kind == ApiKind::kChat) tools = parse_tool_request(body, text);
   if (tools && tools->calls_possible()) {
-    if (r.grammar) {
-      throw ApiError::invalid(r.grammar_param, r.grammar_param +
-                                                   " beside tools is not supported: give one, "
-                                                   "or tool_choice \"none\"");
+    // The template's own call format (Qwen2.5's <tool_call>, Llama 3.x's JSON call): free text
+    // until the call starts, then the call the grammar holds to the function's parameters; else
+    // the envelope.
+    switch (host.chat_tool_syntax()) {
+      case ToolCallSyntax::kHermes:
+        tools->format = ToolFormat::kHermes;
+        break;
+      case ToolCallSyntax::kLlama3Json:
+        tools->format = ToolFormat::kLlama3Json;
+        break;
+      case ToolCallSyntax::kNone:
+        break;
     }
-    if (host.chat_supports_tools()) {
-      // The template's own call format (Qwen2.5's <tool_call>): free text until the marker,
-      // then the call the grammar holds to the function's parameters.
-      tools->format = ToolFormat::kHermes;
-      r.grammar = hermes_grammar(*tools);
-    } else {
-      r.grammar = envelope_grammar(*tools);
-    }
+    if (r.grammar) combine_response_format(r, *tools);
+    r.grammar = tool_call_grammar(*tools);
     r.grammar_param = "tools";
     r.tools = std::make_shared<const ToolRequest>(*tools);
   }

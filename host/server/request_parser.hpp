@@ -103,9 +103,11 @@ class RequestModel {
   virtual const std::string& model_name() const = 0;
   /// Token ids that end generation unless `ignore_eos`.
   virtual const std::vector<int32_t>& stop_token_ids() const = 0;
-  /// Whether the chat template defines tool calling (ChatTemplate::supports_tools): tools and
-  /// tool turns are then rendered its way, else as the tool-call envelope.
-  virtual bool chat_supports_tools() const { return false; }
+  /// How the chat template writes tool calls (ChatTemplate::tool_call_syntax); other than kNone,
+  /// tools and tool turns are rendered its way, else as the tool-call envelope.
+  virtual ToolCallSyntax chat_tool_syntax() const { return ToolCallSyntax::kNone; }
+  /// Whether the chat template defines tool calling.
+  bool chat_supports_tools() const { return chat_tool_syntax() != ToolCallSyntax::kNone; }
 };
 
 /// Parses a request body. Throws ApiError (400 malformed JSON, 422 wrong type / missing field,

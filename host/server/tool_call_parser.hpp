@@ -19,6 +19,8 @@
 
 namespace plinth::server {
 
+struct ToolRequest;
+
 /// One event of a reply being parsed.
 struct ToolEvent {
   enum class Kind { kContent, kCallStart, kArguments };
@@ -49,13 +51,23 @@ class ToolCallParser {
   virtual void finish(std::vector<ToolEvent>& out) { (void)out; }
 };
 
-/// The parser of the JSON envelope (tool_envelope.hpp).
-std::unique_ptr<ToolCallParser> make_envelope_parser();
+/// The parser of the JSON envelope (tool_envelope.hpp). json_response: the "response" member's
+/// value is content as its JSON text (response_format beside tools), else a string decoded into
+/// content (a value of another type: its JSON text).
+std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response = false);
 
 /// The parser of Hermes-style calls (Qwen2.5's template): free text, then calls as
 /// "<tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>"; text before the first
 /// call is content, whitespace between and after calls is dropped.
 std::unique_ptr<ToolCallParser> make_hermes_parser();
+
+/// The parser of Llama 3.x's calls: free text, then a call written as
+/// "{\"name\": ..., \"parameters\": {...}}" (its "parameters" are the call's arguments); text
+/// before the call is content, whitespace after it dropped.
+std::unique_ptr<ToolCallParser> make_llama3_parser();
+
+/// The parser of `r`'s calls in r.format (envelope: json_response when r.response_schema is set).
+std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r);
 
 /// A call id: `prefix` ("call_", Anthropic's "toolu_") and 24 random letters and digits.
 std::string random_tool_id(std::string_view prefix);

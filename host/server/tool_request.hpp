@@ -36,8 +36,9 @@ struct ToolFunction {
 enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 
 /// How the model writes its calls: the JSON envelope the grammar forces (templates without
-/// tools, tool_envelope.hpp), or its template's own format (Hermes: Qwen2.5's <tool_call>).
-enum class ToolFormat { kEnvelope, kHermes };
+/// tools, tool_envelope.hpp), or its template's own format (Hermes: Qwen2.5's <tool_call>;
+/// Llama 3.x: the reply is {"name": ..., "parameters": {...}}).
+enum class ToolFormat { kEnvelope, kHermes, kLlama3Json };
 
 /// What a request asks of tool calling.
 struct ToolRequest {
@@ -46,6 +47,10 @@ struct ToolRequest {
   std::string named;     ///< kNamed: the function that must be called
   bool parallel = true;  ///< parallel_tool_calls: more than one call in a reply
   ToolFormat format = ToolFormat::kEnvelope;  ///< set by the parser from the chat template
+  /// response_format beside tools under tool_choice auto: the JSON Schema a reply that calls no
+  /// tool follows (json_object: {"type": "object"}; strict already applied); null = free text.
+  /// Set by the request parser.
+  nlohmann::ordered_json response_schema;
   /// Whether the reply may hold tool calls (tools given and tool_choice not none).
   bool calls_possible() const { return !tools.empty() && choice != ToolChoice::kNone; }
   /// The function called `name`, or null.

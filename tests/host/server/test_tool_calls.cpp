@@ -170,6 +170,33 @@ TEST(ToolCallParser, HermesTextOnlyAndHeldMarkers) {
   }
 }
 
+TEST(ToolCallParser, Llama3CallAfterTextAnyCuts) {
+  // The call's strings hold the marker and braces; text before it is content; whitespace after
+  // it dropped. Every random split gives the same result as nlohmann's reading.
+  const std::string call =
+      "{\"name\": \"find\", \"parameters\": {\"q\": \"{\\\"name\\\": x} caf\\u00e9\", "
+      "\"n\": [1, {\"name\": 2}]}}";
+  const std::string text = "I'll look it up {now}. " + call + "\n";
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    auto parser = make_llama3_parser();
+    std::vector<ToolEvent> events;
+    size_t at = 0;
+    while (at < text.size()) {
+      const size_t n = std::uniform_int_distribution<size_t>(1, 9)(rng);
+      parser->feed(std::string_view(text).substr(at, n), events);
+      at += n;
+    }
+    parser->finish(events);
+    ToolCallResult r;
+    for (const ToolEvent& e : events) r.apply(e);
+    EXPECT_EQ(r.content, "I'll look it up {now}. ");
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0].name, "find");
+    EXPECT_EQ(json::parse(r.calls[0].arguments), json::parse(call)["parameters"]);
+  }
+}
+
 // --- the request fields ---
 
 int status_of(const json& body, std::string* param = nullptr) {
