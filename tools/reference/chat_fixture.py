@@ -233,7 +233,24 @@ TOOL_CONVERSATIONS = {
     # message, and there is none).
     "tools_system_only": [{"role": "system", "content": "Be brief."}],
 }
-TOOL_FAMILIES = ("qwen2.5", "llama3.1", "llama3.2")
+# Mistral Nemo's ids (9 characters, the template raises otherwise), calls written name first as
+# OpenAI's clients send them (the template writes `function|tojson` in the given order), two
+# calls in one turn, results whose content the template writes as is.
+TOOL_CONVERSATIONS["tools_nine_char_ids"] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Weather in Paris and the time?"},
+    {"role": "assistant", "content": "",
+     "tool_calls": [{"id": "a1B2c3D4e", "type": "function",
+                     "function": {"name": "get_weather",
+                                  "arguments": {"city": "Paris", "note": "a \"q\" é"}}},
+                    {"id": "Zz9Yy8Xx7", "type": "function",
+                     "function": {"name": "now", "arguments": {}}}]},
+    {"role": "tool", "tool_call_id": "a1B2c3D4e", "content": "{\"sky\": \"sunny\"}"},
+    {"role": "tool", "tool_call_id": "Zz9Yy8Xx7", "content": "12:00"},
+    {"role": "assistant", "content": "Sunny, noon."},
+    {"role": "user", "content": "And Rome?"},
+]
+TOOL_FAMILIES = ("qwen2.5", "llama3.1", "llama3.2", "mistral-nemo")
 
 LLAMA_CPP_TEMPLATES = [
     ("qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja", "", "<|im_end|>"),
