@@ -139,6 +139,7 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
   chat::Prompt prompt;
   family_->render(conv, add_generation_prompt,
                   {bos_, eos_, date_string_, options.enable_thinking, &options.tools}, prompt);
+  if (add_generation_prompt) prompt.marker(options.reply_prefix_marker);
 
   std::vector<Segment> out;
   for (const chat::Prompt::Piece& p : prompt.pieces()) {

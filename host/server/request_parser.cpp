@@ -282,6 +282,18 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host,
     if (tools != nullptr && tools->calls_possible()) {
       for (const ToolFunction& f : tools->tools) options.tools.push_back(f.source.dump());
     }
+    if (host.chat_tool_syntax() == ToolCallSyntax::kMistralNemo) {
+      // Its template takes 9-character ids: other ids (call_..., toolu_...) map to such ids.
+      for (ChatMessage& m : messages) {
+        for (ChatToolCall& c : m.tool_calls) c.id = mistral_call_id(c.id);
+        if (m.role == "tool") m.tool_call_id = mistral_call_id(m.tool_call_id);
+      }
+      // The reply starts with the [TOOL_CALLS] control token, which a grammar never lets
+      // through: it is written into the prompt, and the grammar holds the calls after it.
+      if (tools != nullptr && tools->format == ToolFormat::kMistralNemo) {
+        options.reply_prefix_marker = "[TOOL_CALLS]";
+      }
+    }
   } else {
     const bool tool_history =
         std::any_of(messages.begin(), messages.end(),
@@ -675,6 +687,17 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
         break;
       case ToolCallSyntax::kLlama3Json:
         tools->format = ToolFormat::kLlama3Json;
+        break;
+      case ToolCallSyntax::kMistralNemo:
+        if (tools->choice == ToolChoice::kAuto) {
+          throw ApiError::invalid(
+              "tool_choice",
+              "tool_choice = \"auto\" is not supported by Mistral Nemo's tool-call format: a "
+              "call starts with the [TOOL_CALLS] control token, which the grammar plugin never "
+              "lets a free-text reply produce; use \"required\", a named function, or "
+              "\"none\"");
+        }
+        tools->format = ToolFormat::kMistralNemo;
         break;
       case ToolCallSyntax::kNone:
         break;

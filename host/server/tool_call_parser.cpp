@@ -338,8 +338,7 @@ class JsonCallScanner {
 
 class EnvelopeParser final : public ToolCallParser {
  public:
-  explicit EnvelopeParser(bool json_response)
-      : scanner_(Layout{"tool_calls", true, "name", "arguments", "response", json_response}) {}
+  explicit EnvelopeParser(Layout layout) : scanner_(std::move(layout)) {}
   void feed(std::string_view text, std::vector<ToolEvent>& out) override {
     scanner_.feed(text, out);
   }
@@ -477,7 +476,12 @@ std::unique_ptr<ToolCallParser> make_llama3_parser() {
 }
 
 std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response) {
-  return std::make_unique<EnvelopeParser>(json_response);
+  return std::make_unique<EnvelopeParser>(
+      Layout{"tool_calls", true, "name", "arguments", "response", json_response});
+}
+
+std::unique_ptr<ToolCallParser> make_mistral_nemo_parser() {
+  return std::make_unique<EnvelopeParser>(Layout{"", true, "name", "arguments", "", false});
 }
 
 std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r) {
@@ -486,6 +490,8 @@ std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r) {
       return make_hermes_parser();
     case ToolFormat::kLlama3Json:
       return make_llama3_parser();
+    case ToolFormat::kMistralNemo:
+      return make_mistral_nemo_parser();
     case ToolFormat::kEnvelope:
       break;
   }

@@ -66,6 +66,10 @@ std::unique_ptr<ToolCallParser> make_hermes_parser();
 /// before the call is content, whitespace after it dropped.
 std::unique_ptr<ToolCallParser> make_llama3_parser();
 
+/// The parser of Mistral Nemo's calls after the "[TOOL_CALLS]" the prompt ends with: the JSON list
+/// [{"name": ..., "arguments": {...}, "id": ...}, ...] (the ids are not reported).
+std::unique_ptr<ToolCallParser> make_mistral_nemo_parser();
+
 /// The parser of `r`'s calls in r.format (envelope: json_response when r.response_schema is set).
 std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r);
 

@@ -102,8 +102,13 @@ GrammarSpec parameters_grammar(const ToolFunction& f) {
   return g;
 }
 
-GrammarSpec envelope_grammar(const ToolRequest& r) {
-  ordered_json defs = ordered_json::object();
+namespace {
+
+// The JSON Schema of the list of calls (each {"name": <const>, "arguments": <parameters>}, with
+// Mistral Nemo's "id": 9 letters and digits after them): at least one, at most one without
+// parallel_tool_calls or with a named function. Parameter schemas holding local $refs move into
+// `defs` (the root's $defs), their references following them.
+ordered_json calls_schema(const ToolRequest& r, bool with_id, ordered_json& defs) {
   ordered_json calls = ordered_json::array();
   for (size_t i = 0; i < r.tools.size(); ++i) {
     const ToolFunction& f = r.tools[i];
@@ -117,16 +122,39 @@ GrammarSpec envelope_grammar(const ToolRequest& r) {
       defs[key] = std::move(args);
       args = ordered_json{{"$ref", "#/$defs/" + key}};
     }
-    calls.push_back(ordered_json{
+    ordered_json call = {
         {"type", "object"},
         {"properties", {{"name", string_const(f.name)}, {"arguments", std::move(args)}}},
         {"required", {"name", "arguments"}},
-        {"additionalProperties", false}});
+        {"additionalProperties", false}};
+    if (with_id) {
+      call["properties"]["id"] = {{"type", "string"}, {"pattern", "^[a-zA-Z0-9]{9}$"}};
+      call["required"].push_back("id");
+    }
+    calls.push_back(std::move(call));
   }
   ordered_json list = {{"type", "array"},
                        {"items", calls.size() == 1 ? calls[0] : ordered_json{{"anyOf", calls}}},
                        {"minItems", 1}};
   if (!r.parallel || r.choice == ToolChoice::kNamed) list["maxItems"] = 1;
+  return list;
+}
+
+}  // namespace
+
+GrammarSpec mistral_nemo_grammar(const ToolRequest& r) {
+  ordered_json defs = ordered_json::object();
+  ordered_json list = calls_schema(r, true, defs);
+  if (!defs.empty()) list["$defs"] = std::move(defs);
+  GrammarSpec g;
+  g.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
+  g.spec = list.dump();
+  return g;
+}
+
+GrammarSpec envelope_grammar(const ToolRequest& r) {
+  ordered_json defs = ordered_json::object();
+  ordered_json list = calls_schema(r, false, defs);
   ordered_json envelope = {{"type", "object"},
                            {"properties", {{"tool_calls", std::move(list)}}},
                            {"required", ordered_json::array({"tool_calls"})},
@@ -225,6 +253,8 @@ GrammarSpec tool_call_grammar(const ToolRequest& r) {
       return hermes_grammar(r);
     case ToolFormat::kLlama3Json:
       return llama3_grammar(r);
+    case ToolFormat::kMistralNemo:
+      return mistral_nemo_grammar(r);
     case ToolFormat::kEnvelope:
       break;
   }

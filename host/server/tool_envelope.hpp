@@ -43,6 +43,13 @@ GrammarSpec hermes_grammar(const ToolRequest& r);
 /// templates take one call per assistant turn.
 GrammarSpec llama3_grammar(const ToolRequest& r);
 
+/// The grammar of calls in Mistral Nemo's format, after the "[TOOL_CALLS]" the prompt ends with
+/// (a control token no grammar lets through): the JSON list [{"name": "<function>", "arguments":
+/// <its parameters>, "id": "<9 letters and digits>"}, ...], one call at least, one at most
+/// without parallel_tool_calls or with a named function. tool_choice auto is refused by the
+/// request parser.
+GrammarSpec mistral_nemo_grammar(const ToolRequest& r);
+
 /// The grammar of `r`'s calls in r.format (envelope_grammar, hermes_grammar, llama3_grammar).
 /// With r.response_schema (response_format beside tools, auto): a reply without calls follows
 /// the schema (the envelope's "response" member; Hermes: the JSON reply instead of free text;

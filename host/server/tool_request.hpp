@@ -37,8 +37,9 @@ enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 
 /// How the model writes its calls: the JSON envelope the grammar forces (templates without
 /// tools, tool_envelope.hpp), or its template's own format (Hermes: Qwen2.5's <tool_call>;
-/// Llama 3.x: the reply is {"name": ..., "parameters": {...}}).
-enum class ToolFormat { kEnvelope, kHermes, kLlama3Json };
+/// Llama 3.x: the reply is {"name": ..., "parameters": {...}}; Mistral Nemo: "[TOOL_CALLS]"
+/// (written into the prompt) then [{"name": ..., "arguments": {...}, "id": "<9>"}, ...]).
+enum class ToolFormat { kEnvelope, kHermes, kLlama3Json, kMistralNemo };
 
 /// What a request asks of tool calling.
 struct ToolRequest {
@@ -77,6 +78,11 @@ std::optional<ToolRequest> parse_tool_request(const nlohmann::json& body, std::s
 /// tool turn's tool_call_id (required). Throws ApiError (422 wrong type / missing member, 400
 /// arguments that are not JSON text).
 void parse_message_tools(const nlohmann::json& m, const std::string& where, ChatMessage& msg);
+
+/// A call id as Mistral Nemo's template takes it (9 characters, letters and digits): `id` itself
+/// when it is one, else 9 letters and digits derived from it (FNV-1a), the same for the same id,
+/// so that an assistant call and the tool turn answering it keep matching.
+std::string mistral_call_id(const std::string& id);
 
 /// Checks that each tool turn answers a call of an earlier assistant turn (OpenAI's rule). Throws
 /// ApiError 400 naming messages[i].tool_call_id.

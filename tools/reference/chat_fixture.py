@@ -128,6 +128,7 @@ FAMILY_TOKENS = {
     "mistral": ("<s>", "</s>"),                  # mistralai/Mixtral-8x7B-Instruct-v0.1
     "mistral-v1": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.1 (current)
     "mistral-v3": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.3
+    "mistral-nemo": ("<s>", "</s>"),             # mistralai/Mistral-Nemo-Instruct-2407
     "gemma": ("<bos>", "<eos>"),                 # google/gemma-7b-it
     "gemma3": ("<bos>", "<eos>"),                # google/gemma-3-1b-it
     "phi3": ("<s>", "<|endoftext|>"),            # microsoft/Phi-3.5-mini-instruct

@@ -20,6 +20,9 @@ ChatML template defines no tools: the grammar-forced JSON envelope):
   - the same model with Llama 3.1's real template (tests/fixtures/chat_templates/llama3.1.jinja):
     one {"name", "parameters"} call (required, named, auto), streamed == whole, a tool result
     fed back, two calls in one history turn and response_format with auto refused by name;
+  - the same model with Mistral Nemo's real template (tests/fixtures/chat_templates/
+    mistral-nemo.jinja): the prompt ends with [TOOL_CALLS], the reply the list of calls (required,
+    named, parallel), streamed == whole, history with call_ ids, tool_choice auto refused;
   - response_format beside tools (envelope and Hermes): under auto the calls or content that
     validates against the schema, streamed == whole; with none only the schema; with required
     the calls.
@@ -666,6 +669,80 @@ class Llama3Format(unittest.TestCase):
         none = self.create(tool_choice="none", response_format=CITY_FORMAT,
                            max_tokens=80).choices[0]
         import jsonschema
+        jsonschema.validate(json.loads(none.message.content), CITY)
+
+
+class MistralNemoFormat(unittest.TestCase):
+    """The same model served with Mistral Nemo's real template
+    (tests/fixtures/chat_templates/mistral-nemo.jinja): [AVAILABLE_TOOLS] before the last user
+    turn, the prompt ending with [TOOL_CALLS], the reply the list of calls with 9-character ids
+    (required, named, parallel or not), streamed == whole; history ids of any shape (call_...)
+    mapped to the template's 9 characters; tool_choice auto refused by name."""
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = PlinthServer(PLINTH, MANIFEST, "--chat-template",
+                                  str(pathlib.Path(LLAMA31_TEMPLATE).with_name(
+                                      "mistral-nemo.jinja"))).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def create(self, **kw):
+        args = dict(model=self.server.model, messages=ASK, tools=TOOLS, max_tokens=120,
+                    temperature=0, parallel_tool_calls=False)
+        args.update(kw)
+        return openai.OpenAI(base_url=self.server.url + "/v1", api_key="unused", max_retries=0,
+                             timeout=300).chat.completions.create(**args)
+
+    def test_required_named_streamed_and_history(self):
+        import jsonschema
+        for choice in ("required", {"type": "function", "function": {"name": "get_time"}}):
+            whole = self.create(tool_choice=choice).choices[0]
+            self.assertEqual(whole.finish_reason, "tool_calls", whole)
+            self.assertIsNone(whole.message.content)
+            self.assertEqual(len(whole.message.tool_calls), 1, whole)
+            call = whole.message.tool_calls[0]
+            self.assertTrue(call.id.startswith("call_"), call.id)
+            jsonschema.validate(json.loads(call.function.arguments), SCHEMAS[call.function.name])
+            if isinstance(choice, dict):
+                self.assertEqual(call.function.name, "get_time")
+            content, calls, finish = gather_stream(self.create(tool_choice=choice, stream=True))
+            self.assertIsNone(content)
+            self.assertEqual(finish, "tool_calls")
+            self.assertEqual(calls, [[call.function.name, call.function.arguments]])
+        # parallel calls allowed: each validates
+        r = self.create(tool_choice="required", parallel_tool_calls=True, max_tokens=200).choices[0]
+        if r.finish_reason == "tool_calls":
+            for c in r.message.tool_calls:
+                jsonschema.validate(json.loads(c.function.arguments), SCHEMAS[c.function.name])
+        # the call fed back with its call_... id (mapped to 9 characters for the template)
+        history = ASK + [{"role": "assistant", "content": None,
+                          "tool_calls": [{"id": call.id, "type": "function",
+                                          "function": {"name": call.function.name,
+                                                       "arguments": call.function.arguments}}]},
+                         {"role": "tool", "tool_call_id": call.id, "content": "sunny"}]
+        r = self.create(messages=history, tool_choice="none", max_tokens=30)
+        self.assertIsInstance(r.choices[0].message.content, str)
+        r = self.create(messages=history, tool_choice="required").choices[0]
+        self.assertEqual(r.finish_reason, "tool_calls", r)
+
+    def test_auto_refused_response_format_with_required_and_none(self):
+        import jsonschema
+        for extra in ({}, {"tool_choice": "auto"}):
+            status, _, data = raw_to(self.server, dict({"model": self.server.model,
+                                                        "messages": ASK, "tools": TOOLS,
+                                                        "max_tokens": 4}, **extra))
+            self.assertEqual(status, 400, data)
+            err = json.loads(data)["error"]
+            self.assertEqual(err["param"], "tool_choice")
+            self.assertIn("[TOOL_CALLS]", err["message"])
+        req = self.create(tool_choice="required", response_format=CITY_FORMAT).choices[0]
+        self.assertEqual(req.finish_reason, "tool_calls")
+        none = self.create(tool_choice="none", response_format=CITY_FORMAT,
+                           max_tokens=80).choices[0]
         jsonschema.validate(json.loads(none.message.content), CITY)
 
 

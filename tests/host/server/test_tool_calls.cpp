@@ -2,6 +2,8 @@
 // reading the same text (an independent JSON parser), not from the code under test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <random>
 #include <string>
 #include <vector>
@@ -195,6 +197,17 @@ TEST(ToolCallParser, Llama3CallAfterTextAnyCuts) {
     EXPECT_EQ(r.calls[0].name, "find");
     EXPECT_EQ(json::parse(r.calls[0].arguments), json::parse(call)["parameters"]);
   }
+}
+
+TEST(ToolRequest, MistralCallIdsAreNineLettersAndDigits) {
+  EXPECT_EQ(mistral_call_id("a1B2c3D4e"), "a1B2c3D4e");  // already one: kept
+  for (const std::string id : {"call_abc", "toolu_01XyZ", "", "a1B2c3D4-", "a1B2c3D4e0"}) {
+    const std::string m = mistral_call_id(id);
+    EXPECT_EQ(m.size(), 9u) << id;
+    EXPECT_TRUE(std::all_of(m.begin(), m.end(), [](char c) { return std::isalnum(c) != 0; })) << id;
+    EXPECT_EQ(mistral_call_id(id), m);  // the same for the same id
+  }
+  EXPECT_NE(mistral_call_id("call_1"), mistral_call_id("call_2"));
 }
 
 // --- the request fields ---

@@ -126,6 +126,42 @@ TEST(ToolGrammars, Llama3NamedAndAuto) {
   }
 }
 
+TEST(ToolGrammars, MistralNemoCallListAfterTheMarker) {
+  // The prompt ends with [TOOL_CALLS]; the reply is the list of calls, each with a 9-character id.
+  const std::string two =
+      R"([{"name": "get_weather", "arguments": {"city": "Paris", "unit": "f"}, "id": "a1B2c3D4e"},)"
+      R"( {"name": "now", "arguments": {}, "id": "Zz9Yy8Xx7"}])";
+  const ToolRequest parallel = request(R"(, "tool_choice": "required")", ToolFormat::kMistralNemo);
+  const GrammarSpec g = tool_call_grammar(parallel);
+  EXPECT_TRUE(accepts(g, two));
+  EXPECT_FALSE(accepts(g, "[]"));                                                    // one at least
+  EXPECT_FALSE(accepts(g, R"([{"name": "now", "arguments": {}, "id": "short"}])"));  // 9 chars
+  EXPECT_FALSE(accepts(g, R"([{"name": "now", "arguments": {}}])"));                 // an id
+  EXPECT_FALSE(accepts(g, R"([{"name": "now", "arguments": {"x": 1}, "id": "a1B2c3D4e"}])"));
+  EXPECT_FALSE(accepts(g, "Sure. " + two));
+  for (size_t piece : {two.size(), size_t{1}, size_t{5}}) {
+    const ToolCallResult c = parse(parallel, two, piece);
+    EXPECT_FALSE(c.has_content);
+    ASSERT_EQ(c.calls.size(), 2u);
+    const json j = json::parse(two);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(c.calls[i].name, j[i]["name"]);
+      EXPECT_EQ(json::parse(c.calls[i].arguments), j[i]["arguments"]);
+    }
+  }
+  const ToolRequest one = request(R"(, "tool_choice": "required", "parallel_tool_calls": false)",
+                                  ToolFormat::kMistralNemo);
+  EXPECT_FALSE(accepts(tool_call_grammar(one), two));
+  const ToolRequest named =
+      request(R"(, "tool_choice": {"type": "function", "function": {"name": "now"}})",
+              ToolFormat::kMistralNemo);
+  EXPECT_TRUE(accepts(tool_call_grammar(named),
+                      R"([{"name": "now", "arguments": {}, "id": "a1B2c3D4e"}])"));
+  EXPECT_FALSE(accepts(
+      tool_call_grammar(named),
+      R"([{"name": "get_weather", "arguments": {"city": "P", "unit": "c"}, "id": "a1B2c3D4e"}])"));
+}
+
 TEST(ToolGrammars, ResponseFormatBesideToolsInTheEnvelope) {
   ToolRequest r = request("", ToolFormat::kEnvelope);
   GrammarSpec person;
