@@ -60,15 +60,7 @@ class MistralNemo final : public Family {
     if (msgs.empty()) throw_empty_error(name());
     const bool has_system = msgs[0].role == "system";
     const size_t first = has_system ? 1 : 0;
-    size_t position = 0;
-    const ChatMessage* last_user = nullptr;
-    for (size_t i = first; i < msgs.size(); ++i) {
-      if (msgs[i].role == "user") last_user = &msgs[i];
-      if (tool_turn_or_calls(msgs[i])) continue;
-      if ((msgs[i].role == "user") != (position++ % 2 == 0)) {
-        throw_message_error(conv, i, name(), kAlternate);
-      }
-    }
+    const ChatMessage* last_user = check_alternation(conv, first);
     const bool tools = st.tools != nullptr && !st.tools->empty();
     out.marker(st.bos);
     for (size_t i = first; i < msgs.size(); ++i) {
@@ -80,34 +72,12 @@ class MistralNemo final : public Family {
         out.text(fold ? std::string(msgs[0].content).append("\n\n").append(m.content) : m.content);
         out.marker("[/INST]");
       } else if (!m.tool_calls.empty()) {
-        out.marker("[TOOL_CALLS]");
-        std::string text = "[";
-        for (size_t c = 0; c < m.tool_calls.size(); ++c) {
-          const ChatToolCall& call = m.tool_calls[c];
-          if (code_points(call.id) != 9) throw_message_error(conv, i, name(), kBadId);
-          nlohmann::ordered_json fn = {{"name", call.name}};
-          fn["arguments"] = nlohmann::ordered_json::parse(call.arguments, nullptr, false);
-          const std::string json = python_tojson(fn.dump());
-          text.append(json, 0, json.size() - 1)
-              .append(", \"id\": \"")
-              .append(call.id)
-              .append("\"}");
-          text += c + 1 < m.tool_calls.size() ? ", " : "]";
-        }
-        out.text(text);
-        out.marker(st.eos);
+        tool_calls(conv, i, st, out);
       } else if (m.role == "assistant") {
         out.text(m.content);
         out.marker(st.eos);
       } else if (m.role == "tool") {
-        if (code_points(m.tool_call_id) != 9) throw_message_error(conv, i, name(), kBadId);
-        out.marker("[TOOL_RESULTS]");
-        out.text(std::string("{\"content\": ")
-                     .append(m.content)
-                     .append(", \"call_id\": \"")
-                     .append(m.tool_call_id)
-                     .append("\"}"));
-        out.marker("[/TOOL_RESULTS]");
+        tool_result(conv, i, out);
       } else {
         throw_message_error(
             conv, i, name(),
@@ -118,6 +88,50 @@ class MistralNemo final : public Family {
   std::vector<std::string> stop_texts(const SpecialTexts& st) const override { return {st.eos}; }
 
  private:
+  // The template's check: turns other than tool turns and turns with calls alternate user /
+  // assistant from `first` on. Returns the last user turn (null: none).
+  const ChatMessage* check_alternation(const Conversation& conv, size_t first) const {
+    size_t position = 0;
+    const ChatMessage* last_user = nullptr;
+    for (size_t i = first; i < conv.messages.size(); ++i) {
+      const ChatMessage& m = conv.messages[i];
+      if (m.role == "user") last_user = &m;
+      if (tool_turn_or_calls(m)) continue;
+      if ((m.role == "user") != (position++ % 2 == 0)) {
+        throw_message_error(conv, i, name(), kAlternate);
+      }
+    }
+    return last_user;
+  }
+  // "[TOOL_CALLS][{"name": ..., "arguments": ..., "id": "..."}, ...]" + eos.
+  void tool_calls(const Conversation& conv, size_t i, const SpecialTexts& st, Prompt& out) const {
+    const ChatMessage& m = conv.messages[i];
+    out.marker("[TOOL_CALLS]");
+    std::string text = "[";
+    for (size_t c = 0; c < m.tool_calls.size(); ++c) {
+      const ChatToolCall& call = m.tool_calls[c];
+      if (code_points(call.id) != 9) throw_message_error(conv, i, name(), kBadId);
+      nlohmann::ordered_json fn = {{"name", call.name}};
+      fn["arguments"] = nlohmann::ordered_json::parse(call.arguments, nullptr, false);
+      const std::string json = python_tojson(fn.dump());
+      text.append(json, 0, json.size() - 1).append(", \"id\": \"").append(call.id).append("\"}");
+      text += c + 1 < m.tool_calls.size() ? ", " : "]";
+    }
+    out.text(text);
+    out.marker(st.eos);
+  }
+  // '[TOOL_RESULTS]{"content": <content as is>, "call_id": "<id>"}[/TOOL_RESULTS]'.
+  void tool_result(const Conversation& conv, size_t i, Prompt& out) const {
+    const ChatMessage& m = conv.messages[i];
+    if (code_points(m.tool_call_id) != 9) throw_message_error(conv, i, name(), kBadId);
+    out.marker("[TOOL_RESULTS]");
+    out.text(std::string("{\"content\": ")
+                 .append(m.content)
+                 .append(", \"call_id\": \"")
+                 .append(m.tool_call_id)
+                 .append("\"}"));
+    out.marker("[/TOOL_RESULTS]");
+  }
   // "[AVAILABLE_TOOLS][{...}, {...}][/AVAILABLE_TOOLS]".
   static void available_tools(const std::vector<std::string>& tools, Prompt& out) {
     out.marker("[AVAILABLE_TOOLS]");

@@ -185,6 +185,25 @@ TEST(ChatFamilies, MarkersTheVocabularyLacksAreText) {
             "<start_of_turn>user\nx<end_of_turn>\n");
 }
 
+TEST(ChatFamilies, ReplyPrefixMarkerEndsTheGenerationPrompt) {
+  // Mistral Nemo's [TOOL_CALLS] after the prompt: a special segment where the vocabulary has the
+  // token (Tekken), plain text where it lacks it; nothing without a generation prompt.
+  ChatTemplate::RenderOptions ro;
+  ro.reply_prefix_marker = "[TOOL_CALLS]";
+  ChatTemplate::Options tekken;
+  tekken.is_special_token = [](std::string_view) { return true; };
+  const auto nemo = ChatTemplate::from_family("mistral-nemo", tekken);
+  const auto segs = nemo.render({{"user", "hi"}}, true, ro);
+  ASSERT_FALSE(segs.empty());
+  EXPECT_EQ(segs.back(), (ChatTemplate::Segment{"[TOOL_CALLS]", true}));
+  EXPECT_EQ(nemo.render_text({{"user", "hi"}}, false, ro), "<s>[INST]hi[/INST]");
+  ChatTemplate::Options other;
+  other.is_special_token = [](std::string_view t) { return t == "<s>" || t == "</s>"; };
+  const auto plain = ChatTemplate::from_family("mistral-nemo", other);
+  EXPECT_EQ(plain.render({{"user", "hi"}}, true, ro).back(),
+            (ChatTemplate::Segment{"[INST]hi[/INST][TOOL_CALLS]", false}));
+}
+
 TEST(ChatFamilies, Llama32DatesTheSystemTurnTodayUnlessGivenADate) {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
