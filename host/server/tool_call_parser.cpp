@@ -358,8 +358,8 @@ size_t partial_marker(std::string_view text, std::string_view marker) {
 /// Free text, then calls each written as `open` + a JSON object {name, arguments} + `close`
 /// (Hermes / Qwen2.5: "<tool_call>\n{...}\n</tool_call>"). Text before the first call is content;
 /// whitespace between and after calls is dropped, other text after a call is content too.
-/// Llama 3.x: `open` is "{\"name\"", the call's own start (kept: the scanner reads it), no close,
-/// and the arguments are the "parameters" member.
+/// Llama 3.x: `open` is "{\"name\": \"", the call's own start (kept: the scanner reads it), no
+/// close, and the arguments are the "parameters" member.
 class MarkedCallParser final : public ToolCallParser {
  public:
   MarkedCallParser(std::string open, std::string close, bool keep_open = false,
@@ -472,7 +472,8 @@ std::unique_ptr<ToolCallParser> make_hermes_parser() {
 }
 
 std::unique_ptr<ToolCallParser> make_llama3_parser() {
-  return std::make_unique<MarkedCallParser>("{\"name\"", "", true, "parameters");
+  // The grammar's trigger: free text holding `{"name"` otherwise stays text.
+  return std::make_unique<MarkedCallParser>("{\"name\": \"", "", true, "parameters");
 }
 
 std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response) {

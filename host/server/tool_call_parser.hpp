@@ -62,8 +62,9 @@ std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response = false)
 std::unique_ptr<ToolCallParser> make_hermes_parser();
 
 /// The parser of Llama 3.x's calls: free text, then a call written as
-/// "{\"name\": ..., \"parameters\": {...}}" (its "parameters" are the call's arguments); text
-/// before the call is content, whitespace after it dropped.
+/// "{\"name\": \"...\", \"parameters\": {...}}" (its "parameters" are the call's arguments),
+/// starting where "{\"name\": \"" does (the grammar's trigger); text before the call is content,
+/// whitespace after it dropped.
 std::unique_ptr<ToolCallParser> make_llama3_parser();
 
 /// The parser of Mistral Nemo's calls after the "[TOOL_CALLS]" the prompt ends with: the JSON list

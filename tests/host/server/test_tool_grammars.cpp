@@ -116,8 +116,10 @@ TEST(ToolGrammars, Llama3NamedAndAuto) {
   EXPECT_FALSE(accepts(g, R"({"name": "get_weather", "parameters": {"town": "Paris"}})"));
   EXPECT_FALSE(accepts(g, kLlamaCall + " done"));  // the call ends the reply
   for (size_t piece : {size_t{1}, size_t{2}, size_t{100}}) {
-    const ToolCallResult text = parse(autos, "It is {sunny} \"x\".", piece);
-    EXPECT_EQ(text.content, "It is {sunny} \"x\".");
+    const std::string free = "It is {sunny} \"x\" {\"name\"} {\"name\": 1}.";
+    EXPECT_TRUE(accepts(g, free));  // not the trigger: text
+    const ToolCallResult text = parse(autos, free, piece);
+    EXPECT_EQ(text.content, free);
     EXPECT_TRUE(text.calls.empty());
     const ToolCallResult both = parse(autos, "Checking. " + kLlamaCall + "\n", piece);
     EXPECT_EQ(both.content, "Checking. ");
