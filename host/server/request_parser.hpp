@@ -65,7 +65,9 @@ struct ApiRequest {
   /// "structured_outputs" (an API translated onto this parser renames it, e.g. "text.format").
   std::string grammar_param;
   /// Chat: tool calling (tools / tool_choice), when the reply may hold tool calls (else null);
-  /// `grammar` is then the tool-call envelope's and `grammar_param` "tools".
+  /// `grammar` is then the grammar of the calls in the template's format (tool_call_grammar;
+  /// with response_format beside tools under auto, the reply's schema inside it) and
+  /// `grammar_param` "tools".
   std::shared_ptr<const ToolRequest> tools;
 
   /// Choices in the response: prompts.size() × n.

@@ -9,7 +9,9 @@
 //   {"tool_calls": [{"name": ..., "arguments": {...}}, ...]}  or  {"response": "..."}
 // (the response string decoded into content). The grammar plugin keeps the reply to that shape;
 // a reply cut short (max_tokens, a stop string) yields what it holds so far. make_hermes_parser
-// reads the <tool_call> blocks of Qwen2.5's template after free text.
+// reads the <tool_call> blocks of Qwen2.5's template after free text, make_llama3_parser Llama
+// 3.x's {"name", "parameters"} call after free text, make_mistral_nemo_parser Mistral Nemo's
+// list of calls.
 
 #include <cstddef>
 #include <memory>

@@ -8,6 +8,8 @@
 // message, or put first), and the history's tool calls and tool results are rendered in the same
 // envelope: an assistant turn that called tools as its envelope, a tool result as a user turn
 // {"tool_response": {"name", "tool_call_id", "content"}}.
+// Also the grammars of the families' own call formats (Hermes, Llama 3.x, Mistral Nemo), whose
+// templates render the tools themselves (host/chat/templates/), and response_format beside tools.
 
 #include <string>
 #include <vector>
@@ -50,7 +52,8 @@ GrammarSpec llama3_grammar(const ToolRequest& r);
 /// request parser.
 GrammarSpec mistral_nemo_grammar(const ToolRequest& r);
 
-/// The grammar of `r`'s calls in r.format (envelope_grammar, hermes_grammar, llama3_grammar).
+/// The grammar of `r`'s calls in r.format (envelope_grammar, hermes_grammar, llama3_grammar,
+/// mistral_nemo_grammar).
 /// With r.response_schema (response_format beside tools, auto): a reply without calls follows
 /// the schema (the envelope's "response" member; Hermes: the JSON reply instead of free text;
 /// Llama 3.x: refused by the request parser).
