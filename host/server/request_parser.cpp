@@ -259,6 +259,26 @@ ChatTemplate::RenderOptions parse_template_kwargs(const json& body) {
   return o;
 }
 
+// A template that renders the tools and the tool turns its own way: the tools as its variable;
+// Mistral Nemo's 9-character ids, and its reply prefix.
+void for_template_tools(const RequestModel& host, const ToolRequest* tools,
+                        std::vector<ChatMessage>& messages, ChatTemplate::RenderOptions& options) {
+  if (tools != nullptr && tools->calls_possible()) {
+    for (const ToolFunction& f : tools->tools) options.tools.push_back(f.source.dump());
+  }
+  if (host.chat_tool_syntax() != ToolCallSyntax::kMistralNemo) return;
+  // Its template takes 9-character ids: other ids (call_..., toolu_...) map to such ids.
+  for (ChatMessage& m : messages) {
+    for (ChatToolCall& c : m.tool_calls) c.id = mistral_call_id(c.id);
+    if (m.role == "tool") m.tool_call_id = mistral_call_id(m.tool_call_id);
+  }
+  // The reply starts with the [TOOL_CALLS] control token, which a grammar never lets through:
+  // it is written into the prompt, and the grammar holds the calls after it.
+  if (tools != nullptr && tools->format == ToolFormat::kMistralNemo) {
+    options.reply_prefix_marker = "[TOOL_CALLS]";
+  }
+}
+
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
 // `tools`: the request's tool calling (null: none); tool calls and results in the history and
 // the tools themselves are rendered as the tool-call envelope (tool_envelope.hpp).
@@ -278,22 +298,7 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host,
   check_tool_history(messages);
   ChatTemplate::RenderOptions options = parse_template_kwargs(body);
   if (host.chat_supports_tools()) {
-    // The template renders the tools and the tool turns its own way.
-    if (tools != nullptr && tools->calls_possible()) {
-      for (const ToolFunction& f : tools->tools) options.tools.push_back(f.source.dump());
-    }
-    if (host.chat_tool_syntax() == ToolCallSyntax::kMistralNemo) {
-      // Its template takes 9-character ids: other ids (call_..., toolu_...) map to such ids.
-      for (ChatMessage& m : messages) {
-        for (ChatToolCall& c : m.tool_calls) c.id = mistral_call_id(c.id);
-        if (m.role == "tool") m.tool_call_id = mistral_call_id(m.tool_call_id);
-      }
-      // The reply starts with the [TOOL_CALLS] control token, which a grammar never lets
-      // through: it is written into the prompt, and the grammar holds the calls after it.
-      if (tools != nullptr && tools->format == ToolFormat::kMistralNemo) {
-        options.reply_prefix_marker = "[TOOL_CALLS]";
-      }
-    }
+    for_template_tools(host, tools, messages, options);
   } else {
     const bool tool_history =
         std::any_of(messages.begin(), messages.end(),
@@ -678,9 +683,10 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   std::optional<ToolRequest> tools;
   if (kind == ApiKind::kChat) tools = parse_tool_request(body, text);
   if (tools && tools->calls_possible()) {
-    // The template's own call format (Qwen2.5's <tool_call>, Llama 3.x's JSON call): free text
-    // until the call starts, then the call the grammar holds to the function's parameters; else
-    // the envelope.
+    // The template's own call format (Qwen2.5's <tool_call>, Llama 3.x's JSON call: free text
+    // until the call starts, then the call the grammar holds to the function's parameters;
+    // Mistral Nemo's list of calls after the [TOOL_CALLS] the prompt ends with); else the
+    // envelope.
     switch (host.chat_tool_syntax()) {
       case ToolCallSyntax::kHermes:
         tools->format = ToolFormat::kHermes;

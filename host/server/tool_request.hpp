@@ -42,6 +42,7 @@ enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 enum class ToolFormat { kEnvelope, kHermes, kLlama3Json, kMistralNemo };
 
 /// What a request asks of tool calling.
+// NOLINTNEXTLINE(bugprone-exception-escape): ordered_json's noexcept move calls ordered_map's.
 struct ToolRequest {
   std::vector<ToolFunction> tools;
   ToolChoice choice = ToolChoice::kNone;
