@@ -718,16 +718,20 @@ class MistralNemoFormat(unittest.TestCase):
         if r.finish_reason == "tool_calls":
             for c in r.message.tool_calls:
                 jsonschema.validate(json.loads(c.function.arguments), SCHEMAS[c.function.name])
-        # the call fed back with its call_... id (mapped to 9 characters for the template)
+        # the call fed back with a call_... id (mapped to 9 characters for the template; a fixed
+        # one, so that the prompt and the greedy reply are the same on every run)
         history = ASK + [{"role": "assistant", "content": None,
-                          "tool_calls": [{"id": call.id, "type": "function",
+                          "tool_calls": [{"id": "call_fixed1", "type": "function",
                                           "function": {"name": call.function.name,
                                                        "arguments": call.function.arguments}}]},
-                         {"role": "tool", "tool_call_id": call.id, "content": "sunny"}]
+                         {"role": "tool", "tool_call_id": "call_fixed1", "content": "sunny"}]
         r = self.create(messages=history, tool_choice="none", max_tokens=30)
         self.assertIsInstance(r.choices[0].message.content, str)
-        r = self.create(messages=history, tool_choice="required").choices[0]
+        # get_weather's schema is closed and bounded: the call ends within max_tokens
+        r = self.create(messages=history, tool_choice={"type": "function",
+                                                      "function": {"name": "get_weather"}}).choices[0]
         self.assertEqual(r.finish_reason, "tool_calls", r)
+        jsonschema.validate(json.loads(r.message.tool_calls[0].function.arguments), WEATHER)
 
     def test_auto_refused_response_format_with_required_and_none(self):
         import jsonschema
