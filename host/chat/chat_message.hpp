@@ -7,6 +7,15 @@
 
 namespace plinth {
 
+/// How a chat template's family writes tool calls (ChatTemplate::tool_call_syntax).
+enum class ToolCallSyntax {
+  kNone,        ///< the template defines no tool calling
+  kHermes,      ///< Qwen2.5: "<tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>"
+  kLlama3Json,  ///< Llama 3.1 / 3.2 / 3.3: the reply is {"name": ..., "parameters": {...}}
+  /// Mistral Nemo: "[TOOL_CALLS][{\"name\": ..., \"arguments\": {...}, \"id\": \"<9>\"}]"
+  kMistralNemo,
+};
+
 /// A tool call an assistant turn made (OpenAI's message.tool_calls[j]).
 struct ChatToolCall {
   std::string id;         ///< "call_..." ("" when the client gave none)

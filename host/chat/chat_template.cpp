@@ -139,6 +139,7 @@ std::vector<ChatTemplate::Segment> ChatTemplate::render(const std::vector<ChatMe
   chat::Prompt prompt;
   family_->render(conv, add_generation_prompt,
                   {bos_, eos_, date_string_, options.enable_thinking, &options.tools}, prompt);
+  if (add_generation_prompt) prompt.marker(options.reply_prefix_marker);
 
   std::vector<Segment> out;
   for (const chat::Prompt::Piece& p : prompt.pieces()) {
@@ -163,6 +164,10 @@ std::string ChatTemplate::render_text(const std::vector<ChatMessage>& messages,
 
 bool ChatTemplate::supports_tools() const {
   return family_->supports_tools();
+}
+
+ToolCallSyntax ChatTemplate::tool_call_syntax() const {
+  return family_->tool_call_syntax();
 }
 
 std::vector<std::string> ChatTemplate::stop_texts() const {

@@ -70,6 +70,10 @@ class ChatTemplate {
     /// "function": {...}}, members in order); rendered by the families whose templates define
     /// tool calling (supports_tools()), ignored by the others.
     std::vector<std::string> tools;
+    /// A marker written after the generation prompt, starting the assistant's reply (the server's
+    /// "[TOOL_CALLS]" when Mistral Nemo must call a tool); one of the family's markers, a special
+    /// segment when the vocabulary has it. "" = none.
+    std::string reply_prefix_marker;
   };
 
   /// Recognises the family of `jinja_text`, with Options{default_system}.
@@ -114,6 +118,8 @@ class ChatTemplate {
   /// RenderOptions::tools, assistant messages' tool_calls and "tool" messages (others refuse the
   /// "tool" role; the server writes tool turns as text for them).
   bool supports_tools() const;
+  /// How the family writes tool calls (kNone: it defines none).
+  ToolCallSyntax tool_call_syntax() const;
   /// Family name, e.g. "chatml", "llama3".
   const std::string& family() const { return family_name_; }
   /// The bos_token / eos_token texts the rendering uses ("" = none).

@@ -296,8 +296,7 @@ MessagesResponse::MessagesResponse(std::string id, std::string model, bool strea
       input_tokens_(input_tokens),
       stop_(std::move(stop)) {
   if (tools) {
-    tool_parser_ =
-        tools->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
+    tool_parser_ = make_tool_call_parser(*tools);
   }
 }
 

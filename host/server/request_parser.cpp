@@ -268,6 +268,26 @@ ChatTemplate::RenderOptions parse_template_kwargs(const json& body) {
   return o;
 }
 
+// A template that renders the tools and the tool turns its own way: the tools as its variable;
+// Mistral Nemo's 9-character ids, and its reply prefix.
+void for_template_tools(const RequestModel& host, const ToolRequest* tools,
+                        std::vector<ChatMessage>& messages, ChatTemplate::RenderOptions& options) {
+  if (tools != nullptr && tools->calls_possible()) {
+    for (const ToolFunction& f : tools->tools) options.tools.push_back(f.source.dump());
+  }
+  if (host.chat_tool_syntax() != ToolCallSyntax::kMistralNemo) return;
+  // Its template takes 9-character ids: other ids (call_..., toolu_...) map to such ids.
+  for (ChatMessage& m : messages) {
+    for (ChatToolCall& c : m.tool_calls) c.id = mistral_call_id(c.id);
+    if (m.role == "tool") m.tool_call_id = mistral_call_id(m.tool_call_id);
+  }
+  // The reply starts with the [TOOL_CALLS] control token, which a grammar never lets through:
+  // it is written into the prompt, and the grammar holds the calls after it.
+  if (tools != nullptr && tools->format == ToolFormat::kMistralNemo) {
+    options.reply_prefix_marker = "[TOOL_CALLS]";
+  }
+}
+
 // messages: [{"role": ..., "content": string | [{"type": "text", "text": ...}]}].
 // `tools`: the request's tool calling (null: none); tool calls and results in the history and
 // the tools themselves are rendered as the tool-call envelope (tool_envelope.hpp).
@@ -287,10 +307,7 @@ std::vector<int32_t> parse_messages(const json& body, const RequestModel& host,
   check_tool_history(messages);
   ChatTemplate::RenderOptions options = parse_template_kwargs(body);
   if (host.chat_supports_tools()) {
-    // The template renders the tools and the tool turns its own way.
-    if (tools != nullptr && tools->calls_possible()) {
-      for (const ToolFunction& f : tools->tools) options.tools.push_back(f.source.dump());
-    }
+    for_template_tools(host, tools, messages, options);
   } else {
     const bool tool_history =
         std::any_of(messages.begin(), messages.end(),
@@ -621,6 +638,34 @@ void read_lengths(const json& body, ApiKind kind, const RequestModel& host, ApiR
   }
 }
 
+// response_format beside tools that may be called (OpenAI: the reply is the calls or content
+// following the schema): under tool_choice auto the reply without calls follows the schema;
+// under required / named the reply is calls, so the schema has nothing to constrain. Refused
+// (400 naming the pair) for a constraint other than JSON (structured_outputs regex / choice /
+// grammar) and for Llama 3.x's format under auto (its call is a JSON object too: a reply and a
+// call could not be told apart).
+void combine_response_format(const ApiRequest& r, ToolRequest& tools) {
+  const bool json = r.grammar->kind == PLINTH_GRAMMAR_JSON_SCHEMA ||
+                    r.grammar->kind == PLINTH_GRAMMAR_JSON_OBJECT;
+  if (!json) {
+    throw ApiError::invalid(r.grammar_param, r.grammar_param +
+                                                 " beside tools: only a JSON constraint "
+                                                 "(response_format json_schema / json_object) "
+                                                 "combines with tools; give one, or tool_choice "
+                                                 "\"none\"");
+  }
+  if (tools.choice != ToolChoice::kAuto) return;
+  if (tools.format == ToolFormat::kLlama3Json) {
+    throw ApiError::invalid(r.grammar_param,
+                            r.grammar_param +
+                                " beside tools with tool_choice \"auto\" is not supported by "
+                                "the Llama 3.x tool-call format (a call is a JSON object too, so "
+                                "a JSON reply and a call cannot be told apart); use tool_choice "
+                                "\"required\", a named function, or \"none\"");
+  }
+  tools.response_schema = response_schema_of(*r.grammar);
+}
+
 }  // namespace
 
 ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel& host,
@@ -653,19 +698,33 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
   std::optional<ToolRequest> tools;
   if (kind == ApiKind::kChat) tools = parse_tool_request(body, text);
   if (tools && tools->calls_possible()) {
-    if (r.grammar) {
-      throw ApiError::invalid(r.grammar_param, r.grammar_param +
-                                                   " beside tools is not supported: give one, "
-                                                   "or tool_choice \"none\"");
+    // The template's own call format (Qwen2.5's <tool_call>, Llama 3.x's JSON call: free text
+    // until the call starts, then the call the grammar holds to the function's parameters;
+    // Mistral Nemo's list of calls after the [TOOL_CALLS] the prompt ends with); else the
+    // envelope.
+    switch (host.chat_tool_syntax()) {
+      case ToolCallSyntax::kHermes:
+        tools->format = ToolFormat::kHermes;
+        break;
+      case ToolCallSyntax::kLlama3Json:
+        tools->format = ToolFormat::kLlama3Json;
+        break;
+      case ToolCallSyntax::kMistralNemo:
+        if (tools->choice == ToolChoice::kAuto) {
+          throw ApiError::invalid(
+              "tool_choice",
+              "tool_choice = \"auto\" is not supported by Mistral Nemo's tool-call format: a "
+              "call starts with the [TOOL_CALLS] control token, which the grammar plugin never "
+              "lets a free-text reply produce; use \"required\", a named function, or "
+              "\"none\"");
+        }
+        tools->format = ToolFormat::kMistralNemo;
+        break;
+      case ToolCallSyntax::kNone:
+        break;
     }
-    if (host.chat_supports_tools()) {
-      // The template's own call format (Qwen2.5's <tool_call>): free text until the marker,
-      // then the call the grammar holds to the function's parameters.
-      tools->format = ToolFormat::kHermes;
-      r.grammar = hermes_grammar(*tools);
-    } else {
-      r.grammar = envelope_grammar(*tools);
-    }
+    if (r.grammar) combine_response_format(r, *tools);
+    r.grammar = tool_call_grammar(*tools);
     r.grammar_param = "tools";
     r.tools = std::make_shared<const ToolRequest>(*tools);
   }

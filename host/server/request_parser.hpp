@@ -65,7 +65,9 @@ struct ApiRequest {
   /// "structured_outputs" (an API translated onto this parser renames it, e.g. "text.format").
   std::string grammar_param;
   /// Chat: tool calling (tools / tool_choice), when the reply may hold tool calls (else null);
-  /// `grammar` is then the tool-call envelope's and `grammar_param` "tools".
+  /// `grammar` is then the grammar of the calls in the template's format (tool_call_grammar;
+  /// with response_format beside tools under auto, the reply's schema inside it) and
+  /// `grammar_param` "tools".
   std::shared_ptr<const ToolRequest> tools;
 
   /// Choices in the response: prompts.size() × n.
@@ -103,9 +105,11 @@ class RequestModel {
   virtual const std::string& model_name() const = 0;
   /// Token ids that end generation unless `ignore_eos`.
   virtual const std::vector<int32_t>& stop_token_ids() const = 0;
-  /// Whether the chat template defines tool calling (ChatTemplate::supports_tools): tools and
-  /// tool turns are then rendered its way, else as the tool-call envelope.
-  virtual bool chat_supports_tools() const { return false; }
+  /// How the chat template writes tool calls (ChatTemplate::tool_call_syntax); other than kNone,
+  /// tools and tool turns are rendered its way, else as the tool-call envelope.
+  virtual ToolCallSyntax chat_tool_syntax() const { return ToolCallSyntax::kNone; }
+  /// Whether the chat template defines tool calling.
+  bool chat_supports_tools() const { return chat_tool_syntax() != ToolCallSyntax::kNone; }
 };
 
 /// Parses a request body. Throws ApiError (400 malformed JSON, 422 wrong type / missing field,

@@ -19,8 +19,9 @@ class EngineHostModel final : public RequestModel {
   int64_t context_length() const override { return host_.max_model_len(); }
   const std::string& model_name() const override { return host_.model_name(); }
   const std::vector<int32_t>& stop_token_ids() const override { return host_.stop_token_ids(); }
-  bool chat_supports_tools() const override {
-    return host_.chat_template() != nullptr && host_.chat_template()->supports_tools();
+  ToolCallSyntax chat_tool_syntax() const override {
+    return host_.chat_template() != nullptr ? host_.chat_template()->tool_call_syntax()
+                                            : ToolCallSyntax::kNone;
   }
 
  private:

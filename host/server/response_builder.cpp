@@ -87,8 +87,7 @@ ResponseBuilder::ResponseBuilder(const ApiRequest& r, std::string id, int64_t cr
     content_forced_ =
         r.tools->choice == ToolChoice::kRequired || r.tools->choice == ToolChoice::kNamed;
     for (Choice& c : choices_) {
-      c.tool_parser =
-          r.tools->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
+      c.tool_parser = make_tool_call_parser(*r.tools);
     }
   }
 }

@@ -371,8 +371,7 @@ ResponsesResponse::ResponsesResponse(std::string id, std::string model, bool str
     if (const json* v = find_field(request, key); v != nullptr) echo_[key] = *v;
   }
   if (tools_) {
-    tool_parser_ =
-        tools_->format == ToolFormat::kHermes ? make_hermes_parser() : make_envelope_parser();
+    tool_parser_ = make_tool_call_parser(*tools_);
   }
 }
 

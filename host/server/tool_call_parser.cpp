@@ -6,6 +6,7 @@
 #include <random>
 #include <utility>
 
+#include "server/tool_request.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace plinth::server {
@@ -65,7 +66,8 @@ struct Layout {
   bool calls_array = true;  ///< the calls are an array (else the value is one call)
   std::string name_key = "name";
   std::string args_key = "arguments";
-  std::string response_key;  ///< the root member holding a text reply ("" = none)
+  std::string response_key;   ///< the root member holding a text reply ("" = none)
+  bool response_raw = false;  ///< the reply is the member's JSON text, also when a string
 };
 
 /// A streaming JSON reader that reports the calls of `Layout` as ToolEvents. The input is trusted
@@ -238,7 +240,7 @@ class JsonCallScanner {
     const std::vector<std::string> p = path();
     const size_t prefix = layout_.calls_key.empty() ? 0 : 1;
     if (!layout_.response_key.empty() && p.size() == 1 && p[0] == layout_.response_key) {
-      begin(is_string ? Capture::kResponseText : Capture::kResponseRaw, 0);
+      begin(is_string && !layout_.response_raw ? Capture::kResponseText : Capture::kResponseRaw, 0);
       return;
     }
     if (prefix == 1 && (p.empty() || p[0] != layout_.calls_key)) return;
@@ -319,7 +321,7 @@ class JsonCallScanner {
 
 class EnvelopeParser final : public ToolCallParser {
  public:
-  EnvelopeParser() : scanner_(Layout{"tool_calls", true, "name", "arguments", "response"}) {}
+  explicit EnvelopeParser(Layout layout) : scanner_(std::move(layout)) {}
   void feed(std::string_view text, std::vector<ToolEvent>& out) override {
     scanner_.feed(text, out);
   }
@@ -339,10 +341,16 @@ size_t partial_marker(std::string_view text, std::string_view marker) {
 /// Free text, then calls each written as `open` + a JSON object {name, arguments} + `close`
 /// (Hermes / Qwen2.5: "<tool_call>\n{...}\n</tool_call>"). Text before the first call is content;
 /// whitespace between and after calls is dropped, other text after a call is content too.
+/// Llama 3.x: `open` is "{\"name\": \"", the call's own start (kept: the scanner reads it), no
+/// close, and the arguments are the "parameters" member.
 class MarkedCallParser final : public ToolCallParser {
  public:
-  MarkedCallParser(std::string open, std::string close)
-      : open_(std::move(open)), close_(std::move(close)) {}
+  MarkedCallParser(std::string open, std::string close, bool keep_open = false,
+                   std::string args_key = "arguments")
+      : open_(std::move(open)),
+        close_(std::move(close)),
+        keep_open_(keep_open),
+        args_key_(std::move(args_key)) {}
 
   void feed(std::string_view text, std::vector<ToolEvent>& out) override {
     buf_.append(text);
@@ -371,8 +379,8 @@ class MarkedCallParser final : public ToolCallParser {
           buf_.erase(0, text_end);
           return false;
         }
-        buf_.erase(0, at + open_.size());
-        scanner_ = std::make_unique<JsonCallScanner>(Layout{"", false, "name", "arguments", ""});
+        buf_.erase(0, keep_open_ ? at : at + open_.size());
+        scanner_ = std::make_unique<JsonCallScanner>(Layout{"", false, "name", args_key_, ""});
         scanner_->set_base(calls_);
         state_ = State::kCall;
         text_after_call_ = false;
@@ -431,6 +439,8 @@ class MarkedCallParser final : public ToolCallParser {
   }
 
   std::string open_, close_;
+  bool keep_open_;
+  std::string args_key_;
   std::string buf_, held_ws_;
   State state_ = State::kText;
   std::unique_ptr<JsonCallScanner> scanner_;
@@ -444,8 +454,32 @@ std::unique_ptr<ToolCallParser> make_hermes_parser() {
   return std::make_unique<MarkedCallParser>("<tool_call>", "</tool_call>");
 }
 
-std::unique_ptr<ToolCallParser> make_envelope_parser() {
-  return std::make_unique<EnvelopeParser>();
+std::unique_ptr<ToolCallParser> make_llama3_parser() {
+  // The grammar's trigger: free text holding `{"name"` otherwise stays text.
+  return std::make_unique<MarkedCallParser>("{\"name\": \"", "", true, "parameters");
+}
+
+std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response) {
+  return std::make_unique<EnvelopeParser>(
+      Layout{"tool_calls", true, "name", "arguments", "response", json_response});
+}
+
+std::unique_ptr<ToolCallParser> make_mistral_nemo_parser() {
+  return std::make_unique<EnvelopeParser>(Layout{"", true, "name", "arguments", "", false});
+}
+
+std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r) {
+  switch (r.format) {
+    case ToolFormat::kHermes:
+      return make_hermes_parser();
+    case ToolFormat::kLlama3Json:
+      return make_llama3_parser();
+    case ToolFormat::kMistralNemo:
+      return make_mistral_nemo_parser();
+    case ToolFormat::kEnvelope:
+      break;
+  }
+  return make_envelope_parser(!r.response_schema.is_null());
 }
 
 }  // namespace plinth::server

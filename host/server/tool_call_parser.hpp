@@ -9,7 +9,9 @@
 //   {"tool_calls": [{"name": ..., "arguments": {...}}, ...]}  or  {"response": "..."}
 // (the response string decoded into content). The grammar plugin keeps the reply to that shape;
 // a reply cut short (max_tokens, a stop string) yields what it holds so far. make_hermes_parser
-// reads the <tool_call> blocks of Qwen2.5's template after free text.
+// reads the <tool_call> blocks of Qwen2.5's template after free text, make_llama3_parser Llama
+// 3.x's {"name", "parameters"} call after free text, make_mistral_nemo_parser Mistral Nemo's
+// list of calls.
 
 #include <cstddef>
 #include <memory>
@@ -18,6 +20,8 @@
 #include <vector>
 
 namespace plinth::server {
+
+struct ToolRequest;
 
 /// One event of a reply being parsed.
 struct ToolEvent {
@@ -49,13 +53,28 @@ class ToolCallParser {
   virtual void finish(std::vector<ToolEvent>& out) { (void)out; }
 };
 
-/// The parser of the JSON envelope (tool_envelope.hpp).
-std::unique_ptr<ToolCallParser> make_envelope_parser();
+/// The parser of the JSON envelope (tool_envelope.hpp). json_response: the "response" member's
+/// value is content as its JSON text (response_format beside tools), else a string decoded into
+/// content (a value of another type: its JSON text).
+std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response = false);
 
 /// The parser of Hermes-style calls (Qwen2.5's template): free text, then calls as
 /// "<tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>"; text before the first
 /// call is content, whitespace between and after calls is dropped.
 std::unique_ptr<ToolCallParser> make_hermes_parser();
+
+/// The parser of Llama 3.x's calls: free text, then a call written as
+/// "{\"name\": \"...\", \"parameters\": {...}}" (its "parameters" are the call's arguments),
+/// starting where "{\"name\": \"" does (the grammar's trigger); text before the call is content,
+/// whitespace after it dropped.
+std::unique_ptr<ToolCallParser> make_llama3_parser();
+
+/// The parser of Mistral Nemo's calls after the "[TOOL_CALLS]" the prompt ends with: the JSON list
+/// [{"name": ..., "arguments": {...}, "id": ...}, ...] (the ids are not reported).
+std::unique_ptr<ToolCallParser> make_mistral_nemo_parser();
+
+/// The parser of `r`'s calls in r.format (envelope: json_response when r.response_schema is set).
+std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r);
 
 /// A call id: `prefix` ("call_", Anthropic's "toolu_") and 24 random letters and digits.
 std::string random_tool_id(std::string_view prefix);

@@ -1,5 +1,6 @@
 #include "server/tool_envelope.hpp"
 
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -101,8 +102,13 @@ GrammarSpec parameters_grammar(const ToolFunction& f) {
   return g;
 }
 
-GrammarSpec envelope_grammar(const ToolRequest& r) {
-  ordered_json defs = ordered_json::object();
+namespace {
+
+// The JSON Schema of the list of calls (each {"name": <const>, "arguments": <parameters>}, with
+// Mistral Nemo's "id": 9 letters and digits after them): at least one, at most one without
+// parallel_tool_calls or with a named function. Parameter schemas holding local $refs move into
+// `defs` (the root's $defs), their references following them.
+ordered_json calls_schema(const ToolRequest& r, bool with_id, ordered_json& defs) {
   ordered_json calls = ordered_json::array();
   for (size_t i = 0; i < r.tools.size(); ++i) {
     const ToolFunction& f = r.tools[i];
@@ -116,23 +122,55 @@ GrammarSpec envelope_grammar(const ToolRequest& r) {
       defs[key] = std::move(args);
       args = ordered_json{{"$ref", "#/$defs/" + key}};
     }
-    calls.push_back(ordered_json{
+    ordered_json call = {
         {"type", "object"},
         {"properties", {{"name", string_const(f.name)}, {"arguments", std::move(args)}}},
         {"required", {"name", "arguments"}},
-        {"additionalProperties", false}});
+        {"additionalProperties", false}};
+    if (with_id) {
+      call["properties"]["id"] = {{"type", "string"}, {"pattern", "^[a-zA-Z0-9]{9}$"}};
+      call["required"].push_back("id");
+    }
+    calls.push_back(std::move(call));
   }
   ordered_json list = {{"type", "array"},
                        {"items", calls.size() == 1 ? calls[0] : ordered_json{{"anyOf", calls}}},
                        {"minItems", 1}};
   if (!r.parallel || r.choice == ToolChoice::kNamed) list["maxItems"] = 1;
+  return list;
+}
+
+}  // namespace
+
+GrammarSpec mistral_nemo_grammar(const ToolRequest& r) {
+  ordered_json defs = ordered_json::object();
+  ordered_json list = calls_schema(r, true, defs);
+  if (!defs.empty()) list["$defs"] = std::move(defs);
+  GrammarSpec g;
+  g.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
+  g.spec = list.dump();
+  return g;
+}
+
+GrammarSpec envelope_grammar(const ToolRequest& r) {
+  ordered_json defs = ordered_json::object();
+  ordered_json list = calls_schema(r, false, defs);
   ordered_json envelope = {{"type", "object"},
                            {"properties", {{"tool_calls", std::move(list)}}},
                            {"required", ordered_json::array({"tool_calls"})},
                            {"additionalProperties", false}};
   if (r.choice == ToolChoice::kAuto) {
+    ordered_json content = {{"type", "string"}};
+    if (!r.response_schema.is_null()) {  // response_format: the reply follows its schema
+      content = r.response_schema;
+      if (has_ref(content)) {
+        rebase_refs(content, "#/$defs/plinth_response");
+        defs["plinth_response"] = std::move(content);
+        content = ordered_json{{"$ref", "#/$defs/plinth_response"}};
+      }
+    }
     ordered_json response = {{"type", "object"},
-                             {"properties", {{"response", {{"type", "string"}}}}},
+                             {"properties", {{"response", std::move(content)}}},
                              {"required", ordered_json::array({"response"})},
                              {"additionalProperties", false}};
     envelope = ordered_json{{"anyOf", {std::move(envelope), std::move(response)}}};
@@ -144,33 +182,91 @@ GrammarSpec envelope_grammar(const ToolRequest& r) {
   return g;
 }
 
-GrammarSpec hermes_grammar(const ToolRequest& r) {
+namespace {
+
+// The structural tag of calls each written as `begin_of(name)` + the function's arguments +
+// `end`: auto: free text (or, with a response schema, a JSON reply following it) where
+// `trigger` starts a call; required / named: calls only, one at least, `separator` between;
+// without parallel_tool_calls (or named, or `one_call`) one call.
+GrammarSpec call_tags_grammar(const ToolRequest& r, const std::string& trigger,
+                              const std::function<std::string(const std::string&)>& begin_of,
+                              const std::string& end, const std::string& separator, bool one_call) {
   ordered_json tags = ordered_json::array();
   for (const ToolFunction& f : r.tools) {
     if (r.choice == ToolChoice::kNamed && f.name != r.named) continue;
-    tags.push_back(
-        {{"type", "tag"},
-         {"begin", "<tool_call>\n{\"name\": " + ordered_json(f.name).dump() + ", \"arguments\": "},
-         {"content", {{"type", "json_schema"}, {"json_schema", parameters_schema(f)}}},
-         {"end", "}\n</tool_call>"}});
+    tags.push_back({{"type", "tag"},
+                    {"begin", begin_of(f.name)},
+                    {"content", {{"type", "json_schema"}, {"json_schema", parameters_schema(f)}}},
+                    {"end", end}});
   }
-  const bool one = !r.parallel || r.choice == ToolChoice::kNamed;
-  // auto: free text, a call wherever the marker starts one; required / named: calls only.
-  const ordered_json format = r.choice == ToolChoice::kAuto
-                                  ? ordered_json{{"type", "triggered_tags"},
-                                                 {"triggers", ordered_json::array({"<tool_call>"})},
-                                                 {"tags", std::move(tags)},
-                                                 {"at_least_one", false},
-                                                 {"stop_after_first", one}}
-                                  : ordered_json{{"type", "tags_with_separator"},
-                                                 {"tags", std::move(tags)},
-                                                 {"separator", "\n"},
-                                                 {"at_least_one", true},
-                                                 {"stop_after_first", one}};
+  const bool one = one_call || !r.parallel || r.choice == ToolChoice::kNamed;
+  ordered_json calls = {{"type", "tags_with_separator"},
+                        {"tags", tags},
+                        {"separator", separator},
+                        {"at_least_one", true},
+                        {"stop_after_first", one}};
+  ordered_json format;
+  if (r.choice != ToolChoice::kAuto) {
+    format = std::move(calls);
+  } else if (!r.response_schema.is_null()) {
+    // response_format beside tools: a JSON reply following its schema, or the calls.
+    format = {{"type", "or"},
+              {"elements", ordered_json::array({ordered_json{{"type", "json_schema"},
+                                                             {"json_schema", r.response_schema}},
+                                                std::move(calls)})}};
+  } else {
+    format = {{"type", "triggered_tags"},
+              {"triggers", ordered_json::array({trigger})},
+              {"tags", std::move(tags)},
+              {"at_least_one", false},
+              {"stop_after_first", one}};
+  }
   GrammarSpec g;
   g.kind = PLINTH_GRAMMAR_STRUCTURAL_TAG;
-  g.spec = ordered_json{{"type", "structural_tag"}, {"format", format}}.dump();
+  g.spec = ordered_json{{"type", "structural_tag"}, {"format", std::move(format)}}.dump();
   return g;
+}
+
+}  // namespace
+
+GrammarSpec hermes_grammar(const ToolRequest& r) {
+  return call_tags_grammar(
+      r, "<tool_call>",
+      [](const std::string& name) {
+        return "<tool_call>\n{\"name\": " + ordered_json(name).dump() + ", \"arguments\": ";
+      },
+      "}\n</tool_call>", "\n", false);
+}
+
+GrammarSpec llama3_grammar(const ToolRequest& r) {
+  return call_tags_grammar(
+      r, "{\"name\": \"",
+      [](const std::string& name) {
+        return "{\"name\": " + ordered_json(name).dump() + ", \"parameters\": ";
+      },
+      "}", "", true);
+}
+
+GrammarSpec tool_call_grammar(const ToolRequest& r) {
+  switch (r.format) {
+    case ToolFormat::kHermes:
+      return hermes_grammar(r);
+    case ToolFormat::kLlama3Json:
+      return llama3_grammar(r);
+    case ToolFormat::kMistralNemo:
+      return mistral_nemo_grammar(r);
+    case ToolFormat::kEnvelope:
+      break;
+  }
+  return envelope_grammar(r);
+}
+
+ordered_json response_schema_of(const GrammarSpec& g) {
+  if (g.kind == PLINTH_GRAMMAR_JSON_OBJECT) return ordered_json{{"type", "object"}};
+  ordered_json s = ordered_json::parse(g.spec, nullptr, false);
+  if (s.is_discarded()) return ordered_json{{"type", "object"}};
+  if (g.strict) close_schema(s);
+  return s;
 }
 
 std::string envelope_system_prompt(const ToolRequest& r) {
@@ -189,6 +285,10 @@ std::string envelope_system_prompt(const ToolRequest& r) {
           "Respond in JSON, either with `tool_calls` (a request to call tools: "
           "{\"tool_calls\": [{\"name\": \"<tool name>\", \"arguments\": {...}}]}) or with "
           "`response` (a reply to the user: {\"response\": \"<your reply>\"}).";
+      if (!r.response_schema.is_null()) {
+        text += " The response is a JSON value following this JSON Schema:\n" +
+                r.response_schema.dump(2);
+      }
       break;
     case ToolChoice::kNamed:
       text += "Respond in JSON with a call of `" + r.named + "`: {\"tool_calls\": [{\"name\": \"" +

@@ -20,6 +20,17 @@ ApiError tool_grammar_error(const GrammarCompiler& compiler, const ToolRequest& 
       return ApiError::invalid(at, at + ": the schema was refused: " + e.what());
     }
   }
+  if (!r.response_schema.is_null()) {
+    GrammarSpec g;
+    g.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
+    g.spec = r.response_schema.dump();
+    try {
+      compiler.compile(g);
+    } catch (const GrammarSpecError& e) {
+      const std::string at = "response_format.json_schema.schema";
+      return ApiError::invalid(at, at + ": the schema was refused: " + e.what());
+    }
+  }
   return ApiError::invalid("tools", "the tool-call constraint was refused: " + message);
 }
 

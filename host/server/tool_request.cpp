@@ -309,6 +309,27 @@ void parse_message_tools(const json& m, const std::string& where, ChatMessage& m
   }
 }
 
+std::string mistral_call_id(const std::string& id) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const bool nine =
+      id.size() == 9 && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      });
+  if (nine) return id;
+  uint64_t h = 14695981039346656037ULL;
+  for (const char c : id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  std::string out;
+  for (int i = 0; i < 9; ++i) {
+    out += kAlphabet[h % 62];
+    h /= 62;
+  }
+  return out;
+}
+
 void check_tool_history(const std::vector<ChatMessage>& messages) {
   std::set<std::string> ids;
   for (size_t i = 0; i < messages.size(); ++i) {

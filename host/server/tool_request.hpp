@@ -36,16 +36,23 @@ struct ToolFunction {
 enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 
 /// How the model writes its calls: the JSON envelope the grammar forces (templates without
-/// tools, tool_envelope.hpp), or its template's own format (Hermes: Qwen2.5's <tool_call>).
-enum class ToolFormat { kEnvelope, kHermes };
+/// tools, tool_envelope.hpp), or its template's own format (Hermes: Qwen2.5's <tool_call>;
+/// Llama 3.x: the reply is {"name": ..., "parameters": {...}}; Mistral Nemo: "[TOOL_CALLS]"
+/// (written into the prompt) then [{"name": ..., "arguments": {...}, "id": "<9>"}, ...]).
+enum class ToolFormat { kEnvelope, kHermes, kLlama3Json, kMistralNemo };
 
 /// What a request asks of tool calling.
+// NOLINTNEXTLINE(bugprone-exception-escape): ordered_json's noexcept move calls ordered_map's.
 struct ToolRequest {
   std::vector<ToolFunction> tools;
   ToolChoice choice = ToolChoice::kNone;
   std::string named;     ///< kNamed: the function that must be called
   bool parallel = true;  ///< parallel_tool_calls: more than one call in a reply
   ToolFormat format = ToolFormat::kEnvelope;  ///< set by the parser from the chat template
+  /// response_format beside tools under tool_choice auto: the JSON Schema a reply that calls no
+  /// tool follows (json_object: {"type": "object"}; strict already applied); null = free text.
+  /// Set by the request parser.
+  nlohmann::ordered_json response_schema;
   /// Whether the reply may hold tool calls (tools given and tool_choice not none).
   bool calls_possible() const { return !tools.empty() && choice != ToolChoice::kNone; }
   /// The function called `name`, or null.
@@ -72,6 +79,11 @@ std::optional<ToolRequest> parse_tool_request(const nlohmann::json& body, std::s
 /// tool turn's tool_call_id (required). Throws ApiError (422 wrong type / missing member, 400
 /// arguments that are not JSON text).
 void parse_message_tools(const nlohmann::json& m, const std::string& where, ChatMessage& msg);
+
+/// A call id as Mistral Nemo's template takes it (9 characters, letters and digits): `id` itself
+/// when it is one, else 9 letters and digits derived from it (FNV-1a), the same for the same id,
+/// so that an assistant call and the tool turn answering it keep matching.
+std::string mistral_call_id(const std::string& id);
 
 /// Checks that each tool turn answers a call of an earlier assistant turn (OpenAI's rule). Throws
 /// ApiError 400 naming messages[i].tool_call_id.

@@ -128,6 +128,7 @@ FAMILY_TOKENS = {
     "mistral": ("<s>", "</s>"),                  # mistralai/Mixtral-8x7B-Instruct-v0.1
     "mistral-v1": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.1 (current)
     "mistral-v3": ("<s>", "</s>"),               # mistralai/Mistral-7B-Instruct-v0.3
+    "mistral-nemo": ("<s>", "</s>"),             # mistralai/Mistral-Nemo-Instruct-2407
     "gemma": ("<bos>", "<eos>"),                 # google/gemma-7b-it
     "gemma3": ("<bos>", "<eos>"),                # google/gemma-3-1b-it
     "phi3": ("<s>", "<|endoftext|>"),            # microsoft/Phi-3.5-mini-instruct
@@ -213,8 +214,44 @@ TOOL_CONVERSATIONS = {
                          "function": {"arguments": {"city": "Rome"}, "name": "get_weather"}}]},
         {"role": "tool", "tool_call_id": "call_3", "content": "rain"},
     ],
+    # One call per assistant turn (Llama 3.x's templates raise on more), a result with quotes,
+    # a newline and non-ASCII text, a final user turn.
+    "tools_single_calls": [
+        {"role": "user", "content": "  Weather in Paris?  "},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"arguments": {"city": "Paris", "unit": "c"},
+                                      "name": "get_weather"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"sky\": \"ensoleillé\"}\nok"},
+        {"role": "assistant", "content": "Sunny."},
+        {"role": "user", "content": "Time?"},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "call_2", "type": "function",
+                         "function": {"arguments": {}, "name": "now"}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "12:00"},
+    ],
+    # Only a system message: Llama 3.x's templates raise (the tools go into the first user
+    # message, and there is none).
+    "tools_system_only": [{"role": "system", "content": "Be brief."}],
 }
-TOOL_FAMILIES = ("qwen2.5",)
+# Mistral Nemo's ids (9 characters, the template raises otherwise), calls written name first as
+# OpenAI's clients send them (the template writes `function|tojson` in the given order), two
+# calls in one turn, results whose content the template writes as is.
+TOOL_CONVERSATIONS["tools_nine_char_ids"] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Weather in Paris and the time?"},
+    {"role": "assistant", "content": "",
+     "tool_calls": [{"id": "a1B2c3D4e", "type": "function",
+                     "function": {"name": "get_weather",
+                                  "arguments": {"city": "Paris", "note": "a \"q\" é"}}},
+                    {"id": "Zz9Yy8Xx7", "type": "function",
+                     "function": {"name": "now", "arguments": {}}}]},
+    {"role": "tool", "tool_call_id": "a1B2c3D4e", "content": "{\"sky\": \"sunny\"}"},
+    {"role": "tool", "tool_call_id": "Zz9Yy8Xx7", "content": "12:00"},
+    {"role": "assistant", "content": "Sunny, noon."},
+    {"role": "user", "content": "And Rome?"},
+]
+TOOL_FAMILIES = ("qwen2.5", "llama3.1", "llama3.2", "mistral-nemo")
 
 LLAMA_CPP_TEMPLATES = [
     ("qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja", "", "<|im_end|>"),

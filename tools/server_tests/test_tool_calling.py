@@ -16,7 +16,16 @@ ChatML template defines no tools: the grammar-forced JSON envelope):
     through the openai SDK (function_call items, streamed == created, function_call_output);
   - the same model with `--chat-template qwen2.5` (a template that defines tool calling): calls
     as <tool_call> blocks forced from the marker on (required, named), streamed == whole, a tool
-    result in Qwen2.5's history.
+    result in Qwen2.5's history;
+  - the same model with Llama 3.1's real template (tests/fixtures/chat_templates/llama3.1.jinja):
+    one {"name", "parameters"} call (required, named, auto), streamed == whole, a tool result
+    fed back, two calls in one history turn and response_format with auto refused by name;
+  - the same model with Mistral Nemo's real template (tests/fixtures/chat_templates/
+    mistral-nemo.jinja): the prompt ends with [TOOL_CALLS], the reply the list of calls (required,
+    named, parallel), streamed == whole, history with call_ ids, tool_choice auto refused;
+  - response_format beside tools (envelope and Hermes): under auto the calls or content that
+    validates against the schema, streamed == whole; with none only the schema; with required
+    the calls.
 
   python3 tools/server_tests/test_tool_calling.py --plinth build/plinth \
       --manifest manifests/cpu_structured.json
@@ -25,6 +34,7 @@ Exit 77 (ctest SKIP_RETURN_CODE) when `openai` can neither be imported nor pip-i
 import argparse
 import concurrent.futures
 import json
+import pathlib
 import sys
 import unittest
 
@@ -111,7 +121,91 @@ def streamed_calls(**kw):
     return calls, content, finish
 
 
-class ToolCalling(unittest.TestCase):
+CITY = {"type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 20},
+                       "country": {"type": "string", "maxLength": 20}},
+        "required": ["city", "country"]}
+CITY_FORMAT = {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY,
+                                                      "strict": True}}
+
+
+def gather_stream(stream):
+    """A streamed reply as a client gathers it: (content, [[name, arguments]], finish_reason)."""
+    calls, content, finish = {}, None, None
+    for chunk in stream:
+        if not chunk.choices:
+            continue
+        d = chunk.choices[0].delta
+        if d.content:
+            content = (content or "") + d.content
+        for tc in d.tool_calls or []:
+            entry = calls.setdefault(tc.index, ["", ""])
+            if tc.function and tc.function.name:
+                entry[0] += tc.function.name
+            if tc.function and tc.function.arguments:
+                entry[1] += tc.function.arguments
+        if chunk.choices[0].finish_reason:
+            finish = chunk.choices[0].finish_reason
+    return content, [calls[i] for i in sorted(calls)], finish
+
+
+class ResponseFormatBesideTools:
+    """response_format beside tools, as OpenAI answers it: under tool_choice auto the reply is
+    tool calls or content that follows the schema; with tool_choice none only the schema; with
+    required the calls. Mixed into each format's test class (self.create: temperature 0)."""
+
+    def check_reply(self, choice):
+        import jsonschema
+        if choice.finish_reason == "length":  # sampled, cut by max_tokens: nothing to validate
+            return
+        if choice.message.tool_calls:
+            self.assertEqual(choice.finish_reason, "tool_calls", choice)
+            for call in choice.message.tool_calls:
+                jsonschema.validate(json.loads(call.function.arguments),
+                                    SCHEMAS[call.function.name])
+        else:
+            jsonschema.validate(json.loads(choice.message.content),
+                                dict(CITY, additionalProperties=False))
+
+    def test_response_format_beside_tools(self):
+        import jsonschema
+        ask = [{"role": "user", "content": "Which city is the Eiffel Tower in? Answer in JSON."}]
+        kinds = []
+        for seed in range(4):
+            r = self.create(messages=ask, tool_choice="auto", response_format=CITY_FORMAT,
+                            max_tokens=120, temperature=1.0, seed=seed).choices[0]
+            self.check_reply(r)
+            kinds.append("length" if r.finish_reason == "length"
+                         else "calls" if r.message.tool_calls else "content")
+        whole = self.create(messages=ask, tool_choice="auto", response_format=CITY_FORMAT,
+                            max_tokens=120).choices[0]
+        self.assertNotEqual(whole.finish_reason, "length", whole)
+        self.check_reply(whole)
+        content, calls, finish = gather_stream(self.create(
+            messages=ask, tool_choice="auto", response_format=CITY_FORMAT, max_tokens=120,
+            stream=True))
+        self.assertEqual(content, whole.message.content)
+        self.assertEqual(calls, [[c.function.name, c.function.arguments]
+                                 for c in whole.message.tool_calls or []])
+        self.assertEqual(finish, whole.finish_reason)
+        # tool_choice none: only the schema
+        none = self.create(messages=ask, tool_choice="none", response_format=CITY_FORMAT,
+                           max_tokens=80).choices[0]
+        self.assertFalse(none.message.tool_calls)
+        jsonschema.validate(json.loads(none.message.content), CITY)
+        # required: the calls (the schema has nothing left to constrain)
+        req = self.create(tool_choice="required", response_format=CITY_FORMAT).choices[0]
+        self.assertEqual(req.finish_reason, "tool_calls", req)
+        self.assertTrue(req.message.tool_calls)
+        print(f"  {type(self).__name__}: auto + response_format, seeds 0-3 at temperature 1: "
+              f"{kinds}; greedy: {'calls' if whole.message.tool_calls else 'content'}",
+              file=sys.stderr)
+
+
+class ToolCalling(unittest.TestCase, ResponseFormatBesideTools):
+    def create(self, **kw):
+        return create(**kw)
+
     def check_calls(self, message, finish_reason, names=None, max_calls=None):
         import jsonschema
         self.assertEqual(finish_reason, "tool_calls", message)
@@ -243,8 +337,8 @@ class ToolCalling(unittest.TestCase):
             ({"tools": [{"type": "function", "function": {"name": "bad name"}}]}, 400,
              "tools[0].function.name"),
             ({"tools": "get_weather"}, 422, "tools"),
-            ({"tools": TOOLS, "response_format": {"type": "json_object"}}, 400,
-             "response_format"),
+            ({"tools": TOOLS, "structured_outputs": {"regex": "a+"}}, 400,
+             "structured_outputs"),
             ({"tools": TOOLS, "messages": ASK + [{"role": "tool", "tool_call_id": "call_x",
                                                   "content": "1"}]},
              400, "messages[1].tool_call_id"),
@@ -418,7 +512,7 @@ class ResponsesFunctionCalls(unittest.TestCase):
         self.assertEqual((status, body["error"]["param"]), (400, "tools[0].type"), body)
 
 
-class HermesFormat(unittest.TestCase):
+class HermesFormat(unittest.TestCase, ResponseFormatBesideTools):
     """The same model served with `--chat-template qwen2.5`: Qwen2.5's template defines tool
     calling, so the tools go into its system turn and calls are <tool_call> blocks, which the
     grammar (XGrammar's structural tag) starts at the marker."""
@@ -487,6 +581,186 @@ class HermesFormat(unittest.TestCase):
             {"role": "tool", "tool_call_id": first.id, "content": "sunny"}]
         r = self.create(messages=history, tool_choice="none", max_tokens=30)
         self.assertIsInstance(r.choices[0].message.content, str)
+
+
+LLAMA31_TEMPLATE = str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+                       / "chat_templates" / "llama3.1.jinja")
+
+
+class Llama3Format(unittest.TestCase):
+    """The same model served with Llama 3.1's real template (`--chat-template FILE`, recognised
+    from the text as a GGUF's would be): tools in the first user turn, the reply one call
+    {"name": ..., "parameters": {...}} the grammar forces (required, named) or free text until
+    the call (auto); streamed fragments concatenate to the non-streamed arguments; a tool result
+    fed back as an ipython turn; response_format with auto refused by name."""
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = PlinthServer(PLINTH, MANIFEST, "--chat-template", LLAMA31_TEMPLATE).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def client(self):
+        return openai.OpenAI(base_url=self.server.url + "/v1", api_key="unused", max_retries=0,
+                             timeout=300)
+
+    def create(self, **kw):
+        args = dict(model=self.server.model, messages=ASK, tools=TOOLS, max_tokens=120,
+                    temperature=0)
+        args.update(kw)
+        return self.client().chat.completions.create(**args)
+
+    def test_required_named_streamed_and_not(self):
+        import jsonschema
+        for choice in ("required", {"type": "function", "function": {"name": "get_time"}}):
+            whole = self.create(tool_choice=choice).choices[0]
+            self.assertEqual(whole.finish_reason, "tool_calls", whole)
+            self.assertIsNone(whole.message.content)
+            self.assertEqual(len(whole.message.tool_calls), 1, whole)  # one call per turn
+            call = whole.message.tool_calls[0]
+            self.assertTrue(call.id.startswith("call_"), call.id)
+            jsonschema.validate(json.loads(call.function.arguments), SCHEMAS[call.function.name])
+            if isinstance(choice, dict):
+                self.assertEqual(call.function.name, "get_time")
+            content, calls, finish = gather_stream(self.create(tool_choice=choice, stream=True))
+            self.assertIsNone(content)
+            self.assertEqual(finish, "tool_calls")
+            self.assertEqual(calls, [[call.function.name, call.function.arguments]])
+
+    def test_auto_history_and_refusals(self):
+        r = self.create(tool_choice="auto").choices[0]
+        if r.message.tool_calls:
+            self.assertEqual(r.finish_reason, "tool_calls")
+            self.assertEqual(len(r.message.tool_calls), 1)
+        else:
+            self.assertIsInstance(r.message.content, str)
+        first = self.create(tool_choice="required").choices[0].message.tool_calls[0]
+        call = {"id": first.id, "type": "function",
+                "function": {"name": first.function.name, "arguments": first.function.arguments}}
+        history = ASK + [{"role": "assistant", "content": None, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": first.id, "content": "sunny"}]
+        r = self.create(messages=history, tool_choice="none", max_tokens=30)
+        self.assertIsInstance(r.choices[0].message.content, str)
+        r = self.create(messages=history, tool_choice="auto", max_tokens=60)
+        self.assertIn(r.choices[0].finish_reason, ("stop", "length", "tool_calls"))
+        # two calls in one assistant turn: the template raises, a 400 naming the messages
+        two = ASK + [{"role": "assistant", "content": None,
+                      "tool_calls": [call, dict(call, id="call_2")]},
+                     {"role": "tool", "tool_call_id": first.id, "content": "sunny"}]
+        status, _, data = raw_to(self.server, {"model": self.server.model, "messages": two,
+                                               "tools": TOOLS, "max_tokens": 4})
+        self.assertEqual(status, 400, data)
+        self.assertEqual(json.loads(data)["error"]["param"], "messages")
+        self.assertIn("one tool call per assistant message", json.loads(data)["error"]["message"])
+        # response_format with auto cannot be told apart from a call: 400 naming the pair
+        status, _, data = raw_to(self.server, {"model": self.server.model, "messages": ASK,
+                                               "tools": TOOLS, "response_format": CITY_FORMAT,
+                                               "max_tokens": 4})
+        self.assertEqual(status, 400, data)
+        err = json.loads(data)["error"]
+        self.assertEqual(err["param"], "response_format")
+        self.assertIn("Llama 3.x", err["message"])
+        # ... with required it is the calls, with none only the schema
+        req = self.create(tool_choice="required", response_format=CITY_FORMAT).choices[0]
+        self.assertEqual(req.finish_reason, "tool_calls")
+        none = self.create(tool_choice="none", response_format=CITY_FORMAT,
+                           max_tokens=80).choices[0]
+        import jsonschema
+        jsonschema.validate(json.loads(none.message.content), CITY)
+
+
+class MistralNemoFormat(unittest.TestCase):
+    """The same model served with Mistral Nemo's real template
+    (tests/fixtures/chat_templates/mistral-nemo.jinja): [AVAILABLE_TOOLS] before the last user
+    turn, the prompt ending with [TOOL_CALLS], the reply the list of calls with 9-character ids
+    (required, named, parallel or not), streamed == whole; history ids of any shape (call_...)
+    mapped to the template's 9 characters; tool_choice auto refused by name."""
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = PlinthServer(PLINTH, MANIFEST, "--chat-template",
+                                  str(pathlib.Path(LLAMA31_TEMPLATE).with_name(
+                                      "mistral-nemo.jinja"))).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def create(self, **kw):
+        args = dict(model=self.server.model, messages=ASK, tools=TOOLS, max_tokens=120,
+                    temperature=0, parallel_tool_calls=False)
+        args.update(kw)
+        return openai.OpenAI(base_url=self.server.url + "/v1", api_key="unused", max_retries=0,
+                             timeout=300).chat.completions.create(**args)
+
+    def test_required_named_streamed_and_history(self):
+        import jsonschema
+        for choice in ("required", {"type": "function", "function": {"name": "get_time"}}):
+            whole = self.create(tool_choice=choice).choices[0]
+            self.assertEqual(whole.finish_reason, "tool_calls", whole)
+            self.assertIsNone(whole.message.content)
+            self.assertEqual(len(whole.message.tool_calls), 1, whole)
+            call = whole.message.tool_calls[0]
+            self.assertTrue(call.id.startswith("call_"), call.id)
+            jsonschema.validate(json.loads(call.function.arguments), SCHEMAS[call.function.name])
+            if isinstance(choice, dict):
+                self.assertEqual(call.function.name, "get_time")
+            content, calls, finish = gather_stream(self.create(tool_choice=choice, stream=True))
+            self.assertIsNone(content)
+            self.assertEqual(finish, "tool_calls")
+            self.assertEqual(calls, [[call.function.name, call.function.arguments]])
+        # parallel calls allowed: each validates
+        r = self.create(tool_choice="required", parallel_tool_calls=True, max_tokens=200).choices[0]
+        if r.finish_reason == "tool_calls":
+            for c in r.message.tool_calls:
+                jsonschema.validate(json.loads(c.function.arguments), SCHEMAS[c.function.name])
+        # the call fed back with a call_... id (mapped to 9 characters for the template; a fixed
+        # one, so that the prompt and the greedy reply are the same on every run)
+        history = ASK + [{"role": "assistant", "content": None,
+                          "tool_calls": [{"id": "call_fixed1", "type": "function",
+                                          "function": {"name": call.function.name,
+                                                       "arguments": call.function.arguments}}]},
+                         {"role": "tool", "tool_call_id": "call_fixed1", "content": "sunny"}]
+        r = self.create(messages=history, tool_choice="none", max_tokens=30)
+        self.assertIsInstance(r.choices[0].message.content, str)
+        # get_weather's schema is closed and bounded: the call ends within max_tokens
+        r = self.create(messages=history, tool_choice={"type": "function",
+                                                      "function": {"name": "get_weather"}}).choices[0]
+        self.assertEqual(r.finish_reason, "tool_calls", r)
+        jsonschema.validate(json.loads(r.message.tool_calls[0].function.arguments), WEATHER)
+
+    def test_auto_refused_response_format_with_required_and_none(self):
+        import jsonschema
+        for extra in ({}, {"tool_choice": "auto"}):
+            status, _, data = raw_to(self.server, dict({"model": self.server.model,
+                                                        "messages": ASK, "tools": TOOLS,
+                                                        "max_tokens": 4}, **extra))
+            self.assertEqual(status, 400, data)
+            err = json.loads(data)["error"]
+            self.assertEqual(err["param"], "tool_choice")
+            self.assertIn("[TOOL_CALLS]", err["message"])
+        req = self.create(tool_choice="required", response_format=CITY_FORMAT).choices[0]
+        self.assertEqual(req.finish_reason, "tool_calls")
+        none = self.create(tool_choice="none", response_format=CITY_FORMAT,
+                           max_tokens=80).choices[0]
+        jsonschema.validate(json.loads(none.message.content), CITY)
+
+
+def raw_to(server, body):
+    """POST body to server's /v1/chat/completions: (status, headers, text)."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(server.url + "/v1/chat/completions", json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=300) as resp:
+            return resp.status, dict(resp.headers), resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
 
 
 def main():

@@ -96,6 +96,35 @@ std::string python_strip(std::string_view text) {
 
 namespace {
 
+// json.dumps(indent=N) of `v` at nesting `level` (N > 0).
+void write_python_json_indented(const nlohmann::ordered_json& v, int indent, int level,
+                                std::string& out) {
+  const bool object = v.is_object();
+  if ((!object && !v.is_array()) || v.empty()) {
+    out += v.is_structured()
+               ? (object ? "{}" : "[]")
+               : v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return;
+  }
+  const std::string inner(static_cast<size_t>(indent) * static_cast<size_t>(level + 1), ' ');
+  out += object ? '{' : '[';
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += inner;
+    if (object) {
+      out += nlohmann::ordered_json(it.key()).dump(
+          -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      out += ": ";
+    }
+    write_python_json_indented(*it, indent, level + 1, out);
+  }
+  out += '\n';
+  out.append(static_cast<size_t>(indent) * static_cast<size_t>(level), ' ');
+  out += object ? '}' : ']';
+}
+
 void write_python_json(const nlohmann::ordered_json& v, std::string& out) {
   if (v.is_object()) {
     out += '{';
@@ -130,6 +159,16 @@ std::string python_tojson(std::string_view json_text) {
   }
   std::string out;
   write_python_json(v, out);
+  return out;
+}
+
+std::string python_tojson(std::string_view json_text, int indent) {
+  const auto v = nlohmann::ordered_json::parse(json_text, nullptr, false);
+  if (v.is_discarded()) {
+    throw std::invalid_argument("not JSON text: " + std::string(json_text.substr(0, 80)));
+  }
+  std::string out;
+  write_python_json_indented(v, indent, 0, out);
   return out;
 }
 

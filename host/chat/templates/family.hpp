@@ -76,9 +76,11 @@ class Family {
   /// "You are Qwen, ..."); "" = none. A template text's own literal takes precedence
   /// (extract_chatml_default_system).
   virtual std::string_view default_system() const { return {}; }
-  /// Whether the family's template defines tool calling, so that render() takes tools
-  /// (SpecialTexts::tools), assistant turns' tool_calls and "tool" turns.
-  virtual bool supports_tools() const { return false; }
+  /// How the family's template writes tool calls; kNone: it defines no tool calling. Other
+  /// values: render() takes tools (SpecialTexts::tools), assistant turns' tool_calls and "tool"
+  /// turns.
+  virtual ToolCallSyntax tool_call_syntax() const { return ToolCallSyntax::kNone; }
+  bool supports_tools() const { return tool_call_syntax() != ToolCallSyntax::kNone; }
   /// Every marker render() may write except bos / eos.
   virtual std::vector<std::string> markers() const = 0;
   /// Renders `conv` exactly as the family's template does with jinja2 (HF apply_chat_template).
@@ -103,6 +105,9 @@ std::string python_strip(std::string_view text);
 /// with ensure_ascii=False and sort_keys=False: ", " and ": " separators, members in order).
 /// Throws std::invalid_argument when `json_text` is not JSON.
 std::string python_tojson(std::string_view json_text);
+/// The same with `tojson(indent=N)` (json.dumps(indent=N): members one a line, indented by N
+/// spaces a level, "," and ": " separators, "{}" / "[]" when empty).
+std::string python_tojson(std::string_view json_text, int indent);
 /// Whether `haystack` contains `needle`.
 inline bool has(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;

@@ -5,11 +5,9 @@
 //    folded into the first user turn (mistralai/Mistral-7B-Instruct-v0.1 today);
 //  - "mistral-v3": "<s>[INST] {user}[/INST] {assistant trimmed}</s>", the system message folded
 //    into the last user turn when the conversation ends with one
-//    (mistralai/Mistral-7B-Instruct-v0.3, tools not supported);
-//  - "mistral-nemo": v3 without the spaces, "<s>[INST]{user}[/INST]{assistant}</s>" (the
-//    Tekken-tokenizer template of mistralai/Mistral-Nemo-Instruct-2407, tools not supported).
-// Templates: tests/fixtures/chat_templates/mistral*.jinja, llama.cpp's models/templates/
-// mistralai-Mistral-Nemo-Instruct-2407.jinja.
+//    (mistralai/Mistral-7B-Instruct-v0.3, tools not supported).
+// ("mistral-nemo", v3 without the spaces and with tools: mistral_nemo.cpp.)
+// Templates: tests/fixtures/chat_templates/mistral*.jinja.
 #include "chat/templates/family.hpp"
 
 namespace plinth::chat {
@@ -20,7 +18,7 @@ constexpr std::string_view kAlternate =
 constexpr std::string_view kOnlyUserAssistant =
     "supports only user and assistant roles after the optional first system message";
 
-enum class Style { kClassic, kV1, kV3, kNemo };
+enum class Style { kClassic, kV1, kV3 };
 
 class Mistral final : public Family {
  public:
@@ -28,8 +26,7 @@ class Mistral final : public Family {
   std::string_view name() const override {
     return style_ == Style::kClassic ? "mistral"
            : style_ == Style::kV1    ? "mistral-v1"
-           : style_ == Style::kV3    ? "mistral-v3"
-                                     : "mistral-nemo";
+                                     : "mistral-v3";
   }
   std::string_view description() const override {
     switch (style_) {
@@ -39,8 +36,6 @@ class Mistral final : public Family {
         return "Mistral v1 ( [INST] system\\n\\nuser [/INST], system in the first user turn)";
       case Style::kV3:
         return "Mistral v3 ([INST] user[/INST], system in the last user turn)";
-      case Style::kNemo:
-        return "Mistral Nemo / Tekken ([INST]user[/INST], system in the last user turn)";
     }
     return "";
   }
@@ -56,9 +51,6 @@ class Mistral final : public Family {
       case Style::kV3:
         return has(t, "\"[INST] \" + message[\"content\"] + \"[/INST]\"") &&
                has(t, "\" \" + message[\"content\"]|trim + eos_token");
-      case Style::kNemo:
-        return has(t, "\"[INST]\" + message[\"content\"] + \"[/INST]\"") &&
-               has(t, "{{- message[\"content\"] + eos_token}}");
     }
     return false;
   }
@@ -86,7 +78,7 @@ class Mistral final : public Family {
           out.text(" ");
           user_turn(out, system, m.content, " ");
         } else {
-          user_turn(out, system, m.content, "", style_ == Style::kNemo ? "" : " ");
+          user_turn(out, system, m.content, "");
         }
       } else if (m.role == "assistant") {
         out.text(assistant_text(m.content));
@@ -115,11 +107,9 @@ class Mistral final : public Family {
       }
     }
   }
-  /// What an assistant turn writes before eos: " " + content (v3: trimmed; Nemo: no space).
+  /// What an assistant turn writes before eos: " " + content (v3: trimmed).
   std::string assistant_text(const std::string& content) const {
-    std::string reply = style_ == Style::kV3 ? python_strip(content) : content;
-    if (style_ != Style::kNemo) reply.insert(0, 1, ' ');
-    return reply;
+    return " " + (style_ == Style::kV3 ? python_strip(content) : content);
   }
   /// "[INST]" + after_open + system + content + before_close + "[/INST]".
   static void user_turn(Prompt& out, const std::string& system, const std::string& content,
@@ -153,10 +143,6 @@ const Family& mistral_v1_family() {
 }
 const Family& mistral_v3_family() {
   static const Mistral f(Style::kV3);
-  return f;
-}
-const Family& mistral_nemo_family() {
-  static const Mistral f(Style::kNemo);
   return f;
 }
 

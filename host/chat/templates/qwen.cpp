@@ -82,7 +82,7 @@ class Qwen25 final : public Family {
   std::vector<std::string> markers() const override {
     return {std::string(kStart), std::string(kEnd)};
   }
-  bool supports_tools() const override { return true; }
+  ToolCallSyntax tool_call_syntax() const override { return ToolCallSyntax::kHermes; }
   void render(const Conversation& conv, bool gen, const SpecialTexts& st,
               Prompt& out) const override {
     // The default system turn is conv.messages[0] (ChatTemplate prepends it).

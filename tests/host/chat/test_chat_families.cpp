@@ -64,8 +64,8 @@ std::string error_of(const ChatTemplate& t, const std::vector<ChatMessage>& msgs
 TEST(ChatFamilies, EveryFamilyMatchesJinja2OnItsRealTemplate) {
   const json& f = fixture();
   // Every family is checked here or against llama.cpp's template files
-  // (test_chat_llama_cpp_templates.cpp: qwen2.5, qwen3, mistral-nemo).
-  ASSERT_EQ(f.at("families").size() + 3, ChatTemplate::known_families().size());
+  // (test_chat_llama_cpp_templates.cpp: qwen2.5, qwen3; mistral-nemo in both).
+  ASSERT_EQ(f.at("families").size() + 2, ChatTemplate::known_families().size());
   for (const json& fam : f.at("families")) {
     const std::string name = fam.at("family");
     SCOPED_TRACE(name);
@@ -183,6 +183,25 @@ TEST(ChatFamilies, MarkersTheVocabularyLacksAreText) {
   no_bos.bos_token = "";
   EXPECT_EQ(ChatTemplate::from_family("gemma", no_bos).render_text({{"user", "x"}}, false),
             "<start_of_turn>user\nx<end_of_turn>\n");
+}
+
+TEST(ChatFamilies, ReplyPrefixMarkerEndsTheGenerationPrompt) {
+  // Mistral Nemo's [TOOL_CALLS] after the prompt: a special segment where the vocabulary has the
+  // token (Tekken), plain text where it lacks it; nothing without a generation prompt.
+  ChatTemplate::RenderOptions ro;
+  ro.reply_prefix_marker = "[TOOL_CALLS]";
+  ChatTemplate::Options tekken;
+  tekken.is_special_token = [](std::string_view) { return true; };
+  const auto nemo = ChatTemplate::from_family("mistral-nemo", tekken);
+  const auto segs = nemo.render({{"user", "hi"}}, true, ro);
+  ASSERT_FALSE(segs.empty());
+  EXPECT_EQ(segs.back(), (ChatTemplate::Segment{"[TOOL_CALLS]", true}));
+  EXPECT_EQ(nemo.render_text({{"user", "hi"}}, false, ro), "<s>[INST]hi[/INST]");
+  ChatTemplate::Options other;
+  other.is_special_token = [](std::string_view t) { return t == "<s>" || t == "</s>"; };
+  const auto plain = ChatTemplate::from_family("mistral-nemo", other);
+  EXPECT_EQ(plain.render({{"user", "hi"}}, true, ro).back(),
+            (ChatTemplate::Segment{"[INST]hi[/INST][TOOL_CALLS]", false}));
 }
 
 TEST(ChatFamilies, Llama32DatesTheSystemTurnTodayUnlessGivenADate) {

@@ -100,12 +100,12 @@ TEST(ChatLlamaCppTemplates, QwenHasItsOwnFamiliesNotChatml) {
             "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
             "assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   const auto q3 = ChatTemplate::from_family("qwen3", {});
-  EXPECT_EQ(q3.render_text({{"user", "hi"}}, true, {false, {}}),
+  EXPECT_EQ(q3.render_text({{"user", "hi"}}, true, {false, {}, {}}),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
   EXPECT_EQ(q3.render_text({{"user", "hi"}}, true),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   // The think markers are special segments (Qwen3's vocabulary has them as tokens).
-  const auto segs = q3.render({{"user", "hi"}}, true, {false, {}});
+  const auto segs = q3.render({{"user", "hi"}}, true, {false, {}, {}});
   EXPECT_TRUE(segs.at(segs.size() - 4).special);
   EXPECT_EQ(segs.at(segs.size() - 4).text, "<think>");
 }

@@ -2,6 +2,8 @@
 // reading the same text (an independent JSON parser), not from the code under test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +172,44 @@ TEST(ToolCallParser, HermesTextOnlyAndHeldMarkers) {
     EXPECT_EQ(r.content, "Done, see above.") << piece;
     ASSERT_EQ(r.calls.size(), 1u);
   }
+}
+
+TEST(ToolCallParser, Llama3CallAfterTextAnyCuts) {
+  // The call's strings hold the marker and braces; text before it is content; whitespace after
+  // it dropped. Every random split gives the same result as nlohmann's reading.
+  const std::string call =
+      "{\"name\": \"find\", \"parameters\": {\"q\": \"{\\\"name\\\": x} caf\\u00e9\", "
+      "\"n\": [1, {\"name\": 2}]}}";
+  const std::string text = "I'll look it up {now}. " + call + "\n";
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    auto parser = make_llama3_parser();
+    std::vector<ToolEvent> events;
+    size_t at = 0;
+    while (at < text.size()) {
+      const size_t n = std::uniform_int_distribution<size_t>(1, 9)(rng);
+      parser->feed(std::string_view(text).substr(at, n), events);
+      at += n;
+    }
+    parser->finish(events);
+    ToolCallResult r;
+    for (const ToolEvent& e : events) r.apply(e);
+    EXPECT_EQ(r.content, "I'll look it up {now}. ");
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0].name, "find");
+    EXPECT_EQ(json::parse(r.calls[0].arguments), json::parse(call)["parameters"]);
+  }
+}
+
+TEST(ToolRequest, MistralCallIdsAreNineLettersAndDigits) {
+  EXPECT_EQ(mistral_call_id("a1B2c3D4e"), "a1B2c3D4e");  // already one: kept
+  for (const std::string id : {"call_abc", "toolu_01XyZ", "", "a1B2c3D4-", "a1B2c3D4e0"}) {
+    const std::string m = mistral_call_id(id);
+    EXPECT_EQ(m.size(), 9u) << id;
+    EXPECT_TRUE(std::all_of(m.begin(), m.end(), [](char c) { return std::isalnum(c) != 0; })) << id;
+    EXPECT_EQ(mistral_call_id(id), m);  // the same for the same id
+  }
+  EXPECT_NE(mistral_call_id("call_1"), mistral_call_id("call_2"));
 }
 
 // --- the request fields ---
