@@ -33,10 +33,6 @@ size_t complete_utf8_prefix(std::string_view s) {
   return continuation + 1 >= need ? s.size() : i - 1;
 }
 
-size_t argmax(std::span<const float> p) {
-  return static_cast<size_t>(std::max_element(p.begin(), p.end()) - p.begin());
-}
-
 // A draw from `p` with token `skip` left out, renormalised, by inverse CDF at uniform `u`.
 int32_t draw_without(std::span<const float> p, size_t skip, double u) {
   double total = 0;
@@ -115,20 +111,24 @@ Verdict ForcedDrafts::verify(const BatchBuilder::Entry& e, const float* first_ro
   try {
     for (size_t j = 0;; ++j) {
       const std::span<const float> row(first_row + j * vocab_, vocab_);
+      if (seq.greedy()) {
+        // Position j's masked target argmax, penalties counting drafts 0..j-1 as accepted.
+        const int32_t t = seq.greedy_token(row, drafts.first(j));
+        if (j == drafts.size() || t != drafts[j]) {  // the bonus token, or the correction
+          v.next_token = t;
+          break;
+        }
+        ++v.accepted;
+        continue;
+      }
       // Position j's masked target distribution, penalties counting drafts 0..j-1 as accepted.
       const std::vector<float> p = seq.distribution(row, drafts.first(j));
       if (j == drafts.size()) {  // every draft kept: the bonus token
-        v.next_token = seq.greedy() ? static_cast<int32_t>(argmax(p)) : draw(p, seq.uniform());
+        v.next_token = draw(p, seq.uniform());
         break;
       }
       const auto d = static_cast<size_t>(drafts[j]);
-      if (seq.greedy()) {
-        const size_t t = argmax(p);
-        if (t != d) {
-          v.next_token = static_cast<int32_t>(t);
-          break;
-        }
-      } else if (seq.uniform() >= double(p[d])) {  // kept with probability p(d)
+      if (seq.uniform() >= double(p[d])) {  // kept with probability p(d)
         v.next_token = draw_without(p, d, seq.uniform());
         break;
       }

@@ -97,6 +97,8 @@ class SequenceGrammar {
   /// Fills the mask of the next token (bit t set = allowed) and checks it allows one token at
   /// least; returns it ([ceil(vocab / 32)] words, valid until the next call).
   const std::vector<uint32_t>& fill();
+  /// The last fill()'s mask.
+  const std::vector<uint32_t>& mask() const { return mask_; }
   /// Whether `token` is allowed by the last fill().
   bool allowed(int32_t token) const {
     return ((mask_[static_cast<size_t>(token) / 32] >> (static_cast<uint32_t>(token) % 32)) & 1u) !=

@@ -3,7 +3,8 @@
 // whose names the grammar forces once their first byte is chosen:
 //  - temperature 0: the token ids and finish reasons of each prompt are those of decoding
 //    without drafts (requests with speculative = false), one request at a time, all at once,
-//    with the prefix cache (twice: the second round hits it) and beside an n-gram speculator;
+//    with the prefix cache (twice: the second round hits it) and beside an n-gram speculator,
+//    and those of the full sampler (logprobs asked: no masked-argmax shortcut);
 //    alone, it takes fewer forwards (engine steps) and forced drafts are accepted;
 //  - temperature 1: the first sampled digit after forced text ("The answer is ") has the same
 //    frequencies with forced drafts as without (chi-square homogeneity, p = 0.001).
@@ -82,8 +83,10 @@ const std::vector<std::string> kAsks = {
 };
 
 // Runs every ask under the schema (greedy, max_tokens 200), one at a time or all at once;
-// `forced` false sends them with speculative = false (no drafts of any kind).
-RunResult run(EngineHost& h, bool forced, bool one_at_a_time) {
+// `forced` false sends them with speculative = false (no drafts of any kind); `logprobs` asks
+// for logprobs, which takes each token through the full sampler (penalties, mask, softmax)
+// instead of the masked argmax.
+RunResult run(EngineHost& h, bool forced, bool one_at_a_time, bool logprobs = false) {
   GrammarSpec spec;
   spec.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
   spec.spec = kSchema;
@@ -98,6 +101,7 @@ RunResult run(EngineHost& h, bool forced, bool one_at_a_time) {
     g.params.temperature = 0.0f;
     g.params.max_tokens = 200;
     g.speculative = forced;
+    g.logprobs = logprobs;
     g.grammar = grammar;
     ids.push_back(e.add_request(std::move(g)));
     while (one_at_a_time && e.has_unfinished()) e.step();
@@ -133,6 +137,12 @@ TEST_F(ForcedDraftsModel, GreedyIdsEqualDecodingWithoutDraftsInFewerForwards) {
     EXPECT_EQ(r.finish, "stop") << "a JSON record of four fields fits in 200 tokens";
   }
   EXPECT_EQ(off.stats.forced.num_draft_tokens, 0u) << "speculative = false drafts nothing";
+  EXPECT_EQ(run(*h, /*forced=*/false, /*one_at_a_time=*/true, /*logprobs=*/true).results,
+            off.results)
+      << "the masked argmax (greedy without logprobs) is the full sampler's token";
+  EXPECT_EQ(run(*h, /*forced=*/true, /*one_at_a_time=*/false, /*logprobs=*/true).results,
+            off.results)
+      << "forced drafts verified through the full sampler (logprobs on), all at once";
   const RunResult on = run(*h, /*forced=*/true, /*one_at_a_time=*/true);
   EXPECT_EQ(on.results, off.results);
   const uint64_t drafted = on.stats.forced.num_draft_tokens;
