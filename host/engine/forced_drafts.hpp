@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/batch_builder.hpp"
+#include "engine/forced_memo.hpp"
 #include "engine/speculation.hpp"
 
 namespace plinth {
@@ -56,17 +57,32 @@ class ForcedDrafts {
   /// Forced drafts verified so far (num_drafts: proposals; draft and accepted tokens).
   const SpecStats& stats() const { return stats_; }
 
-  /// The forced tokens of `seq`'s grammar state, at most `limit` of them: the tokenization of the
-  /// forced bytes (cut before an incomplete UTF-8 character at their end), cut at the first token
-  /// the grammar refuses. Empty when nothing is forced.
-  std::vector<int32_t> forced_tokens(Sequence& seq, uint32_t limit) const;
+  /// The forced tokens of `seq`'s grammar state, at most `limit` of them: the tokens the target
+  /// produced the last time these forced bytes were forced (the memo), else the tokenizer's
+  /// encoding of the forced bytes (cut before an incomplete UTF-8 character at their end); cut
+  /// at the first token the grammar refuses. Empty when nothing is forced. First teaches the memo
+  /// the tokens `seq` took for the bytes noted at an earlier call, once its output covers them,
+  /// and notes the forced bytes when none are noted.
+  std::vector<int32_t> forced_tokens(Sequence& seq, uint32_t limit);
+
+  /// The memo of forced strings and the model's tokens for them (engine/forced_memo.hpp).
+  const ForcedTokenMemo& memo() const { return memo_; }
+  /// Forced drafts taken from the memo (proposals and their draft tokens; the rest are
+  /// canonical encodings).
+  uint64_t memo_proposals() const { return memo_proposals_; }
 
  private:
+  /// Records in the memo how `seq` spelled the forced bytes noted on it, once its output covers
+  /// them.
+  void learn(Sequence& seq);
+
   const Tokenizer& tokenizer_;
   uint32_t vocab_;
   uint32_t context_length_;
   uint32_t max_drafts_;
   SpecStats stats_;
+  ForcedTokenMemo memo_;
+  uint64_t memo_proposals_ = 0;
 };
 
 }  // namespace plinth

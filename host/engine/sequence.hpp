@@ -90,6 +90,8 @@ class Sequence {
   /// every appended token advances it.
   void set_grammar(std::unique_ptr<SequenceGrammar> grammar) { grammar_ = std::move(grammar); }
   bool constrained() const { return grammar_ != nullptr; }
+  /// The sequence's matcher (null when unconstrained); engine thread only.
+  SequenceGrammar* grammar() { return grammar_.get(); }
   /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
   /// refuses (the matcher advances over them, then rolls back). All of them without a grammar.
   size_t grammar_valid_prefix(std::span<const int32_t> drafts);

@@ -60,7 +60,9 @@ TEST(MaskedArgmax, EqualsTheSamplersGreedyTokenOnRandomRowsAndMasks) {
     EXPECT_EQ(masked_argmax(logits, mask), sampler_greedy(logits, mask));
     bool unmasked_finite = false;
     for (float l : logits) unmasked_finite = unmasked_finite || l > -kInf;
-    if (unmasked_finite) EXPECT_EQ(masked_argmax(logits, {}), sampler_greedy(logits, {}));
+    if (unmasked_finite) {
+      EXPECT_EQ(masked_argmax(logits, {}), sampler_greedy(logits, {}));
+    }
   }
 }
 
