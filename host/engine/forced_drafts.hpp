@@ -1,10 +1,12 @@
 #pragma once
 // Forced-token drafting (docs/architecture.md, "Structured outputs"): where a constrained
 // sequence's grammar forces the next bytes (`{"name": "` after an object's start, a long property
-// name once its first byte is chosen), the engine proposes their canonical tokenization (the
-// tokenizer's encoding of those bytes) as draft tokens, and the masked target verifies them in
-// the same forward as the sequence's next token, through the speculation path (draft slots the
-// scheduler reserves, one verification row per draft, engine/speculation.hpp's Verdict).
+// name once its first byte is chosen), the engine proposes a tokenization of them as draft tokens
+// (the tokens the target produced the last time those bytes were forced, from the memo of
+// engine/forced_memo.hpp, else the tokenizer's canonical encoding of the bytes), and the masked
+// target verifies them in the same forward as the sequence's next token, through the speculation
+// path (draft slots the scheduler reserves, one verification row per draft,
+// engine/speculation.hpp's Verdict).
 //
 // Exact in distribution: at temperature 0 a draft is kept while it equals the masked target's
 // argmax, then the argmax follows, so the output equals decoding without drafts. Above it a draft
@@ -42,8 +44,7 @@ class ForcedDrafts {
   uint32_t max_drafts() const { return max_drafts_; }
 
   /// Gives each decoding entry of a constrained, speculative sequence whose grammar forces bytes
-  /// (with draft room: engine/speculation.hpp's draft_room) the canonical tokenization of those
-  /// bytes as drafts, cut to its room and at the first token its grammar refuses, and sets
+  /// (with draft room: engine/speculation.hpp's draft_room) forced_tokens() as drafts, cut to its room and at the first token its grammar refuses, and sets
   /// Entry::forced and num_new = 1 + drafts. Entries that already carry drafts are left alone. A
   /// grammar plugin that fails while asked leaves that entry without drafts (its sampling step
   /// calls the plugin again and fails the sequence there).
