@@ -44,10 +44,11 @@ class ForcedDrafts {
   uint32_t max_drafts() const { return max_drafts_; }
 
   /// Gives each decoding entry of a constrained, speculative sequence whose grammar forces bytes
-  /// (with draft room: engine/speculation.hpp's draft_room) forced_tokens() as drafts, cut to its room and at the first token its grammar refuses, and sets
-  /// Entry::forced and num_new = 1 + drafts. Entries that already carry drafts are left alone. A
-  /// grammar plugin that fails while asked leaves that entry without drafts (its sampling step
-  /// calls the plugin again and fails the sequence there).
+  /// (with draft room: engine/speculation.hpp's draft_room) forced_tokens() as drafts, cut to its
+  /// room and at the first token its grammar refuses, and sets Entry::forced and num_new = 1 +
+  /// drafts. Entries that already carry drafts are left alone. A grammar plugin that fails while
+  /// asked leaves that entry without drafts (its sampling step calls the plugin again and fails the
+  /// sequence there).
   void propose(std::vector<BatchBuilder::Entry>& entries);
 
   /// Verifies entry `e`'s forced drafts against its k + 1 logits rows from `first_row`

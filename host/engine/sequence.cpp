@@ -115,9 +115,9 @@ bool Sequence::argmax_suffices() const {
 
 bool Sequence::plain_greedy() const {
   const SamplingParams& p = sampler_.params();
-  return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 &&
-         p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
-         p.frequency_penalty == 0.0f && p.logit_bias.empty() && p.min_tokens == 0;
+  return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
+         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
+         p.min_tokens == 0;
 }
 
 std::string Sequence::append_argmax(int32_t token, double now) {

@@ -47,11 +47,11 @@ TEST(ForcedTokenMemo, RemembersTheSpellingAndItsSuffixesAtTokenBoundaries) {
 
 TEST(ForcedTokenMemo, IgnoresSpellingsThatDoNotSpellTheBytes) {
   ForcedTokenMemo m(16, 64, 16);
-  record(m, "abc", {"ab", "x"});       // departs from the bytes
-  record(m, "abc", {"ab"});            // stops short
-  record(m, "abc", {"abc", "d"});      // a token after the one that reaches the end
-  record(m, "abc", {"a", "", "bc"});   // an empty token
-  record(m, "", {"a"});                // nothing forced
+  record(m, "abc", {"ab", "x"});      // departs from the bytes
+  record(m, "abc", {"ab"});           // stops short
+  record(m, "abc", {"abc", "d"});     // a token after the one that reaches the end
+  record(m, "abc", {"a", "", "bc"});  // an empty token
+  record(m, "", {"a"});               // nothing forced
   m.record("abc", Tokens{1, 2}, std::vector<std::string_view>{"abc"});  // sizes differ
   EXPECT_EQ(m.size(), 0u);
   EXPECT_EQ(m.payload_bytes(), 0u);

@@ -38,7 +38,7 @@ TEST(MaskedArgmax, EqualsTheSamplersGreedyTokenOnRandomRowsAndMasks) {
       l = r == 0 ? -kInf : static_cast<float>(r % 5) - 2.0f;
     }
     std::vector<uint32_t> mask((vocab + 31) / 32 + rng() % 2);  // sometimes a spare word
-    const uint32_t density = rng() % 4;                        // sparse .. all allowed
+    const uint32_t density = rng() % 4;                         // sparse .. all allowed
     for (uint32_t& w : mask) {
       for (uint32_t b = 0; b < 32; ++b) {
         if (density == 3 || rng() % 8 < 2 * density) w |= 1u << b;
