@@ -102,7 +102,12 @@ std::vector<int32_t> ForcedDrafts::forced_tokens(Sequence& seq, uint32_t limit) 
     grammar->forced_note() = SequenceGrammar::ForcedNote{bytes, seq.output().size()};
   }
   std::vector<int32_t> tokens;
-  if (const std::vector<int32_t>* known = memo_.find(bytes)) {
+  // A seeded sampled request drafts the canonical encoding only: which drafts it is offered
+  // decides how many draws its verification takes from its RNG, so drafts that depend on other
+  // requests (the memo) would make its output depend on them. Greedy output never depends on the
+  // drafts, an unseeded one need not repeat.
+  const bool memo_ok = seq.greedy() || !seq.seeded();
+  if (const std::vector<int32_t>* known = memo_ok ? memo_.find(bytes) : nullptr) {
     tokens = *known;  // how the target spelled these bytes last time
     ++memo_proposals_;
   } else {

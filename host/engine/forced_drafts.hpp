@@ -60,7 +60,8 @@ class ForcedDrafts {
   const SpecStats& stats() const { return stats_; }
 
   /// The forced tokens of `seq`'s grammar state, at most `limit` of them: the tokens the target
-  /// produced the last time these forced bytes were forced (the memo), else the tokenizer's
+  /// produced the last time these forced bytes were forced (the memo; not for a seeded sampled
+  /// request, whose output must not depend on other requests), else the tokenizer's
   /// encoding of the forced bytes (cut before an incomplete UTF-8 character at their end); cut
   /// at the first token the grammar refuses. Empty when nothing is forced. First teaches the memo
   /// the tokens `seq` took for the bytes noted at an earlier call, once its output covers them,

@@ -69,6 +69,8 @@ class Sequence {
   /// A draw in [0, 1) from the sequence's own RNG (seeded requests stay reproducible).
   double uniform() { return sampler_.uniform(); }
   bool greedy() const { return sampler_.greedy(); }
+  /// Whether the request gave a seed (its sampled output must then be the same on every run).
+  bool seeded() const { return sampler_.params().seed.has_value(); }
   /// True when the next token is the plain argmax of the logits (greedy, no penalties, no
   /// logit_bias, no min_tokens) and nobody
   /// reads its logprobs: the backend's argmax id is then enough (ABI 1.3 argmax_only).

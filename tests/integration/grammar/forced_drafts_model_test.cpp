@@ -7,6 +7,7 @@
 //    and those of the full sampler (logprobs asked: no masked-argmax shortcut);
 //    alone, it takes fewer forwards (engine steps) and forced drafts are accepted, and over
 //    90 % of them once the memo has seen those outputs (engine/forced_memo.hpp);
+//  - a seeded sampled request gives the same tokens before and after the memo learned;
 //  - temperature 1: the first sampled digit after forced text ("The answer is ") has the same
 //    frequencies with forced drafts as without (chi-square homogeneity, p = 0.001).
 #include <gtest/gtest.h>
@@ -185,6 +186,38 @@ TEST_F(ForcedDraftsModel, GreedyIdsEqualDecodingWithoutDraftsInFewerForwards) {
   const RunResult both = run(*ngram, /*forced=*/true, /*one_at_a_time=*/false);
   EXPECT_EQ(both.results, off.results) << "beside an n-gram speculator";
   EXPECT_GT(both.stats.forced.num_accepted_tokens, 0u);
+}
+
+TEST_F(ForcedDraftsModel, SeededSampledOutputDoesNotDependOnWhatTheMemoLearned) {
+  // A seeded request at temperature 1 with forced drafts, before and after greedy requests under
+  // the same schema taught the memo their spellings: the same tokens (its drafts, and so its
+  // verification's draws, depend on its own state only).
+  std::unique_ptr<EngineHost> h = load(host_, write_manifest("seeded", false, false));
+  GrammarSpec spec;
+  spec.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
+  spec.spec = kSchema;
+  spec.strict = true;
+  const std::shared_ptr<CompiledGrammar> grammar = h->grammar().compile(spec);
+  Engine& e = h->engine();
+  auto seeded = [&] {
+    GenerationRequest g;
+    g.prompt = h->encode_chat({{"user", kAsks[0]}});
+    g.params.temperature = 1.0f;
+    g.params.seed = 42;
+    g.params.max_tokens = 120;
+    g.grammar = grammar;
+    const uint64_t id = e.add_request(std::move(g));
+    while (e.has_unfinished()) e.step();
+    const Sequence* s = e.find(id);
+    std::vector<int32_t> ids(s->output().begin(), s->output().end());
+    e.release(id);
+    return ids;
+  };
+  const std::vector<int32_t> first = seeded();
+  const uint64_t accepted_before = e.stats().forced.num_accepted_tokens;
+  run(*h, /*forced=*/true, /*one_at_a_time=*/true);  // greedy: teaches the memo
+  EXPECT_GT(e.stats().forced.num_accepted_tokens, accepted_before);
+  EXPECT_EQ(seeded(), first);
 }
 
 // Chi-square critical value at p = 0.001 for `dof` degrees of freedom (Wilson–Hilferty).
