@@ -24,6 +24,7 @@ import argparse
 import concurrent.futures
 import http.client
 import json
+import os
 import statistics
 import sys
 import time
@@ -140,6 +141,7 @@ def main():
     args = p.parse_args()
 
     stream(args.base_url, body("constrained", 0, 8))  # warm-up: compiles the schema once
+    load0 = os.getloadavg()
     cells = {(m, c): ([], []) for m in MODES for c in args.concurrency}
     m0 = metrics(args.base_url)
     t0 = time.time()
@@ -154,8 +156,10 @@ def main():
                 cells[(mode, c)][1].extend(tpf)
                 print(f"round {r} c={c} {mode}: {len(tpots)} requests", file=sys.stderr)
     m1 = metrics(args.base_url)
+    load1 = os.getloadavg()
     print(f"grammar e2e bench: {args.rounds} rounds, max_tokens {args.max_tokens}, "
-          f"{time.time() - t0:.0f} s")
+          f"{time.time() - t0:.0f} s; load average (1 min) {load0[0]:.2f} before, "
+          f"{load1[0]:.2f} after ({os.cpu_count()} CPUs; the bench itself adds about 1)")
     print("| concurrency | mode | requests | TPOT median (ms) | tokens / forward (median) | "
           "TPOT / unconstrained |")
     print("|---|---|---|---|---|---|")
@@ -167,8 +171,10 @@ def main():
             tpf_s = f"{statistics.median(tpf):.2f}" if tpf else "-"
             print(f"| {c} | {m} | {len(tpots)} | {med * 1e3:.1f} | {tpf_s} | {med / base:.3f} |")
     grew = lambda k: m1.get(k, 0) - m0.get(k, 0)  # noqa: E731
-    print(f"forced drafts: {grew('plinth_grammar_forced_draft_tokens_total'):.0f} draft tokens, "
-          f"{grew('plinth_grammar_forced_accepted_tokens_total'):.0f} accepted; mask fills "
+    drafted = grew('plinth_grammar_forced_draft_tokens_total')
+    accepted = grew('plinth_grammar_forced_accepted_tokens_total')
+    print(f"forced drafts: {drafted:.0f} draft tokens, {accepted:.0f} accepted "
+          f"({100 * accepted / max(1, drafted):.0f} %); mask fills "
           f"{grew('plinth_grammar_mask_seconds_count'):.0f}, mean "
           f"{1e6 * grew('plinth_grammar_mask_seconds_sum') / max(1, grew('plinth_grammar_mask_seconds_count')):.1f} us")
     return 0

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <span>
+#include <string_view>
 
 #include "engine/grammar.hpp"
 #include "engine/sequence.hpp"
@@ -14,6 +16,13 @@ namespace {
 // The most forced bytes asked of the grammar per sequence and step: far more than max_drafts
 // tokens ever cover.
 constexpr size_t kMaxForcedBytes = 512;
+
+// The memo's bounds: forced strings remembered (a few schemas' worth of property names and
+// punctuation), and the most tokens kept for one (a spelling of kMaxForcedBytes bytes needs more
+// only with tokens under 8 bytes on average; longer ones are not remembered). At most about
+// 1024 * (512 + 4 * 128) bytes = 1 MiB of payload.
+constexpr size_t kMemoEntries = 1024;
+constexpr size_t kMemoMaxTokens = 128;
 
 // The length of `s` without an incomplete UTF-8 character at its end (the grammar forces bytes,
 // which may stop inside a character; the tokenizer takes whole characters).
@@ -31,10 +40,6 @@ size_t complete_utf8_prefix(std::string_view s) {
   if ((lead & 0xF0) == 0xE0) need = 3;
   if ((lead & 0xF8) == 0xF0) need = 4;
   return continuation + 1 >= need ? s.size() : i - 1;
-}
-
-size_t argmax(std::span<const float> p) {
-  return static_cast<size_t>(std::max_element(p.begin(), p.end()) - p.begin());
 }
 
 // A draw from `p` with token `skip` left out, renormalised, by inverse CDF at uniform `u`.
@@ -65,17 +70,52 @@ ForcedDrafts::ForcedDrafts(const Tokenizer& tokenizer, uint32_t vocab_size, uint
     : tokenizer_(tokenizer),
       vocab_(vocab_size),
       context_length_(context_length),
-      max_drafts_(std::max(1u, max_drafts)) {}
+      max_drafts_(std::max(1u, max_drafts)),
+      memo_(kMemoEntries, kMaxForcedBytes, kMemoMaxTokens) {}
 
-std::vector<int32_t> ForcedDrafts::forced_tokens(Sequence& seq, uint32_t limit) const {
+void ForcedDrafts::learn(Sequence& seq) {
+  SequenceGrammar* grammar = seq.grammar();
+  if (grammar == nullptr || !grammar->forced_note()) return;
+  const SequenceGrammar::ForcedNote& note = *grammar->forced_note();
+  const std::span<const int32_t> out = seq.output();
+  if (out.size() <= note.output_pos) return;
+  std::vector<std::string_view> pieces;
+  size_t covered = 0;
+  for (size_t i = note.output_pos; i < out.size() && covered < note.bytes.size(); ++i) {
+    if (out[i] < 0 || static_cast<uint32_t>(out[i]) >= vocab_) break;
+    pieces.push_back(tokenizer_.token_to_bytes(out[i]));
+    covered += pieces.back().size();
+  }
+  if (covered < note.bytes.size()) return;  // not spelled out yet
+  // record() ignores a spelling that does not match (a stop token, say): nothing to learn.
+  memo_.record(note.bytes, out.subspan(note.output_pos, pieces.size()), pieces);
+  grammar->forced_note().reset();
+}
+
+std::vector<int32_t> ForcedDrafts::forced_tokens(Sequence& seq, uint32_t limit) {
+  learn(seq);
   std::string bytes = seq.grammar_forced_bytes(kMaxForcedBytes);
   bytes.resize(complete_utf8_prefix(bytes));
   if (bytes.empty() || limit == 0) return {};
+  SequenceGrammar* grammar = seq.grammar();
+  if (grammar != nullptr && !grammar->forced_note()) {
+    grammar->forced_note() = SequenceGrammar::ForcedNote{bytes, seq.output().size()};
+  }
   std::vector<int32_t> tokens;
-  try {
-    tokens = tokenizer_.encode(bytes, /*add_special=*/false);
-  } catch (const std::invalid_argument&) {
-    return {};  // bytes the vocabulary cannot spell: nothing to draft
+  // A seeded sampled request drafts the canonical encoding only: which drafts it is offered
+  // decides how many draws its verification takes from its RNG, so drafts that depend on other
+  // requests (the memo) would make its output depend on them. Greedy output never depends on the
+  // drafts, an unseeded one need not repeat.
+  const bool memo_ok = seq.greedy() || !seq.seeded();
+  if (const std::vector<int32_t>* known = memo_ok ? memo_.find(bytes) : nullptr) {
+    tokens = *known;  // how the target spelled these bytes last time
+    ++memo_proposals_;
+  } else {
+    try {
+      tokens = tokenizer_.encode(bytes, /*add_special=*/false);
+    } catch (const std::invalid_argument&) {
+      return {};  // bytes the vocabulary cannot spell: nothing to draft
+    }
   }
   std::erase_if(tokens, [this](int32_t t) { return t < 0 || static_cast<uint32_t>(t) >= vocab_; });
   // The last token ends where the forced bytes end, and the model often spells that boundary with
@@ -115,20 +155,24 @@ Verdict ForcedDrafts::verify(const BatchBuilder::Entry& e, const float* first_ro
   try {
     for (size_t j = 0;; ++j) {
       const std::span<const float> row(first_row + j * vocab_, vocab_);
+      if (seq.greedy()) {
+        // Position j's masked target argmax, penalties counting drafts 0..j-1 as accepted.
+        const int32_t t = seq.greedy_token(row, drafts.first(j));
+        if (j == drafts.size() || t != drafts[j]) {  // the bonus token, or the correction
+          v.next_token = t;
+          break;
+        }
+        ++v.accepted;
+        continue;
+      }
       // Position j's masked target distribution, penalties counting drafts 0..j-1 as accepted.
       const std::vector<float> p = seq.distribution(row, drafts.first(j));
       if (j == drafts.size()) {  // every draft kept: the bonus token
-        v.next_token = seq.greedy() ? static_cast<int32_t>(argmax(p)) : draw(p, seq.uniform());
+        v.next_token = draw(p, seq.uniform());
         break;
       }
       const auto d = static_cast<size_t>(drafts[j]);
-      if (seq.greedy()) {
-        const size_t t = argmax(p);
-        if (t != d) {
-          v.next_token = static_cast<int32_t>(t);
-          break;
-        }
-      } else if (seq.uniform() >= double(p[d])) {  // kept with probability p(d)
+      if (seq.uniform() >= double(p[d])) {  // kept with probability p(d)
         v.next_token = draw_without(p, d, seq.uniform());
         break;
       }

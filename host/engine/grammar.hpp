@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -97,6 +98,8 @@ class SequenceGrammar {
   /// Fills the mask of the next token (bit t set = allowed) and checks it allows one token at
   /// least; returns it ([ceil(vocab / 32)] words, valid until the next call).
   const std::vector<uint32_t>& fill();
+  /// The last fill()'s mask.
+  const std::vector<uint32_t>& mask() const { return mask_; }
   /// Whether `token` is allowed by the last fill().
   bool allowed(int32_t token) const {
     return ((mask_[static_cast<size_t>(token) / 32] >> (static_cast<uint32_t>(token) % 32)) & 1u) !=
@@ -114,12 +117,22 @@ class SequenceGrammar {
   /// not offer forced_bytes. Throws GrammarContractError when the call fails.
   std::string forced_bytes(size_t capacity);
 
+  /// Forced-token drafting's note on this sequence (engine/forced_drafts.hpp): the forced bytes it
+  /// drafted from and the output length then, kept until the output spells them (then the memo
+  /// learns the tokens it took). Engine thread only.
+  struct ForcedNote {
+    std::string bytes;
+    size_t output_pos = 0;
+  };
+  std::optional<ForcedNote>& forced_note() { return forced_note_; }
+
  private:
   std::shared_ptr<CompiledGrammar> grammar_;
   GrammarRef ref_;
   std::string name_;
   plinth_grammar_matcher* m_ = nullptr;
   std::vector<uint32_t> mask_;
+  std::optional<ForcedNote> forced_note_;
 };
 
 }  // namespace plinth

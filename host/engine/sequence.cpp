@@ -1,7 +1,10 @@
 #include "engine/sequence.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
+
+#include "sampling/masked_argmax.hpp"
 
 namespace plinth {
 
@@ -55,6 +58,15 @@ std::string Sequence::grammar_forced_bytes(size_t capacity) {
 }
 
 std::string Sequence::sample_and_append(std::span<const float> logits, double now) {
+  if (plain_greedy()) {
+    // Greedy under the grammar's mask alone, or no mask (a batch whose backend computed no
+    // argmax ids): the (masked) argmax, without the sampler's copy of the row and softmax (a
+    // logprob nobody reads); the same token.
+    if (!grammar_) return append_argmax(masked_argmax(logits, {}), now);
+    const int32_t token = masked_argmax(logits, grammar_->fill());
+    grammar_->accept(token);  // the plugin must accept the token its mask allowed
+    return append_argmax(token, now);
+  }
   if (!grammar_) return append(sampler_.sample(logits, prompt(), output()), now);
   Sampler::Result r = masked({}, [&] { return sampler_.sample(logits, prompt(), output()); });
   grammar_->accept(r.token);  // the plugin must accept the token its mask allowed
@@ -71,7 +83,22 @@ std::vector<float> Sequence::distribution(std::span<const float> logits,
   });
 }
 
+int32_t Sequence::greedy_token(std::span<const float> logits, std::span<const int32_t> pending) {
+  if (!plain_greedy()) {
+    const std::vector<float> p = distribution(logits, pending);
+    return static_cast<int32_t>(std::max_element(p.begin(), p.end()) - p.begin());
+  }
+  if (!grammar_) return masked_argmax(logits, {});
+  return masked(pending, [&] { return masked_argmax(logits, grammar_->mask()); });
+}
+
 std::string Sequence::append_scored(std::span<const float> logits, int32_t token, double now) {
+  if (plain_greedy()) {
+    // Nobody reads the logprob: the token as verification chose it (greedy_token's masked argmax
+    // at this state), the grammar advanced over it.
+    if (grammar_) grammar_->accept(token);  // refused: the plugin broke its contract
+    return append_argmax(token, now);
+  }
   if (!grammar_) return append(sampler_.score(logits, prompt(), output(), token), now);
   Sampler::Result r = masked({}, [&] { return sampler_.score(logits, prompt(), output(), token); });
   if (!grammar_->allowed(token)) {
@@ -83,10 +110,14 @@ std::string Sequence::append_scored(std::span<const float> logits, int32_t token
 }
 
 bool Sequence::argmax_suffices() const {
+  return !grammar_ && plain_greedy();
+}
+
+bool Sequence::plain_greedy() const {
   const SamplingParams& p = sampler_.params();
-  return !grammar_ && sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 &&
-         p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
-         p.frequency_penalty == 0.0f && p.logit_bias.empty() && p.min_tokens == 0;
+  return sampler_.greedy() && !needs_logprobs_ && p.logprobs == 0 && p.repetition_penalty == 1.0f &&
+         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
+         p.min_tokens == 0;
 }
 
 std::string Sequence::append_argmax(int32_t token, double now) {

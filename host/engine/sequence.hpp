@@ -56,21 +56,34 @@ class Sequence {
   /// `pending` as if appended after the output, temperature, top-k/top-p/min-p) that the next
   /// token is drawn from: [vocab] probabilities; one-hot at the argmax when greedy.
   std::vector<float> distribution(std::span<const float> logits, std::span<const int32_t> pending);
+  /// The token a greedy request takes from `logits` at the state after `pending` (as
+  /// distribution()): the argmax of distribution(), computed without it when plain_greedy()
+  /// (the masked argmax of the row: no copy of the row, no [vocab] vector). Same errors as
+  /// distribution().
+  int32_t greedy_token(std::span<const float> logits, std::span<const int32_t> pending);
   /// Appends `token` (chosen elsewhere, e.g. by speculative verification) as if sampled from
-  /// `logits` (its logprobs are scored there) and applies the stop conditions like
+  /// `logits` (its logprobs are scored there; when plain_greedy() nobody reads them and the
+  /// logprob is NaN, as append_argmax's) and applies the stop conditions like
   /// sample_and_append. Returns the text now safe to stream.
   std::string append_scored(std::span<const float> logits, int32_t token, double now);
   /// A draw in [0, 1) from the sequence's own RNG (seeded requests stay reproducible).
   double uniform() { return sampler_.uniform(); }
   bool greedy() const { return sampler_.greedy(); }
+  /// Whether the request gave a seed (its sampled output must then be the same on every run).
+  bool seeded() const { return sampler_.params().seed.has_value(); }
   /// True when the next token is the plain argmax of the logits (greedy, no penalties, no
   /// logit_bias, no min_tokens) and nobody
   /// reads its logprobs: the backend's argmax id is then enough (ABI 1.3 argmax_only).
   bool argmax_suffices() const;
+  /// Greedy with nothing between the logits and the choice but the grammar's mask, if any: no
+  /// penalties, logit_bias or min_tokens, and nobody reads logprobs. The masked argmax of the row
+  /// is then the token (sampling/masked_argmax.hpp); argmax_suffices() is this without a grammar.
+  bool plain_greedy() const;
   /// Whether the caller reads logprobs (GenerationRequest::logprobs).
   void set_needs_logprobs(bool on) { needs_logprobs_ = on; }
-  /// Appends `token`, the argmax the backend computed (argmax_suffices() must hold), with a NaN
-  /// logprob, and applies the stop conditions like sample_and_append.
+  /// Appends `token`, the argmax the backend computed (argmax_suffices() must hold) or the masked
+  /// argmax (plain_greedy()), with a NaN logprob, and applies the stop conditions like
+  /// sample_and_append. Does not advance the grammar.
   std::string append_argmax(int32_t token, double now);
   /// Tokens the request may still generate (max_tokens minus those generated).
   uint32_t tokens_left() const;
@@ -79,6 +92,8 @@ class Sequence {
   /// every appended token advances it.
   void set_grammar(std::unique_ptr<SequenceGrammar> grammar) { grammar_ = std::move(grammar); }
   bool constrained() const { return grammar_ != nullptr; }
+  /// The sequence's matcher (null when unconstrained); engine thread only.
+  SequenceGrammar* grammar() { return grammar_.get(); }
   /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
   /// refuses (the matcher advances over them, then rolls back). All of them without a grammar.
   size_t grammar_valid_prefix(std::span<const int32_t> drafts);

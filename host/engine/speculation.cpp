@@ -173,11 +173,13 @@ Speculation::Target Speculation::target_of(const BatchBuilder::Entry& e,
     std::span<const float> row(first_row + j * vocab_, vocab_);
     // Penalties count the drafts before j as if accepted: the distribution plain decoding
     // would use at position j once those tokens are in the output.
+    if (target.probs.empty()) {  // greedy: the token alone
+      target.tokens[j] = seq.greedy_token(row, std::span(e.drafts).first(j));
+      continue;
+    }
     std::vector<float> dist = seq.distribution(row, std::span(e.drafts).first(j));
     target.tokens[j] = static_cast<int32_t>(argmax(dist));
-    if (!target.probs.empty()) {
-      std::copy(dist.begin(), dist.end(), target.probs.begin() + j * vocab_);
-    }
+    std::copy(dist.begin(), dist.end(), target.probs.begin() + j * vocab_);
   }
   if (!target.probs.empty()) {
     target.uniforms.resize(2 * (k + 1));

@@ -3,8 +3,11 @@
 // whose names the grammar forces once their first byte is chosen:
 //  - temperature 0: the token ids and finish reasons of each prompt are those of decoding
 //    without drafts (requests with speculative = false), one request at a time, all at once,
-//    with the prefix cache (twice: the second round hits it) and beside an n-gram speculator;
-//    alone, it takes fewer forwards (engine steps) and forced drafts are accepted;
+//    with the prefix cache (twice: the second round hits it) and beside an n-gram speculator,
+//    and those of the full sampler (logprobs asked: no masked-argmax shortcut);
+//    alone, it takes fewer forwards (engine steps) and forced drafts are accepted, and over
+//    90 % of them once the memo has seen those outputs (engine/forced_memo.hpp);
+//  - a seeded sampled request gives the same tokens before and after the memo learned;
 //  - temperature 1: the first sampled digit after forced text ("The answer is ") has the same
 //    frequencies with forced drafts as without (chi-square homogeneity, p = 0.001).
 #include <gtest/gtest.h>
@@ -82,8 +85,10 @@ const std::vector<std::string> kAsks = {
 };
 
 // Runs every ask under the schema (greedy, max_tokens 200), one at a time or all at once;
-// `forced` false sends them with speculative = false (no drafts of any kind).
-RunResult run(EngineHost& h, bool forced, bool one_at_a_time) {
+// `forced` false sends them with speculative = false (no drafts of any kind); `logprobs` asks
+// for logprobs, which takes each token through the full sampler (penalties, mask, softmax)
+// instead of the masked argmax.
+RunResult run(EngineHost& h, bool forced, bool one_at_a_time, bool logprobs = false) {
   GrammarSpec spec;
   spec.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
   spec.spec = kSchema;
@@ -98,6 +103,7 @@ RunResult run(EngineHost& h, bool forced, bool one_at_a_time) {
     g.params.temperature = 0.0f;
     g.params.max_tokens = 200;
     g.speculative = forced;
+    g.logprobs = logprobs;
     g.grammar = grammar;
     ids.push_back(e.add_request(std::move(g)));
     while (one_at_a_time && e.has_unfinished()) e.step();
@@ -145,6 +151,26 @@ TEST_F(ForcedDraftsModel, GreedyIdsEqualDecodingWithoutDraftsInFewerForwards) {
       static_cast<unsigned long long>(off.steps), static_cast<unsigned long long>(on.steps),
       static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(drafted));
 
+  // The same asks again: the memo now holds the target's spelling of every forced string of
+  // those outputs, so (nearly) every forced draft is kept.
+  const RunResult again = run(*h, /*forced=*/true, /*one_at_a_time=*/true);
+  EXPECT_EQ(again.results, off.results) << "with the memo warm";
+  const uint64_t drafted_again = again.stats.forced.num_draft_tokens - drafted;
+  const uint64_t accepted_again = again.stats.forced.num_accepted_tokens - accepted;
+  std::printf("again, memo warm: %llu forwards; %llu of %llu forced drafts accepted\n",
+              static_cast<unsigned long long>(again.steps),
+              static_cast<unsigned long long>(accepted_again),
+              static_cast<unsigned long long>(drafted_again));
+  EXPECT_LE(again.steps, on.steps);
+  EXPECT_GT(accepted_again * 10, drafted_again * 9) << "over 90 % kept with the memo warm";
+
+  EXPECT_EQ(run(*h, /*forced=*/false, /*one_at_a_time=*/true, /*logprobs=*/true).results,
+            off.results)
+      << "the masked argmax (greedy without logprobs) is the full sampler's token";
+  EXPECT_EQ(run(*h, /*forced=*/true, /*one_at_a_time=*/false, /*logprobs=*/true).results,
+            off.results)
+      << "forced drafts verified through the full sampler (logprobs on), all at once";
+
   const RunResult batched = run(*h, /*forced=*/true, /*one_at_a_time=*/false);
   EXPECT_EQ(batched.results, off.results) << "all at once";
   h.reset();
@@ -160,6 +186,38 @@ TEST_F(ForcedDraftsModel, GreedyIdsEqualDecodingWithoutDraftsInFewerForwards) {
   const RunResult both = run(*ngram, /*forced=*/true, /*one_at_a_time=*/false);
   EXPECT_EQ(both.results, off.results) << "beside an n-gram speculator";
   EXPECT_GT(both.stats.forced.num_accepted_tokens, 0u);
+}
+
+TEST_F(ForcedDraftsModel, SeededSampledOutputDoesNotDependOnWhatTheMemoLearned) {
+  // A seeded request at temperature 1 with forced drafts, before and after greedy requests under
+  // the same schema taught the memo their spellings: the same tokens (its drafts, and so its
+  // verification's draws, depend on its own state only).
+  std::unique_ptr<EngineHost> h = load(host_, write_manifest("seeded", false, false));
+  GrammarSpec spec;
+  spec.kind = PLINTH_GRAMMAR_JSON_SCHEMA;
+  spec.spec = kSchema;
+  spec.strict = true;
+  const std::shared_ptr<CompiledGrammar> grammar = h->grammar().compile(spec);
+  Engine& e = h->engine();
+  auto seeded = [&] {
+    GenerationRequest g;
+    g.prompt = h->encode_chat({{"user", kAsks[0]}});
+    g.params.temperature = 1.0f;
+    g.params.seed = 42;
+    g.params.max_tokens = 120;
+    g.grammar = grammar;
+    const uint64_t id = e.add_request(std::move(g));
+    while (e.has_unfinished()) e.step();
+    const Sequence* s = e.find(id);
+    std::vector<int32_t> ids(s->output().begin(), s->output().end());
+    e.release(id);
+    return ids;
+  };
+  const std::vector<int32_t> first = seeded();
+  const uint64_t accepted_before = e.stats().forced.num_accepted_tokens;
+  run(*h, /*forced=*/true, /*one_at_a_time=*/true);  // greedy: teaches the memo
+  EXPECT_GT(e.stats().forced.num_accepted_tokens, accepted_before);
+  EXPECT_EQ(seeded(), first);
 }
 
 // Chi-square critical value at p = 0.001 for `dof` degrees of freedom (Wilson–Hilferty).
