@@ -157,7 +157,10 @@ bool split_number(std::string_view t, NumText& n) {
 i128 grid_value(const NumText& n, int scale) {
   std::string frac = n.frac;
   frac.resize(static_cast<size_t>(scale), '0');
-  const i128 v = clamp(digits_value(n.intd) * pow10(scale) + digits_value(frac));
+  const i128 whole = digits_value(n.intd);  // saturated: scale it only while it cannot overflow
+  const i128 v = whole >= saturation() / pow10(scale)
+                     ? saturation()
+                     : clamp(whole * pow10(scale) + digits_value(frac));
   return n.neg ? -v : v;
 }
 
