@@ -45,6 +45,7 @@ auto Sequence::masked(std::span<const int32_t> pending, F&& f) {
 }
 
 size_t Sequence::grammar_valid_prefix(std::span<const int32_t> drafts) {
+  if (dormant_) return static_cast<size_t>(std::ranges::find(drafts, trigger_) - drafts.begin());
   if (!grammar_) return drafts.size();
   size_t n = 0;
   while (n < drafts.size() && grammar_->try_accept(drafts[n])) ++n;
@@ -140,9 +141,16 @@ std::string Sequence::append(Sampler::Result r, double now) {
   if (timings_.first_token == 0) timings_.first_token = now;
   timings_.last_token = now;
   timings_.num_generated_tokens++;
-  std::string delta = detokenizer_.push(token);
+  // A dormant grammar's trigger adds no text; what was held back before it is released.
+  const bool trigger = dormant_ && token == trigger_;
+  std::string delta = trigger ? detokenizer_.flush() : detokenizer_.push(token);
   StopChecker::Step step = stop_.on_token(token, delta);
   std::string out = std::move(step.text);
+  if (trigger && step.finish != FinishReason::kStop) {
+    if (step.finish == FinishReason::kNone) out += stop_.release();
+    grammar_ = std::move(dormant_);
+    trigger_index_ = tokens_.size() - 1 - num_prompt_;
+  }
   if (step.finish != FinishReason::kNone) {
     // A stop token's or stop string's text is not output; a length finish releases held bytes.
     if (step.finish == FinishReason::kLength) out += detokenizer_.flush();
