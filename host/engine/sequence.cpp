@@ -47,10 +47,17 @@ auto Sequence::masked(std::span<const int32_t> pending, F&& f) {
 size_t Sequence::grammar_valid_prefix(std::span<const int32_t> drafts) {
   if (dormant_) return static_cast<size_t>(std::ranges::find(drafts, trigger_) - drafts.begin());
   if (!grammar_) return drafts.size();
-  size_t n = 0;
-  while (n < drafts.size() && grammar_->try_accept(drafts[n])) ++n;
-  if (n > 0) grammar_->rollback(static_cast<uint32_t>(n));
-  return n;
+  // A draft that ends the grammar (a stop token where it can end) is cut too: the verification
+  // row after it would have no token to allow. Such a token can still be the step's sampled one.
+  size_t accepted = 0;
+  size_t keep = 0;
+  while (accepted < drafts.size() && grammar_->try_accept(drafts[accepted])) {
+    ++accepted;
+    if (grammar_->terminated()) break;
+    keep = accepted;
+  }
+  if (accepted > 0) grammar_->rollback(static_cast<uint32_t>(accepted));
+  return keep;
 }
 
 std::string Sequence::grammar_forced_bytes(size_t capacity) {

@@ -112,7 +112,8 @@ class Sequence {
   /// The sequence's matcher (null when unconstrained); engine thread only.
   SequenceGrammar* grammar() { return grammar_.get(); }
   /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
-  /// refuses (the matcher advances over them, then rolls back). A dormant grammar's drafts are
+  /// refuses or that ends it (a stop token where it can end: no verification row may follow
+  /// it) (the matcher advances over them, then rolls back). A dormant grammar's drafts are
   /// cut before their first trigger token, so that the trigger can only be the last token a step
   /// appends (the verification rows after it would need the mask). All of them without a
   /// grammar.

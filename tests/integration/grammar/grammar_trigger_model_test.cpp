@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,12 @@ struct Result {
     return ids == o.ids && finish == o.finish && trigger_index == o.trigger_index;
   }
 };
+
+void PrintTo(const Result& r, std::ostream* os) {
+  *os << r.finish << ", trigger at "
+      << (r.trigger_index ? std::to_string(*r.trigger_index) : std::string("none")) << ", ids";
+  for (int32_t id : r.ids) *os << ' ' << id;
+}
 
 struct Options {
   bool speculative = true;
@@ -167,7 +174,7 @@ class GrammarTriggerModel : public ::testing::Test {
 
 TEST_F(GrammarTriggerModel, FreeUntilTheTriggerThenTheGrammarAndTheSameIdsEverywhere) {
   std::unique_ptr<EngineHost> h = load(host_, write_manifest("plain", false, false));
-  const std::shared_ptr<CompiledGrammar> grammar = grammar_for(*h);
+  std::shared_ptr<CompiledGrammar> grammar = grammar_for(*h);  // released before its host
   const std::vector<std::optional<int32_t>> none(kAsks.size());
   const std::vector<Result> plain = run(*h, nullptr, none, {});
 
@@ -221,6 +228,7 @@ TEST_F(GrammarTriggerModel, FreeUntilTheTriggerThenTheGrammarAndTheSameIdsEveryw
     EXPECT_FALSE(dormant[i].trigger_index.has_value());
     EXPECT_EQ(dormant[i].text, plain[i].text);
   }
+  grammar.reset();
   h.reset();
 
   std::unique_ptr<EngineHost> cached = load(host_, write_manifest("prefix", true, false));
