@@ -157,6 +157,7 @@ std::string Sequence::append(Sampler::Result r, double now) {
     if (step.finish == FinishReason::kNone) out += stop_.release();
     grammar_ = std::move(dormant_);
     trigger_index_ = tokens_.size() - 1 - num_prompt_;
+    trigger_text_offset_ = text_.size() + out.size();
   }
   if (step.finish != FinishReason::kNone) {
     // A stop token's or stop string's text is not output; a length finish releases held bytes.

@@ -109,6 +109,9 @@ class Sequence {
   bool dormant() const { return dormant_ != nullptr; }
   /// The index in output() of the trigger token once appended (it armed the grammar).
   std::optional<size_t> trigger_index() const { return trigger_index_; }
+  /// Where the grammar's output starts in text() once the trigger was appended: text() before
+  /// it is the text of the tokens before the trigger.
+  std::optional<size_t> trigger_text_offset() const { return trigger_text_offset_; }
   /// The sequence's matcher (null when unconstrained); engine thread only.
   SequenceGrammar* grammar() { return grammar_.get(); }
   /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
@@ -180,6 +183,7 @@ class Sequence {
   std::unique_ptr<SequenceGrammar> dormant_;  // a grammar waiting for trigger_, or none
   int32_t trigger_ = -1;
   std::optional<size_t> trigger_index_;  // output index of the trigger that armed grammar_
+  std::optional<size_t> trigger_text_offset_;  // text_.size() right after the trigger
 
   std::string append(Sampler::Result r, double now);
   /// Runs `f` with the sampler masked by the grammar's mask after `pending` (accepted, then rolled

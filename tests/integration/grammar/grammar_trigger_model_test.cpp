@@ -136,6 +136,8 @@ std::vector<Result> run(EngineHost& h, const std::shared_ptr<CompiledGrammar>& g
     r.ids.assign(s->output().begin(), s->output().end());
     r.finish = *s->finish_reason();
     r.trigger_index = s->trigger_index();
+    EXPECT_EQ(s->trigger_text_offset(), r.trigger_offset) << "Sequence's offset == the steps'";
+    EXPECT_EQ(s->text(), r.text);
     out.push_back(std::move(r));
     e.release(id);
   }
