@@ -6,7 +6,8 @@
 //    output follows the grammar (a JSON Schema, parsed and checked with nlohmann::json) and ends
 //    where the grammar can;
 //  - RequestOutput::trigger_offset splits the streamed text exactly: the text of the tokens
-//    before the trigger, then that of the tokens after it (the trigger adds none);
+//    before the trigger, then that of the tokens after it (the trigger adds none), also when a
+//    stop string held the last bytes before the trigger back;
 //  - temperature 0: the same ids one at a time, all at once, with the full sampler (logprobs),
 //    with the prefix cache (twice: hits) and beside an n-gram speculator whose drafts repeat the
 //    prompt through the trigger (drafts are cut before it);
@@ -20,6 +21,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -100,7 +102,8 @@ struct Options {
 // Greedy (max_tokens 60) over kAsks; `triggers[i]` arms `grammar` for ask i (nullopt or a null
 // grammar: unconstrained).
 std::vector<Result> run(EngineHost& h, const std::shared_ptr<CompiledGrammar>& grammar,
-                        const std::vector<std::optional<int32_t>>& triggers, Options o) {
+                        const std::vector<std::optional<int32_t>>& triggers, Options o,
+                        const std::vector<std::string>& stops = {}) {
   Engine& e = h.engine();
   std::vector<uint64_t> ids;
   std::map<uint64_t, Result> results;
@@ -119,6 +122,7 @@ std::vector<Result> run(EngineHost& h, const std::shared_ptr<CompiledGrammar>& g
     g.prompt = h.encode_chat({{"user", kAsks[i]}});
     g.params.temperature = 0.0f;
     g.params.max_tokens = 60;
+    if (i < stops.size() && !stops[i].empty()) g.params.stop = {stops[i]};
     g.speculative = o.speculative;
     g.logprobs = o.logprobs;
     if (triggers[i]) {
@@ -189,6 +193,7 @@ TEST_F(GrammarTriggerModel, FreeUntilTheTriggerThenTheGrammarAndTheSameIdsEveryw
   }
   const std::vector<Result> base = run(*h, grammar, triggers, {.speculative = false});
   const Tokenizer& tok = h->tokenizer();
+  std::vector<std::pair<std::string, std::string>> texts;  // per ask: text before, after
   for (size_t i = 0; i < base.size(); ++i) {
     SCOPED_TRACE(kAsks[i]);
     const Result& r = base[i];
@@ -210,6 +215,7 @@ TEST_F(GrammarTriggerModel, FreeUntilTheTriggerThenTheGrammarAndTheSameIdsEveryw
     ASSERT_TRUE(r.trigger_offset.has_value());
     EXPECT_EQ(r.text.substr(0, *r.trigger_offset), tok.decode(before, true));
     EXPECT_EQ(r.text.substr(*r.trigger_offset), json_text);
+    texts.push_back({tok.decode(before, true), json_text});
     const nlohmann::json v = nlohmann::json::parse(json_text);
     ASSERT_TRUE(v.is_object());
     EXPECT_EQ(v.size(), 2u);
@@ -219,6 +225,20 @@ TEST_F(GrammarTriggerModel, FreeUntilTheTriggerThenTheGrammarAndTheSameIdsEveryw
   }
 
   EXPECT_EQ(run(*h, grammar, triggers, {.speculative = true}), base) << "forced drafts on";
+  // A stop string starting with the last bytes before the trigger: the matcher holds them back
+  // as a possible stop, and the trigger releases them (no stop string spans it), so the split
+  // is still exact.
+  std::vector<std::string> stops;  // stops[i]: ask i's stop string ("" = none)
+  for (const auto& [before, after] : texts) {
+    stops.push_back(before.size() >= 3 ? before.substr(before.size() - 3) + "\x7f" : "");
+  }
+  const std::vector<Result> with_stops = run(*h, grammar, triggers, {.speculative = false}, stops);
+  EXPECT_EQ(with_stops, base) << "stop strings that never complete";
+  for (size_t i = 0; i < with_stops.size(); ++i) {
+    ASSERT_TRUE(with_stops[i].trigger_offset.has_value());
+    EXPECT_EQ(with_stops[i].text.substr(0, *with_stops[i].trigger_offset), texts[i].first);
+    EXPECT_EQ(with_stops[i].text.substr(*with_stops[i].trigger_offset), texts[i].second);
+  }
   EXPECT_EQ(run(*h, grammar, triggers, {.one_at_a_time = false}), base) << "all at once";
   EXPECT_EQ(run(*h, grammar, triggers, {.one_at_a_time = false, .logprobs = true}), base)
       << "the full sampler (logprobs), all at once";
