@@ -182,7 +182,7 @@ class Sequence {
   std::unique_ptr<SequenceGrammar> grammar_;  // structured outputs, or none
   std::unique_ptr<SequenceGrammar> dormant_;  // a grammar waiting for trigger_, or none
   int32_t trigger_ = -1;
-  std::optional<size_t> trigger_index_;  // output index of the trigger that armed grammar_
+  std::optional<size_t> trigger_index_;        // output index of the trigger that armed grammar_
   std::optional<size_t> trigger_text_offset_;  // text_.size() right after the trigger
 
   std::string append(Sampler::Result r, double now);
