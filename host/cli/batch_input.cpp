@@ -12,7 +12,9 @@ namespace plinth::cli {
 
 namespace {
 
-using nlohmann::json;
+// Members keep the line's order: the request parser takes tools' parameter schemas (and the
+// template renders the tools) in the order they were written, as the server does with its body.
+using json = nlohmann::ordered_json;
 
 // The request keys of POST /v1/completions and /v1/chat/completions that server/request_parser
 // reads, plus the line's own "prompt", "messages" and "custom_id".
@@ -83,7 +85,7 @@ std::string read_custom_id(const json& j, const std::string& where, bool require
 // A plinth line → the body the server would get, and its kind.
 server::ApiKind plain_body(const json& line, const LineDefaults& d, const std::string& where,
                            json& body) {
-  body = d.body;
+  body = json(d.body);
   for (const auto& [key, value] : line.items()) {
     if (std::find(kPlainKeys.begin(), kPlainKeys.end(), key) == kPlainKeys.end()) {
       throw std::invalid_argument(where + "unknown key \"" + key +

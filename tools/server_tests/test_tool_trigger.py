@@ -17,6 +17,7 @@ trigger, GenerationRequest::grammar_trigger):
     with that text as text;
   - a tool result fed back: the prompt's token count is jinja2's rendering of the real template
     (markers one token each, the rest tokenized as text by /tokenize);
+  - `plinth generate --prompts-file` gives the server's calls and content for the same bodies;
   - response_format beside tools under auto: 400 naming response_format.
 
   python3 tools/server_tests/test_tool_trigger.py --plinth build/plinth \
@@ -27,6 +28,7 @@ Exit 77 (ctest SKIP_RETURN_CODE) when `openai`, `jsonschema` or `jinja2` can be 
 nor pip-installed, or the model file is missing (the fixture skipped: no real model)."""
 import json
 import pathlib
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -36,6 +38,8 @@ from plinth_server import (PlinthServer, ensure_openai, ensure_package, parse_ar
                            run_tests, skip)
 
 SERVER = None
+PLINTH = None
+MANIFEST = None  # the test's manifest: the model and the speculator in it
 openai = None
 jsonschema = None
 jinja2 = None
@@ -233,6 +237,34 @@ class MistralNemoAuto(unittest.TestCase):
         again = create(messages=history, logit_bias=FORCE).choices[0]
         self.check_calls(again)
 
+    def test_generate_batch_file_splits_at_the_trigger_too(self):
+        # `plinth generate --prompts-file`: the same greedy calls and content as the server
+        server_forced = create(logit_bias=FORCE).choices[0].message
+        server_banned = create(logit_bias=BAN, max_tokens=20).choices[0].message
+        with tempfile.TemporaryDirectory() as tmp:
+            lines = pathlib.Path(tmp) / "in.jsonl"
+            out = pathlib.Path(tmp) / "out.jsonl"
+            body = {"messages": ASK, "tools": TOOLS, "max_tokens": 150, "temperature": 0,
+                    "parallel_tool_calls": False}
+            lines.write_text("".join(
+                json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions",
+                            "body": dict(body, **extra)}) + "\n"
+                for cid, extra in (("forced", {"logit_bias": FORCE}),
+                                   ("banned", {"logit_bias": BAN, "max_tokens": 20}))))
+            subprocess.run([PLINTH, "--log-level", "warn", "generate", "--manifest", MANIFEST,
+                            "--prompts-file", str(lines), "--output", str(out)], check=True,
+                           timeout=300)
+            results = {r["custom_id"]: r["response"]["body"]["choices"][0]["message"]
+                       for r in map(json.loads, out.read_text().splitlines())}
+        forced = results["forced"]
+        self.assertIsNone(forced["content"])
+        self.assertEqual([(c["function"]["name"], c["function"]["arguments"])
+                          for c in forced["tool_calls"]],
+                         [(c.function.name, c.function.arguments)
+                          for c in server_forced.tool_calls])
+        self.assertEqual(results["banned"]["content"], server_banned.content)
+        self.assertNotIn("tool_calls", results["banned"])
+
     def test_response_format_beside_auto_is_refused_by_name(self):
         status, _, data = SERVER.request("POST", "/v1/chat/completions", {
             "model": SERVER.model, "messages": ASK, "tools": TOOLS, "max_tokens": 4,
@@ -244,7 +276,7 @@ class MistralNemoAuto(unittest.TestCase):
 
 
 def main():
-    global SERVER, openai, jsonschema, jinja2
+    global SERVER, PLINTH, MANIFEST, openai, jsonschema, jinja2
     args, rest = parse_args(lambda p: p.add_argument("--model", required=True))
     if not pathlib.Path(args.model).exists():
         print(f"SKIP: {args.model} is missing (the fixture mistral_tokens_model needs the real "
@@ -267,6 +299,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "manifest.json"
         path.write_text(json.dumps(manifest))
+        PLINTH, MANIFEST = args.plinth, str(path)
         with PlinthServer(args.plinth, str(path)) as server:
             SERVER = server
             return run_tests(server, rest)
