@@ -657,21 +657,21 @@ void combine_response_format(const ApiRequest& r, ToolRequest& tools) {
                                                  "\"none\"");
   }
   if (tools.choice != ToolChoice::kAuto) return;
+  const char* why = nullptr;
   if (tools.format == ToolFormat::kMistralNemo) {
-    throw ApiError::invalid(r.grammar_param,
-                            r.grammar_param +
-                                " beside tools with tool_choice \"auto\" is not supported by "
-                                "Mistral Nemo's tool-call format (the reply before [TOOL_CALLS] "
-                                "is free text, which no schema holds there); use tool_choice "
-                                "\"required\", a named function, or \"none\"");
+    why =
+        "Mistral Nemo's tool-call format (the reply before [TOOL_CALLS] is free text, which no "
+        "schema holds there)";
+  } else if (tools.format == ToolFormat::kLlama3Json) {
+    why =
+        "the Llama 3.x tool-call format (a call is a JSON object too, so a JSON reply and a "
+        "call cannot be told apart)";
   }
-  if (tools.format == ToolFormat::kLlama3Json) {
-    throw ApiError::invalid(r.grammar_param,
-                            r.grammar_param +
-                                " beside tools with tool_choice \"auto\" is not supported by "
-                                "the Llama 3.x tool-call format (a call is a JSON object too, so "
-                                "a JSON reply and a call cannot be told apart); use tool_choice "
-                                "\"required\", a named function, or \"none\"");
+  if (why != nullptr) {
+    throw ApiError::invalid(
+        r.grammar_param, r.grammar_param +
+                             " beside tools with tool_choice \"auto\" is not supported by " + why +
+                             "; use tool_choice \"required\", a named function, or \"none\"");
   }
   tools.response_schema = response_schema_of(*r.grammar);
 }

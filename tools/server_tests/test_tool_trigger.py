@@ -36,6 +36,7 @@ import unittest
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from plinth_server import (PlinthServer, ensure_openai, ensure_package, parse_args,  # noqa: E402
                            run_tests, skip)
+from test_tool_calling import ASK, SCHEMAS, TOOLS  # noqa: E402  (the same two functions)
 
 SERVER = None
 PLINTH = None
@@ -50,30 +51,6 @@ MARKERS = ["[INST]", "[/INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]", "[/AVAILABL
 TEMPLATE = (pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "chat_templates"
             / "mistral-nemo.jinja")
 
-WEATHER = {
-    "type": "object",
-    "properties": {
-        "city": {"type": "string", "maxLength": 32},
-        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-    },
-    "required": ["city", "unit"],
-    "additionalProperties": False,
-}
-TIME = {
-    "type": "object",
-    "properties": {"timezone": {"type": "string", "maxLength": 32}},
-    "required": ["timezone"],
-}
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather",
-                                      "description": "The current weather in a city",
-                                      "parameters": WEATHER, "strict": True}},
-    {"type": "function", "function": {"name": "get_time",
-                                      "description": "The current time in a timezone",
-                                      "parameters": TIME}},
-]
-SCHEMAS = {"get_weather": WEATHER, "get_time": TIME}
-ASK = [{"role": "user", "content": "What is the weather like in Paris today?"}]
 FORCE = {str(TOOL_CALLS_ID): 100}
 BAN = {str(TOOL_CALLS_ID): -100}
 
