@@ -299,6 +299,11 @@ std::optional<json> response_format_of(const json& body) {
     throw bad("text.format.type",
               "text.format.type: expected \"text\", \"json_object\" or \"json_schema\"");
   }
+  // Before the chat body holding it is written out (dump_json recurses).
+  if (json_nesting(*format) > kMaxToolNesting) {
+    throw bad("text.format.schema", "text.format.schema: nested deeper than " +
+                                        std::to_string(kMaxToolNesting) + " levels");
+  }
   json schema = json::object();
   for (const auto& [key, value] : format->items()) {
     if (key != "type") schema[key] = value;
