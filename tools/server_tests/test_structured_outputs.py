@@ -115,8 +115,8 @@ class StructuredOutputs(unittest.TestCase):
         self.assertIsInstance(parsed.population, int)
 
     def test_responses_api_text_format(self):
-        # /v1/responses' text.format reaches the same grammar as chat's response_format (the
-        # translated schema's members in the order the JSON library keeps, so no order check).
+        # /v1/responses' text.format reaches the same grammar as chat's response_format, the
+        # members in the schema's order (not sorted: name before age).
         import jsonschema
         import pydantic
         r = client().responses.create(
@@ -125,6 +125,7 @@ class StructuredOutputs(unittest.TestCase):
                              "strict": True}})
         self.assertEqual(r.status, "completed", r.output_text)
         jsonschema.validate(json.loads(r.output_text), dict(PERSON, additionalProperties=False))
+        self.assertEqual(list(json.loads(r.output_text)), list(PERSON["properties"]))
 
         class City(pydantic.BaseModel):  # bounded fields: a 135M model may ramble in a number
             name: str = pydantic.Field(max_length=24)
@@ -137,6 +138,41 @@ class StructuredOutputs(unittest.TestCase):
         status, body = post({"input": "hi", "text": {"format": {"type": "regex"}}},
                             path="/v1/responses")
         self.assertEqual((status, body["error"]["param"]), (400, "text.format.type"), body)
+
+    def test_translated_apis_keep_the_schemas_member_order(self):
+        # The Responses and Anthropic APIs are translated into a chat body; the schemas they
+        # carry keep the client's member order there (they were sorted: alpha before zeta).
+        schema = {"type": "object", "properties": {"zeta": {"type": "integer"},
+                                                   "alpha": {"type": "integer"}},
+                  "required": ["zeta", "alpha"], "additionalProperties": False}
+        status, body = post({"input": "Give JSON.", "temperature": 0, "max_output_tokens": 40,
+                             "text": {"format": {"type": "json_schema", "name": "x",
+                                                 "schema": schema, "strict": True}}},
+                            path="/v1/responses")
+        self.assertEqual(status, 200, body)
+        text = body["output"][0]["content"][0]["text"]
+        self.assertEqual(list(json.loads(text)), ["zeta", "alpha"], text)
+        status, body = post({"input": "Call f.", "temperature": 0, "max_output_tokens": 60,
+                             "tool_choice": "required",
+                             "tools": [{"type": "function", "name": "f", "parameters": schema}]},
+                            path="/v1/responses")
+        self.assertEqual(status, 200, body)
+        args = [o for o in body["output"] if o["type"] == "function_call"][0]["arguments"]
+        self.assertEqual(list(json.loads(args)), ["zeta", "alpha"], args)
+        # Anthropic's tool_use input is an object (sorted when written): its streamed fragments
+        # show the order the model wrote the members in.
+        status, _, data = raw("POST", "/v1/messages", {
+            "max_tokens": 60, "temperature": 0, "stream": True,
+            "tools": [{"name": "f", "input_schema": schema}], "tool_choice": {"type": "any"},
+            "messages": [{"role": "user", "content": "Call f."}]})
+        self.assertEqual(status, 200, data)
+        fragments = ""
+        for line in data.decode().splitlines():
+            event = json.loads(line[6:]) if line.startswith("data: ") else {}
+            if event.get("type") == "content_block_delta" and \
+                    event["delta"].get("type") == "input_json_delta":
+                fragments += event["delta"]["partial_json"]
+        self.assertTrue(fragments.startswith('{"zeta":'), fragments)
 
     def test_vllm_structured_outputs(self):
         status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
