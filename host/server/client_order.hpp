@@ -1,10 +1,11 @@
 #pragma once
-// The chat body that the Anthropic Messages and Responses APIs are translated into is an
-// nlohmann::json, whose objects sort their members; the JSON Schemas it carries (text.format's
-// schema, the tools' parameters / input_schema) must keep the client's member order, which is the
-// order the grammar writes an object's members in and the order the tools are shown to the model
-// (as chat completions keeps it: parse_structured_output, parse_tool_request). Internal to
-// host/server/.
+// The chat body that the Anthropic Messages and Responses APIs are translated into, and the body
+// `generate --prompts-file` makes of a line (cli/batch_input.cpp), are nlohmann::json, whose
+// objects sort their members; the JSON Schemas they carry (response_format's, text.format's,
+// structured_outputs.json, the tools' parameters / input_schema) must keep the client's member
+// order, which is the order the grammar writes an object's members in and the order the tools
+// are shown to the model (as chat completions keeps it: parse_structured_output,
+// parse_tool_request).
 
 #include <string>
 #include <string_view>

@@ -174,6 +174,37 @@ class StructuredOutputs(unittest.TestCase):
                 fragments += event["delta"]["partial_json"]
         self.assertTrue(fragments.startswith('{"zeta":'), fragments)
 
+    def test_prompts_file_lines_keep_the_schemas_member_order(self):
+        # `plinth generate --prompts-file` makes a body of each line (plinth's and OpenAI's batch
+        # shape): the schema keeps the line's member order there (it was sorted: alpha first).
+        import subprocess
+        import tempfile
+        schema = {"type": "object", "properties": {"zeta": {"type": "integer"},
+                                                   "alpha": {"type": "integer"}},
+                  "required": ["zeta", "alpha"], "additionalProperties": False}
+        fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema,
+                                                      "strict": True}}
+        lines = [{"custom_id": "plain", "messages": [{"role": "user", "content": "JSON."}],
+                  "max_tokens": 40, "temperature": 0, "response_format": fmt},
+                 {"custom_id": "so", "prompt": "JSON:", "max_tokens": 40, "temperature": 0,
+                  "structured_outputs": {"json": schema}}]
+        batch = [{"custom_id": "openai", "method": "POST", "url": "/v1/chat/completions",
+                  "body": {"messages": [{"role": "user", "content": "JSON."}],
+                           "max_tokens": 40, "temperature": 0, "response_format": fmt}}]
+        with tempfile.TemporaryDirectory() as d:
+            for name, content in (("plinth", lines), ("openai", batch)):
+                with open(f"{d}/{name}.jsonl", "w") as f:
+                    f.write("".join(json.dumps(line) + "\n" for line in content))
+                r = subprocess.run([PLINTH, "generate", "--manifest", MANIFEST, "--prompts-file",
+                                    f"{d}/{name}.jsonl", "--output", f"{d}/{name}.out"],
+                                   capture_output=True, text=True, timeout=300)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(f"{d}/{name}.out") as f:
+                    for out in map(json.loads, f):
+                        text = out["text"] if "text" in out else \
+                            out["response"]["body"]["choices"][0]["message"]["content"]
+                        self.assertEqual(list(json.loads(text)), ["zeta", "alpha"], out)
+
     def test_vllm_structured_outputs(self):
         status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
                              "max_tokens": 8, "temperature": 0,
