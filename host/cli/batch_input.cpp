@@ -95,11 +95,19 @@ void check_nesting(const json& object, const std::string& where, const std::stri
 }
 
 // The schemas of a line as its text has them (members in the line's order; `body` has sorted
-// them): where each is in the line and in the body.
-std::vector<server::CopiedValue> copied_schemas(bool openai) {
+// them): where each is in the line and in the body (OpenAI lines: their tools' parameters too).
+std::vector<server::CopiedValue> copied_schemas(bool openai, const json& body) {
   const std::string in = openai ? "/body" : "";
-  return {{in + "/response_format/json_schema/schema", "/response_format/json_schema/schema"},
-          {in + "/structured_outputs/json", "/structured_outputs/json"}};
+  std::vector<server::CopiedValue> out = {
+      {in + "/response_format/json_schema/schema", "/response_format/json_schema/schema"},
+      {in + "/structured_outputs/json", "/structured_outputs/json"}};
+  if (auto tools = body.find("tools"); openai && tools != body.end() && tools->is_array()) {
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const std::string at = "/tools/" + std::to_string(i) + "/function/parameters";
+      out.push_back({in + at, at});
+    }
+  }
+  return out;
 }
 
 // A plinth line → the body the server would get, and its kind.
@@ -191,8 +199,8 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
   limits.served_model_name = host.default_served_name();  // as `serve` answers
   try {
     item.api = server::parse_request(
-        kind, server::chat_text_in_client_order(body, line, copied_schemas(item.openai)), host,
-        limits);
+        kind, server::chat_text_in_client_order(body, line, copied_schemas(item.openai, body)),
+        host, limits);
   } catch (const server::ApiError& e) {
     if (auto option = defaults.option_of_key.find(e.param());
         !e.param().empty() && option != defaults.option_of_key.end()) {

@@ -190,7 +190,12 @@ class StructuredOutputs(unittest.TestCase):
                   "structured_outputs": {"json": schema}}]
         batch = [{"custom_id": "openai", "method": "POST", "url": "/v1/chat/completions",
                   "body": {"messages": [{"role": "user", "content": "JSON."}],
-                           "max_tokens": 40, "temperature": 0, "response_format": fmt}}]
+                           "max_tokens": 40, "temperature": 0, "response_format": fmt}},
+                 {"custom_id": "tools", "method": "POST", "url": "/v1/chat/completions",
+                  "body": {"messages": [{"role": "user", "content": "Call f."}],
+                           "max_tokens": 60, "temperature": 0, "tool_choice": "required",
+                           "tools": [{"type": "function",
+                                      "function": {"name": "f", "parameters": schema}}]}}]
         with tempfile.TemporaryDirectory() as d:
             for name, content in (("plinth", lines), ("openai", batch)):
                 with open(f"{d}/{name}.jsonl", "w") as f:
@@ -201,8 +206,10 @@ class StructuredOutputs(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 with open(f"{d}/{name}.out") as f:
                     for out in map(json.loads, f):
-                        text = out["text"] if "text" in out else \
-                            out["response"]["body"]["choices"][0]["message"]["content"]
+                        message = out["response"]["body"]["choices"][0]["message"] \
+                            if "response" in out else {"content": out["text"]}
+                        text = message["content"] if message["content"] is not None else \
+                            message["tool_calls"][0]["function"]["arguments"]
                         self.assertEqual(list(json.loads(text)), ["zeta", "alpha"], out)
 
     def test_vllm_structured_outputs(self):
