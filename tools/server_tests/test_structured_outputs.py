@@ -401,10 +401,17 @@ class CompileOffTheNetworkThread(unittest.TestCase):
         self.assertEqual(status, 200, body)  # a small constraint compiles beside the slow one
         others_done = time.monotonic()
         thread.join(timeout=300)
-        self.assertEqual(done.get("status"), 200, done.get("body"))
-        text = done["body"]["choices"][0]["text"]  # 2 tokens: the start of a choice
-        self.assertTrue(any(c.startswith(text) for c in slow["structured_outputs"]["choice"]),
-                        text)
+        if done.get("status") == 400:
+            # On a loaded machine (ctest -j2 beside other jobs) the compilation can run into the
+            # plugin's 10 s compile_timeout_ms: that 400 is the documented answer, and the
+            # others must still have been answered first (below).
+            self.assertEqual(done["body"]["error"]["param"], "structured_outputs", done["body"])
+            self.assertIn("longer than the limit", done["body"]["error"]["message"])
+        else:
+            self.assertEqual(done.get("status"), 200, done.get("body"))
+            text = done["body"]["choices"][0]["text"]  # 2 tokens: the start of a choice
+            self.assertTrue(any(c.startswith(text) for c in slow["structured_outputs"]["choice"]),
+                            text)
         # The slow request ended after the others were answered: they did not wait for it.
         self.assertGreater(done["at"], others_done,
                            f"the slow constraint was answered at {done['at'] - start:.2f} s, "
