@@ -212,6 +212,19 @@ class StructuredOutputs(unittest.TestCase):
                             message["tool_calls"][0]["function"]["arguments"]
                         self.assertEqual(list(json.loads(text)), ["zeta", "alpha"], out)
 
+    def test_ignore_eos_stops_where_the_grammar_ends(self):
+        # ignore_eos lets EOS through as text, but a grammar that took it (its end) allows no
+        # further token: the reply ends there (it was a 500 naming the plugin's empty mask).
+        for so in ({"choice": ["yes"]}, {"regex": "(ab){1,2}"}):
+            status, body = post({"messages": [{"role": "user", "content": "Say yes."}],
+                                 "max_tokens": 10, "temperature": 0, "ignore_eos": True,
+                                 "structured_outputs": so})
+            self.assertEqual(status, 200, body)
+            choice = body["choices"][0]
+            self.assertEqual(choice["finish_reason"], "stop", body)
+            self.assertIsNotNone(re.fullmatch(so.get("regex", "yes"), choice["message"]["content"]),
+                                 body)
+
     def test_vllm_structured_outputs(self):
         status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
                              "max_tokens": 8, "temperature": 0,
