@@ -16,6 +16,7 @@ constexpr size_t kScanMembers = 16;
 
 /// Builds the value bottom-up: a container's children are collected in movable vectors and moved
 /// into it once it closes, so nothing is copied and no member is looked up twice.
+// NOLINTNEXTLINE(bugprone-exception-escape): ordered_json's noexcept move calls ordered_map's.
 class OrderedBuilder final : public nlohmann::json_sax<ordered_json> {
  public:
   bool null() override { return put(ordered_json(nullptr)); }
