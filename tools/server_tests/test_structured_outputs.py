@@ -9,6 +9,9 @@ against the real model, checked by independent parsers:
     streamed deltas concatenate to the non-streamed text;
   - bad constraints are 400s naming the field and the JSON pointer, and the server serves the
     next request;
+  - the schemas keep the client's member order through the Responses and Anthropic APIs and
+    `plinth generate --prompts-file` lines (plinth's and OpenAI's batch shape, tools too);
+  - a token ending the grammar ends the reply under ignore_eos (finish "stop");
   - forced-token drafting (long property names): the same output with drafts and without
     (speculative = false), streamed and not, and forced drafts accepted;
   - /metrics: compile and mask time histograms, compile cache hits, compiles, refusals and
