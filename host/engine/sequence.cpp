@@ -141,7 +141,9 @@ std::string Sequence::append(Sampler::Result r, double now) {
   timings_.last_token = now;
   timings_.num_generated_tokens++;
   std::string delta = detokenizer_.push(token);
-  StopChecker::Step step = stop_.on_token(token, delta);
+  // A token that completed the grammar (its end: EOS, taken as text under ignore_eos) ends the
+  // sequence: the grammar allows nothing after it.
+  StopChecker::Step step = stop_.on_token(token, delta, grammar_ && grammar_->terminated());
   std::string out = std::move(step.text);
   if (step.finish != FinishReason::kNone) {
     // A stop token's or stop string's text is not output; a length finish releases held bytes.
