@@ -4,17 +4,18 @@
 #include <array>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "app/engine_host.hpp"
 #include "server/api_error.hpp"
+#include "server/client_order.hpp"
+#include "server/tool_request.hpp"
 
 namespace plinth::cli {
 
 namespace {
 
-// Members keep the line's order: the request parser takes tools' parameter schemas (and the
-// template renders the tools) in the order they were written, as the server does with its body.
-using json = nlohmann::ordered_json;
+using nlohmann::json;
 
 // The request keys of POST /v1/completions and /v1/chat/completions that server/request_parser
 // reads, plus the line's own "prompt", "messages" and "custom_id".
@@ -82,10 +83,38 @@ std::string read_custom_id(const json& j, const std::string& where, bool require
   return it->get<std::string>();
 }
 
+// Values nested deeper than a request's schemas may be (server/tool_request.hpp) are refused
+// before anything writes them out: dump() recurses (100,000 nested arrays overflowed the stack).
+void check_nesting(const json& object, const std::string& where, const std::string& prefix) {
+  for (const auto& [key, value] : object.items()) {
+    if (server::json_nesting(value) > server::kMaxToolNesting) {
+      throw std::invalid_argument(where + "key \"" + prefix + key + "\": nested deeper than " +
+                                  std::to_string(server::kMaxToolNesting) + " levels");
+    }
+  }
+}
+
+// The schemas of a line as its text has them (members in the line's order; `body` has sorted
+// them): where each is in the line and in the body (OpenAI lines: their tools' parameters too).
+std::vector<server::CopiedValue> copied_schemas(bool openai, const json& body) {
+  const std::string in = openai ? "/body" : "";
+  std::vector<server::CopiedValue> out = {
+      {in + "/response_format/json_schema/schema", "/response_format/json_schema/schema"},
+      {in + "/structured_outputs/json", "/structured_outputs/json"}};
+  if (auto tools = body.find("tools"); openai && tools != body.end() && tools->is_array()) {
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const std::string at = "/tools/" + std::to_string(i) + "/function/parameters";
+      out.push_back({in + at, at});
+    }
+  }
+  return out;
+}
+
 // A plinth line → the body the server would get, and its kind.
 server::ApiKind plain_body(const json& line, const LineDefaults& d, const std::string& where,
                            json& body) {
-  body = json(d.body);
+  check_nesting(line, where, "");
+  body = d.body;
   for (const auto& [key, value] : line.items()) {
     if (std::find(kPlainKeys.begin(), kPlainKeys.end(), key) == kPlainKeys.end()) {
       throw std::invalid_argument(where + "unknown key \"" + key +
@@ -142,6 +171,7 @@ server::ApiKind openai_body(const json& line, const std::string& where, json& bo
   if (b == line.end() || !b->is_object()) {
     throw std::invalid_argument(where + "key \"body\": required, the request body (an object)");
   }
+  check_nesting(*b, where, "body.");
   body = *b;
   return kind;
 }
@@ -168,7 +198,9 @@ BatchItem parse_batch_line(const std::string& line, const std::string& where,
   server::ParseLimits limits;
   limits.served_model_name = host.default_served_name();  // as `serve` answers
   try {
-    item.api = server::parse_request(kind, body.dump(), host, limits);
+    item.api = server::parse_request(
+        kind, server::chat_text_in_client_order(body, line, copied_schemas(item.openai, body)),
+        host, limits);
   } catch (const server::ApiError& e) {
     if (auto option = defaults.option_of_key.find(e.param());
         !e.param().empty() && option != defaults.option_of_key.end()) {

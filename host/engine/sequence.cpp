@@ -151,7 +151,9 @@ std::string Sequence::append(Sampler::Result r, double now) {
   // A dormant grammar's trigger adds no text; what was held back before it is released.
   const bool trigger = dormant_ && token == trigger_;
   std::string delta = trigger ? detokenizer_.flush() : detokenizer_.push(token);
-  StopChecker::Step step = stop_.on_token(token, delta);
+  // A token that completed the grammar (its end: EOS, taken as text under ignore_eos) ends the
+  // sequence: the grammar allows nothing after it.
+  StopChecker::Step step = stop_.on_token(token, delta, grammar_ && grammar_->terminated());
   std::string out = std::move(step.text);
   if (trigger && step.finish != FinishReason::kStop) {
     if (step.finish == FinishReason::kNone) out += stop_.release();

@@ -34,18 +34,18 @@ bool StopChecker::is_stop_token(int32_t token) const {
   return std::find(stop_tokens_.begin(), stop_tokens_.end(), token) != stop_tokens_.end();
 }
 
-StopChecker::Step StopChecker::on_token(int32_t token, std::string_view text_delta) {
+StopChecker::Step StopChecker::on_token(int32_t token, std::string_view text_delta, bool ends) {
   if (finish_ != FinishReason::kNone) {
     throw std::logic_error(std::string("StopChecker::on_token: the sequence already finished (") +
                            to_string(finish_) + ")");
   }
   ++num_generated_;
   Step step;
-  if (num_generated_ < min_tokens_) {
+  if (num_generated_ < min_tokens_ && !ends) {
     // vLLM: no stop condition but max_tokens applies before min_tokens are generated (EOS and
     // stop ids are masked in the sampler; stop strings are not looked for).
     step.text = std::string(text_delta);
-  } else if (is_stop_token(token)) {
+  } else if (ends || is_stop_token(token)) {
     // Text held back as a possible stop-string prefix is real output after all.
     step.text = matcher_.flush();
     if (include_stop_) step.text += text_delta;

@@ -45,9 +45,11 @@ class StopChecker {
   StopChecker(const SamplingParams& params, std::vector<int32_t> eos_token_ids);
 
   /// Feeds one generated token and the text it adds (the detokenizer's delta, which may be empty
-  /// while a UTF-8 character is incomplete). Calling it again after a finish throws
-  /// std::logic_error.
-  Step on_token(int32_t token, std::string_view text_delta);
+  /// while a UTF-8 character is incomplete). `ends`: the token ends the sequence as a stop token
+  /// does, whatever ignore_eos, stop_token_ids and min_tokens say (it completed the output's
+  /// grammar, which allows no further token: Sequence::append). Calling it again after a finish
+  /// throws std::logic_error.
+  Step on_token(int32_t token, std::string_view text_delta, bool ends = false);
 
   /// Releases the text held back as a possible stop-string prefix: a boundary no stop string
   /// spans (a grammar trigger token, engine/sequence.hpp). Matching goes on after it.

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "app/engine_host.hpp"
 #include "server/anthropic_tools.hpp"
 #include "server/api_error.hpp"
 #include "server/api_json.hpp"
 #include "server/async_engine.hpp"
+#include "server/client_order.hpp"
 
 namespace plinth::server::anthropic {
 
@@ -199,13 +203,30 @@ Translated translate(const json& body, bool count_only) {
   return {std::move(chat), std::move(conversation)};
 }
 
+namespace {
+
+// The chat body as text, the tools' input_schema in the client's member order
+// (client_order.hpp).
+std::string chat_text(const json& chat, const json& body, std::string_view text) {
+  std::vector<CopiedValue> copied;
+  if (const json* tools = find_field(body, "tools"); tools != nullptr && tools->is_array()) {
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const std::string at = "/tools/" + std::to_string(i);
+      copied.push_back({at + "/input_schema", at + "/function/parameters"});
+    }
+  }
+  return chat_text_in_client_order(chat, text, copied);
+}
+
+}  // namespace
+
 PreparedGeneration prepare_messages(std::string_view text, const EngineHost& host,
                                     const ParseLimits& limits, std::string id) {
   const json body = parse_json_object(text);
   Translated t = translate(body, false);
   PreparedGeneration p;
   try {
-    p.api = parse_request(ApiKind::kChat, dump_json(t.chat_body), host, limits);
+    p.api = parse_request(ApiKind::kChat, chat_text(t.chat_body, body, text), host, limits);
   } catch (const ApiError& e) {
     throw renamed(e);
   }
@@ -236,8 +257,9 @@ std::string count_tokens_response(std::string_view text, const EngineHost& host,
     chat["max_tokens"] = 1;
     try {
       return dump_json(
-          {{"input_tokens",
-            parse_request(ApiKind::kChat, dump_json(chat), host, limits).prompts.front().size()}});
+          {{"input_tokens", parse_request(ApiKind::kChat, chat_text(chat, body, text), host, limits)
+                                .prompts.front()
+                                .size()}});
     } catch (const ApiError& e) {
       throw renamed(e);
     }

@@ -7,11 +7,13 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "app/engine_host.hpp"
 #include "server/api_error.hpp"
 #include "server/api_json.hpp"
 #include "server/async_engine.hpp"
+#include "server/client_order.hpp"
 
 namespace plinth::server::responses {
 
@@ -299,6 +301,11 @@ std::optional<json> response_format_of(const json& body) {
     throw bad("text.format.type",
               "text.format.type: expected \"text\", \"json_object\" or \"json_schema\"");
   }
+  // Before the chat body holding it is written out (dump_json recurses).
+  if (json_nesting(*format) > kMaxToolNesting) {
+    throw bad("text.format.schema", "text.format.schema: nested deeper than " +
+                                        std::to_string(kMaxToolNesting) + " levels");
+  }
   json schema = json::object();
   for (const auto& [key, value] : format->items()) {
     if (key != "type") schema[key] = value;
@@ -329,13 +336,31 @@ json translate(const json& body) {
   return chat;
 }
 
+namespace {
+
+// The schemas translate() copied into the chat body, with their places in both.
+std::vector<CopiedValue> copied_schemas(const json& body) {
+  std::vector<CopiedValue> out = {{"/text/format/schema", "/response_format/json_schema/schema"}};
+  if (const json* tools = find_field(body, "tools"); tools != nullptr && tools->is_array()) {
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const std::string at = "/tools/" + std::to_string(i);
+      out.push_back({at + "/parameters", at + "/function/parameters"});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 PreparedGeneration prepare(std::string_view text, const EngineHost& host, const ParseLimits& limits,
                            std::string id) {
   const json body = parse_json_object(text);
   const json chat = translate(body);
   PreparedGeneration p;
   try {
-    p.api = parse_request(ApiKind::kChat, dump_json(chat), host, limits);
+    // The schemas in the client's member order (client_order.hpp).
+    p.api = parse_request(
+        ApiKind::kChat, chat_text_in_client_order(chat, text, copied_schemas(body)), host, limits);
   } catch (const ApiError& e) {
     throw renamed(e);
   }

@@ -1,12 +1,24 @@
 #include "server/structured_output.hpp"
 
+#include "chat/ordered_json.hpp"
 #include "server/api_error.hpp"
+#include "server/tool_request.hpp"
 
 namespace plinth::server {
 
 namespace {
 
 using nlohmann::json;
+
+// Deeper schemas are refused before anything walks them: dump() and the grammar plugin recurse
+// (100,000 nested arrays overflowed a network thread's stack), and the plugin refuses schemas
+// nested deeper than 64 schema levels anyway.
+void check_nesting(const json& schema, const std::string& field) {
+  if (json_nesting(schema) > kMaxToolNesting) {
+    throw ApiError::invalid(
+        field, field + ": nested deeper than " + std::to_string(kMaxToolNesting) + " levels");
+  }
+}
 
 GrammarSpec json_schema_spec(const json& schema, const std::string& field, bool strict) {
   GrammarSpec g;
@@ -17,8 +29,10 @@ GrammarSpec json_schema_spec(const json& schema, const std::string& field, bool 
     if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_boolean())) {
       throw ApiError::invalid(field, field + ": not a JSON Schema (an object, or its JSON text)");
     }
+    check_nesting(parsed, field);
     g.spec = parsed.dump();
   } else if (schema.is_object() || schema.is_boolean()) {
+    check_nesting(schema, field);
     g.spec = schema.dump();
   } else {
     throw ApiError::unprocessable(
@@ -175,14 +189,18 @@ std::optional<GrammarSpec> parse_structured_output(const json& body, std::string
   if (has_rf) g = response_format(*rf);
   if (g && g->kind == PLINTH_GRAMMAR_JSON_SCHEMA) {
     // The same schema with its members in the request's order.
-    const auto ordered = nlohmann::ordered_json::parse(raw, nullptr, false);
+    // Linear time whatever the body holds (ordered_json.hpp).
+    const auto ordered = parse_ordered_json(raw);
     const nlohmann::ordered_json* s = nullptr;
     if (has_so && ordered.contains("structured_outputs")) {
       s = &ordered["structured_outputs"]["json"];
     } else if (has_rf && ordered.contains("response_format")) {
       s = &ordered["response_format"]["json_schema"]["schema"];
     }
-    if (s != nullptr && (s->is_object() || s->is_boolean())) g->spec = s->dump();
+    if (s != nullptr && (s->is_object() || s->is_boolean()) &&
+        json_nesting(*s) <= kMaxToolNesting) {
+      g->spec = s->dump();
+    }
   }
   return g;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "chat/ordered_json.hpp"
 #include "server/api_error.hpp"
 
 namespace plinth::server {
@@ -187,7 +188,7 @@ std::vector<ToolFunction> parse_tool_list(const json& tools, std::string_view ra
   }
   // The schemas with their members in the request's order (`body` has sorted them); the sorted
   // ones if the text says otherwise (a duplicate "tools" key: the parsers keep different ones).
-  const auto ordered = ordered_json::parse(raw, nullptr, false);
+  const auto ordered = parse_ordered_json(raw);  // linear time (ordered_json.hpp)
   const bool same = ordered.is_object() && ordered.contains("tools") &&
                     ordered["tools"].is_array() && ordered["tools"].size() == tools.size();
   ordered_json fallback;

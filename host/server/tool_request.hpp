@@ -59,7 +59,8 @@ struct ToolRequest {
   const ToolFunction* find(std::string_view name) const;
 };
 
-/// JSON levels a tool (its parameters schema included) or a history call's arguments may nest:
+/// JSON levels a tool (its parameters schema included), a history call's arguments or an output
+/// constraint's schema (response_format, structured_outputs.json) may nest:
 /// the code that walks and writes them recurses (the grammar plugin refuses schemas nested
 /// deeper than 64 schema levels anyway).
 inline constexpr size_t kMaxToolNesting = 160;

@@ -111,7 +111,7 @@ class Checker {
     for (const auto& [key, value] : s.items()) {
       if (!keyword(key, value, ptr + "/" + escape(key), depth)) return false;
     }
-    return combination_rules(s, ptr);
+    return bounds_meet(s, ptr) && combination_rules(s, ptr);
   }
 
  private:
@@ -190,6 +190,38 @@ class Checker {
         return refuse(ptr + "/patternProperties",
                       std::string("patternProperties beside additionalProperties false and \"") +
                           k + "\" is not enforced");
+      }
+    }
+    return true;
+  }
+
+  /// A lower bound above its upper bound (an empty range) is refused by the pointer of the
+  /// lower one: XGrammar refuses each such pair too (also where the schema allows other values,
+  /// as an optional property or another type), but without saying where. Bounds already
+  /// checked to be numbers (bound()).
+  bool bounds_meet(const json& s, const std::string& ptr) {
+    struct Pair {
+      const char* lo;
+      const char* hi;
+      bool empty_when_equal;
+    };
+    static constexpr Pair kPairs[] = {{"minLength", "maxLength", false},
+                                      {"minItems", "maxItems", false},
+                                      {"minProperties", "maxProperties", false},
+                                      {"minimum", "maximum", false},
+                                      {"exclusiveMinimum", "maximum", true},
+                                      {"minimum", "exclusiveMaximum", true},
+                                      {"exclusiveMinimum", "exclusiveMaximum", true}};
+    for (const Pair& p : kPairs) {
+      const auto lo = s.find(p.lo), hi = s.find(p.hi);
+      if (lo == s.end() || hi == s.end() || !lo->is_number() || !hi->is_number()) continue;
+      const double a = lo->get<double>(), b = hi->get<double>();
+      if (a > b || (p.empty_when_equal && a == b)) {
+        return refuse(ptr + "/" + p.lo, std::string(p.lo) + " " + lo->dump() +
+                                            (a > b ? " is greater than " : " equals ") + p.hi +
+                                            " " + hi->dump() +
+                                            ": the range is empty; the grammar engine refuses "
+                                            "it (fix the bounds)");
       }
     }
     return true;

@@ -255,6 +255,19 @@ def table():
          b'{"prompt": ' + nested + b"]" * 100000 + b"}", 422, "prompt"),
         ("100,000 nested arrays as messages", "/v1/chat/completions",
          b'{"messages": ' + nested + b"]" * 100000 + b"}", 422, "messages[0]"),
+        # output-constraint schemas are written out (dump) and walked by recursive code: 100,000
+        # nested arrays in one overflowed a network thread's stack (the server died)
+        ("100,000 nested arrays in response_format's schema", "/v1/chat/completions",
+         b'{"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": '
+         b'"json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "x": '
+         + nested + b"]" * 100000 + b"}}}}", 400, "response_format.json_schema.schema",
+         "nested deeper than 160 levels"),
+        ("100,000 nested arrays in structured_outputs.json", "/v1/completions",
+         b'{"prompt": "hi", "structured_outputs": {"json": {"x": ' + nested + b"]" * 100000
+         + b"}}}", 400, "structured_outputs.json"),
+        ("100,000 nested arrays in text.format.schema", "/v1/responses",
+         b'{"input": "hi", "text": {"format": {"type": "json_schema", "name": "x", "schema": '
+         b'{"x": ' + nested + b"]" * 100000 + b"}}}}", 400, "text.format.schema"),
         ("not JSON", "/v1/completions", b"prompt=hi", 400, None),
         ("oversized body (2 MiB)", "/v1/completions",
          b'{"prompt": "' + b"a" * (2 << 20) + b'"}', 413, None),
@@ -290,6 +303,41 @@ class BadInput(unittest.TestCase):
         self.assertEqual(exchange(http_bytes("GET", "/health"))[0], 200)
         self.assertEqual(post("/v1/completions", cmpl("The sky is"))[0], 200)
         self.assertEqual(wait_blocks(before), before, "KV blocks leaked by the table")
+
+    def test_deep_bodies_beside_a_schema_or_tools_do_not_hold_the_network(self):
+        """A body read in order (response_format's schema, tools' parameters) with 40,000 nested
+        objects elsewhere in it, each level with a later member: nlohmann's ordered parse copied
+        each level's subtree again (quadratic: 20,000 levels held a network thread 20 s), so two
+        such requests starved every other connection. Now linear: both are answered, and /health
+        meanwhile, within seconds."""
+        deep = '{"a":' * 40000 + "1" + ',"b":1}' * 40000
+        bodies = [
+            '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "response_format": '
+            '{"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}, '
+            '"metadata": ' + deep + '}',
+            '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "tools": [{"type": '
+            '"function", "function": {"name": "f"}}], "metadata": ' + deep + '}']
+        done = {}
+
+        def send(i):
+            t0 = time.monotonic()
+            status = post("/v1/chat/completions", bodies[i].encode())[0]
+            done[i] = (status, time.monotonic() - t0)
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        time.sleep(0.2)
+        self.assertEqual(exchange(http_bytes("GET", "/health"))[0], 200)
+        health_s = time.monotonic() - t0
+        for t in threads:
+            t.join(120)
+        self.assertLess(health_s, 10, "/health waited behind the deep bodies")
+        for i in range(2):
+            self.assertIn(i, done)
+            self.assertNotEqual(done[i][0], 500)
+            self.assertLess(done[i][1], 10, f"body {i} took {done[i][1]:.1f} s")
 
     def test_oversized_header_is_431(self):
         status, _, data = exchange(http_bytes("GET", "/health", headers={"X-Big": "a" * 100000}))

@@ -9,6 +9,9 @@ against the real model, checked by independent parsers:
     streamed deltas concatenate to the non-streamed text;
   - bad constraints are 400s naming the field and the JSON pointer, and the server serves the
     next request;
+  - the schemas keep the client's member order through the Responses and Anthropic APIs and
+    `plinth generate --prompts-file` lines (plinth's and OpenAI's batch shape, tools too);
+  - a token ending the grammar ends the reply under ignore_eos (finish "stop");
   - forced-token drafting (long property names): the same output with drafts and without
     (speculative = false), streamed and not, and forced drafts accepted;
   - /metrics: compile and mask time histograms, compile cache hits, compiles, refusals and
@@ -115,8 +118,8 @@ class StructuredOutputs(unittest.TestCase):
         self.assertIsInstance(parsed.population, int)
 
     def test_responses_api_text_format(self):
-        # /v1/responses' text.format reaches the same grammar as chat's response_format (the
-        # translated schema's members in the order the JSON library keeps, so no order check).
+        # /v1/responses' text.format reaches the same grammar as chat's response_format, the
+        # members in the schema's order (not sorted: name before age).
         import jsonschema
         import pydantic
         r = client().responses.create(
@@ -125,6 +128,7 @@ class StructuredOutputs(unittest.TestCase):
                              "strict": True}})
         self.assertEqual(r.status, "completed", r.output_text)
         jsonschema.validate(json.loads(r.output_text), dict(PERSON, additionalProperties=False))
+        self.assertEqual(list(json.loads(r.output_text)), list(PERSON["properties"]))
 
         class City(pydantic.BaseModel):  # bounded fields: a 135M model may ramble in a number
             name: str = pydantic.Field(max_length=24)
@@ -137,6 +141,92 @@ class StructuredOutputs(unittest.TestCase):
         status, body = post({"input": "hi", "text": {"format": {"type": "regex"}}},
                             path="/v1/responses")
         self.assertEqual((status, body["error"]["param"]), (400, "text.format.type"), body)
+
+    def test_translated_apis_keep_the_schemas_member_order(self):
+        # The Responses and Anthropic APIs are translated into a chat body; the schemas they
+        # carry keep the client's member order there (they were sorted: alpha before zeta).
+        schema = {"type": "object", "properties": {"zeta": {"type": "integer"},
+                                                   "alpha": {"type": "integer"}},
+                  "required": ["zeta", "alpha"], "additionalProperties": False}
+        status, body = post({"input": "Give JSON.", "temperature": 0, "max_output_tokens": 40,
+                             "text": {"format": {"type": "json_schema", "name": "x",
+                                                 "schema": schema, "strict": True}}},
+                            path="/v1/responses")
+        self.assertEqual(status, 200, body)
+        text = body["output"][0]["content"][0]["text"]
+        self.assertEqual(list(json.loads(text)), ["zeta", "alpha"], text)
+        status, body = post({"input": "Call f.", "temperature": 0, "max_output_tokens": 60,
+                             "tool_choice": "required",
+                             "tools": [{"type": "function", "name": "f", "parameters": schema}]},
+                            path="/v1/responses")
+        self.assertEqual(status, 200, body)
+        args = [o for o in body["output"] if o["type"] == "function_call"][0]["arguments"]
+        self.assertEqual(list(json.loads(args)), ["zeta", "alpha"], args)
+        # Anthropic's tool_use input is an object (sorted when written): its streamed fragments
+        # show the order the model wrote the members in.
+        status, _, data = raw("POST", "/v1/messages", {
+            "max_tokens": 60, "temperature": 0, "stream": True,
+            "tools": [{"name": "f", "input_schema": schema}], "tool_choice": {"type": "any"},
+            "messages": [{"role": "user", "content": "Call f."}]})
+        self.assertEqual(status, 200, data)
+        fragments = ""
+        for line in data.decode().splitlines():
+            event = json.loads(line[6:]) if line.startswith("data: ") else {}
+            if event.get("type") == "content_block_delta" and \
+                    event["delta"].get("type") == "input_json_delta":
+                fragments += event["delta"]["partial_json"]
+        self.assertTrue(fragments.startswith('{"zeta":'), fragments)
+
+    def test_prompts_file_lines_keep_the_schemas_member_order(self):
+        # `plinth generate --prompts-file` makes a body of each line (plinth's and OpenAI's batch
+        # shape): the schema keeps the line's member order there (it was sorted: alpha first).
+        import subprocess
+        import tempfile
+        schema = {"type": "object", "properties": {"zeta": {"type": "integer"},
+                                                   "alpha": {"type": "integer"}},
+                  "required": ["zeta", "alpha"], "additionalProperties": False}
+        fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema,
+                                                      "strict": True}}
+        lines = [{"custom_id": "plain", "messages": [{"role": "user", "content": "JSON."}],
+                  "max_tokens": 40, "temperature": 0, "response_format": fmt},
+                 {"custom_id": "so", "prompt": "JSON:", "max_tokens": 40, "temperature": 0,
+                  "structured_outputs": {"json": schema}}]
+        batch = [{"custom_id": "openai", "method": "POST", "url": "/v1/chat/completions",
+                  "body": {"messages": [{"role": "user", "content": "JSON."}],
+                           "max_tokens": 40, "temperature": 0, "response_format": fmt}},
+                 {"custom_id": "tools", "method": "POST", "url": "/v1/chat/completions",
+                  "body": {"messages": [{"role": "user", "content": "Call f."}],
+                           "max_tokens": 60, "temperature": 0, "tool_choice": "required",
+                           "tools": [{"type": "function",
+                                      "function": {"name": "f", "parameters": schema}}]}}]
+        with tempfile.TemporaryDirectory() as d:
+            for name, content in (("plinth", lines), ("openai", batch)):
+                with open(f"{d}/{name}.jsonl", "w") as f:
+                    f.write("".join(json.dumps(line) + "\n" for line in content))
+                r = subprocess.run([PLINTH, "generate", "--manifest", MANIFEST, "--prompts-file",
+                                    f"{d}/{name}.jsonl", "--output", f"{d}/{name}.out"],
+                                   capture_output=True, text=True, timeout=300)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(f"{d}/{name}.out") as f:
+                    for out in map(json.loads, f):
+                        message = out["response"]["body"]["choices"][0]["message"] \
+                            if "response" in out else {"content": out["text"]}
+                        text = message["content"] if message["content"] is not None else \
+                            message["tool_calls"][0]["function"]["arguments"]
+                        self.assertEqual(list(json.loads(text)), ["zeta", "alpha"], out)
+
+    def test_ignore_eos_stops_where_the_grammar_ends(self):
+        # ignore_eos lets EOS through as text, but a grammar that took it (its end) allows no
+        # further token: the reply ends there (it was a 500 naming the plugin's empty mask).
+        for so in ({"choice": ["yes"]}, {"regex": "(ab){1,2}"}):
+            status, body = post({"messages": [{"role": "user", "content": "Say yes."}],
+                                 "max_tokens": 10, "temperature": 0, "ignore_eos": True,
+                                 "structured_outputs": so})
+            self.assertEqual(status, 200, body)
+            choice = body["choices"][0]
+            self.assertEqual(choice["finish_reason"], "stop", body)
+            self.assertIsNotNone(re.fullmatch(so.get("regex", "yes"), choice["message"]["content"]),
+                                 body)
 
     def test_vllm_structured_outputs(self):
         status, body = post({"messages": [{"role": "user", "content": "Is the sky blue?"}],
@@ -327,10 +417,17 @@ class CompileOffTheNetworkThread(unittest.TestCase):
         self.assertEqual(status, 200, body)  # a small constraint compiles beside the slow one
         others_done = time.monotonic()
         thread.join(timeout=300)
-        self.assertEqual(done.get("status"), 200, done.get("body"))
-        text = done["body"]["choices"][0]["text"]  # 2 tokens: the start of a choice
-        self.assertTrue(any(c.startswith(text) for c in slow["structured_outputs"]["choice"]),
-                        text)
+        if done.get("status") == 400:
+            # On a loaded machine (ctest -j2 beside other jobs) the compilation can run into the
+            # plugin's 10 s compile_timeout_ms: that 400 is the documented answer, and the
+            # others must still have been answered first (below).
+            self.assertEqual(done["body"]["error"]["param"], "structured_outputs", done["body"])
+            self.assertIn("longer than the limit", done["body"]["error"]["message"])
+        else:
+            self.assertEqual(done.get("status"), 200, done.get("body"))
+            text = done["body"]["choices"][0]["text"]  # 2 tokens: the start of a choice
+            self.assertTrue(any(c.startswith(text) for c in slow["structured_outputs"]["choice"]),
+                            text)
         # The slow request ended after the others were answered: they did not wait for it.
         self.assertGreater(done["at"], others_done,
                            f"the slow constraint was answered at {done['at'] - start:.2f} s, "

@@ -32,6 +32,20 @@ TEST(StopChecker, IgnoreEosKeepsGoingButHonoursStopTokenIds) {
   EXPECT_EQ(c.on_token(7, "seven").finish, FinishReason::kStop);
 }
 
+// A token that completed the output's grammar ends the sequence as a stop token, ignore_eos or
+// not (the grammar allows nothing after it: the next mask would be empty).
+TEST(StopChecker, ATokenEndingTheGrammarStopsEvenWithIgnoreEos) {
+  SamplingParams p;
+  p.ignore_eos = true;
+  p.stop = {"END"};
+  StopChecker c(p, {kEos});
+  EXPECT_EQ(c.on_token(10, "EN").text, "");  // held as a possible "END"
+  const auto s = c.on_token(kEos, "", /*ends=*/true);
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.text, "EN");  // released, the ending token's own text not emitted
+  EXPECT_EQ(s.stop_token, kEos);
+}
+
 TEST(StopChecker, MaxTokensGivesLengthAndFlushesHeldText) {
   SamplingParams p;
   p.max_tokens = 3;

@@ -238,6 +238,11 @@ TEST_F(CliBatch, ABadValueNamesItsLineAndKey) {
       {R"("max_tokens": 0)", "max_tokens"},
       {R"("custom_id": 5)", "custom_id"},
       {R"("max_token": 5)", "max_token"},
+      // written out by recursive code: 100,000 nested arrays overflowed the stack (exit 139)
+      {"\"stop\": " + std::string(100000, '[') + std::string(100000, ']'), "stop"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": )" +
+           std::string(100000, '[') + std::string(100000, ']') + "}}",
+       "response_format"},
   };
   for (const Case& c : cases) {
     CliRun r =

@@ -39,6 +39,30 @@ TEST(SchemaSubset, RefusesUnenforcedKeywordsByPointer) {
   EXPECT_EQ(refused_at(R"({"properties": {"a~b/c": {"if": {}}}})"), "/properties/a~0b~1c/if");
 }
 
+// XGrammar refuses an empty range anywhere (an optional property's too) without a pointer: the
+// check names the lower bound. A one-value range and an open interval with room pass.
+TEST(SchemaSubset, RefusesAnEmptyRangeByItsLowerBound) {
+  EXPECT_EQ(refused_at(R"({"type": "object", "properties": {"a": {"type": "integer",
+      "minimum": 5, "maximum": 3}}})"),
+            "/properties/a/minimum");
+  EXPECT_EQ(refused_at(R"({"type": "string", "minLength": 5, "maxLength": 3})"), "/minLength");
+  EXPECT_EQ(refused_at(R"({"type": "array", "minItems": 3, "maxItems": 1})"), "/minItems");
+  EXPECT_EQ(refused_at(R"({"type": "object", "minProperties": 3, "maxProperties": 1})"),
+            "/minProperties");
+  EXPECT_EQ(refused_at(R"({"type": "number", "exclusiveMinimum": 2, "maximum": 2})"),
+            "/exclusiveMinimum");
+  EXPECT_EQ(refused_at(R"({"type": "number", "minimum": 2, "exclusiveMaximum": 2})"), "/minimum");
+  EXPECT_EQ(refused_at(R"({"type": "integer", "minimum": 3, "maximum": 3})"), "accepted");
+  EXPECT_EQ(refused_at(R"({"type": "number", "exclusiveMinimum": 1, "exclusiveMaximum": 1.5})"),
+            "accepted");
+  SchemaRefusal why;
+  EXPECT_FALSE(check_schema_subset(json::parse(R"({"type": "integer", "minimum": 5,
+      "maximum": 3})"),
+                                   why));
+  EXPECT_NE(why.message.find("minimum 5 is greater than maximum 3"), std::string::npos)
+      << why.message;
+}
+
 TEST(SchemaSubset, RefusesWhatTheEngineWouldSilentlyDrop) {
   // pattern with a length, format with a pattern, an anchor inside a pattern, a lookahead
   EXPECT_EQ(refused_at(R"({"type": "string", "pattern": "a+", "maxLength": 3})"), "/pattern");
