@@ -95,7 +95,9 @@ void check_nesting(const json& object, const std::string& where, const std::stri
 }
 
 // The schemas of a line as its text has them (members in the line's order; `body` has sorted
-// them): where each is in the line and in the body (OpenAI lines: their tools' parameters too).
+// them): where each is in the line and in the body (OpenAI lines: their tools too, whole: a
+// template that renders the tools writes each as the client gave it, and the parameters' order
+// is the order the grammar writes the arguments in).
 std::vector<server::CopiedValue> copied_schemas(bool openai, const json& body) {
   const std::string in = openai ? "/body" : "";
   std::vector<server::CopiedValue> out = {
@@ -103,7 +105,7 @@ std::vector<server::CopiedValue> copied_schemas(bool openai, const json& body) {
       {in + "/structured_outputs/json", "/structured_outputs/json"}};
   if (auto tools = body.find("tools"); openai && tools != body.end() && tools->is_array()) {
     for (size_t i = 0; i < tools->size(); ++i) {
-      const std::string at = "/tools/" + std::to_string(i) + "/function/parameters";
+      const std::string at = "/tools/" + std::to_string(i);
       out.push_back({in + at, at});
     }
   }

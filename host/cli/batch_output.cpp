@@ -78,6 +78,7 @@ json openai_result_line(const BatchItem& item, std::span<const Sequence* const> 
     server::StreamEvent ev;
     ev.text_delta = seq.text();
     ev.token_ids.assign(seq.output().begin(), seq.output().end());
+    ev.trigger_offset = seq.trigger_text_offset();  // a grammar trigger (Mistral Nemo's auto)
     if (logprobs) ev.logprobs = token_logprobs(seq, tok);
     ev.finished = true;
     ev.finish_reason = seq.finish_reason().value_or("stop");

@@ -85,6 +85,13 @@ uint64_t Engine::add_request(GenerationRequest request) {
         std::to_string(options_.context_length - 1) + " tokens");
   }
   validate(request.params);
+  if (request.grammar && request.grammar_trigger &&
+      (*request.grammar_trigger < 0 ||
+       static_cast<uint32_t>(*request.grammar_trigger) >= options_.vocab_size)) {
+    throw std::invalid_argument(
+        "grammar_trigger: token id " + std::to_string(*request.grammar_trigger) +
+        " is outside the vocabulary [0, " + std::to_string(options_.vocab_size) + ")");
+  }
 
   uint64_t id = next_id_++;
   auto seq = std::make_unique<Sequence>(id, std::move(request.prompt), request.params, tokenizer_,
@@ -96,7 +103,12 @@ uint64_t Engine::add_request(GenerationRequest request) {
   seq->set_speculative(request.speculative);
   seq->set_needs_logprobs(request.logprobs);
   if (request.grammar) {
-    seq->set_grammar(std::make_unique<SequenceGrammar>(request.grammar, options_.vocab_size));
+    auto grammar = std::make_unique<SequenceGrammar>(request.grammar, options_.vocab_size);
+    if (request.grammar_trigger) {
+      seq->set_grammar_trigger(std::move(grammar), *request.grammar_trigger);
+    } else {
+      seq->set_grammar(std::move(grammar));
+    }
   }
   plinth_sched_request req{};
   req.struct_size = sizeof(req);
@@ -323,8 +335,8 @@ void Engine::propose_drafts(std::vector<BatchBuilder::Entry>& entries) {
   for (BatchBuilder::Entry& e : entries) {
     // Structured outputs: a constrained sequence's speculator drafts are cut at the first token
     // its grammar refuses (no forward is spent on a draft that can never be accepted); forced
-    // drafts were cut when proposed.
-    if (!e.drafts.empty() && !e.forced && e.seq->constrained()) {
+    // drafts were cut when proposed. A dormant grammar's are cut before its trigger token.
+    if (!e.drafts.empty() && !e.forced && (e.seq->constrained() || e.seq->dormant())) {
       size_t keep = 0;  // a failing plugin call: no drafts; the sampling step fails the sequence
       try {
         keep = e.seq->grammar_valid_prefix(e.drafts);
@@ -452,6 +464,9 @@ void Engine::append_sequence(const BatchBuilder::Entry& e, const Verdict* verdic
     for (size_t j = 0; j < num_tokens && !seq.finished(); ++j) {
       o.text_delta += append_token(seq, e, verdict, fwd, first, j, t);
       o.new_token_ids.push_back(seq.tokens().back());
+      if (seq.trigger_index() && *seq.trigger_index() + 1 == seq.output().size()) {
+        o.trigger_offset = o.text_delta.size();  // this token armed the sequence's grammar
+      }
       if (!seq.finished() && seq.tokens().size() >= options_.context_length) {
         o.text_delta += seq.finish_at_context(t);
       }

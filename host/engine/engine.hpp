@@ -67,6 +67,13 @@ struct GenerationRequest {
   /// null. A constrained sequence is speculated on with masked verification, and drafts the
   /// bytes its grammar forces (EngineOptions::forced_draft_tokens).
   std::shared_ptr<CompiledGrammar> grammar;
+  /// A grammar trigger (vLLM / llama.cpp: a lazy grammar): with `grammar`, the output is free
+  /// until this token id ([0, vocab), normally a control token such as Mistral's [TOOL_CALLS])
+  /// is sampled, and constrained by the grammar from the token after it
+  /// (Sequence::set_grammar_trigger). Until then the request decodes exactly as one without a
+  /// grammar; speculative drafts are cut before the trigger. The trigger adds no text;
+  /// RequestOutput::trigger_offset says where it fell. Ignored without `grammar`.
+  std::optional<int32_t> grammar_trigger;
 };
 
 /// What one step produced for one request.
@@ -85,6 +92,10 @@ struct RequestOutput {
   /// ("repetition_penalty", "logit_bias", ...): the request's fault (a server answers 400 naming
   /// it). Empty when a plugin or the model is at fault (500).
   std::string error_param;
+  /// The grammar trigger (GenerationRequest::grammar_trigger) was sampled this step: text_delta's
+  /// bytes before this offset are the text of the tokens before it (nothing is held back across
+  /// it), the bytes from it on are the grammar's output. nullopt otherwise.
+  std::optional<size_t> trigger_offset;
 };
 
 /// A counters snapshot for logs and metrics.

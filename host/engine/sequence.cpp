@@ -45,11 +45,19 @@ auto Sequence::masked(std::span<const int32_t> pending, F&& f) {
 }
 
 size_t Sequence::grammar_valid_prefix(std::span<const int32_t> drafts) {
+  if (dormant_) return static_cast<size_t>(std::ranges::find(drafts, trigger_) - drafts.begin());
   if (!grammar_) return drafts.size();
-  size_t n = 0;
-  while (n < drafts.size() && grammar_->try_accept(drafts[n])) ++n;
-  if (n > 0) grammar_->rollback(static_cast<uint32_t>(n));
-  return n;
+  // A draft that ends the grammar (a stop token where it can end) is cut too: the verification
+  // row after it would have no token to allow. Such a token can still be the step's sampled one.
+  size_t accepted = 0;
+  size_t keep = 0;
+  while (accepted < drafts.size() && grammar_->try_accept(drafts[accepted])) {
+    ++accepted;
+    if (grammar_->terminated()) break;
+    keep = accepted;
+  }
+  if (accepted > 0) grammar_->rollback(static_cast<uint32_t>(accepted));
+  return keep;
 }
 
 std::string Sequence::grammar_forced_bytes(size_t capacity) {
@@ -140,11 +148,19 @@ std::string Sequence::append(Sampler::Result r, double now) {
   if (timings_.first_token == 0) timings_.first_token = now;
   timings_.last_token = now;
   timings_.num_generated_tokens++;
-  std::string delta = detokenizer_.push(token);
+  // A dormant grammar's trigger adds no text; what was held back before it is released.
+  const bool trigger = dormant_ && token == trigger_;
+  std::string delta = trigger ? detokenizer_.flush() : detokenizer_.push(token);
   // A token that completed the grammar (its end: EOS, taken as text under ignore_eos) ends the
   // sequence: the grammar allows nothing after it.
   StopChecker::Step step = stop_.on_token(token, delta, grammar_ && grammar_->terminated());
   std::string out = std::move(step.text);
+  if (trigger && step.finish != FinishReason::kStop) {
+    if (step.finish == FinishReason::kNone) out += stop_.release();
+    grammar_ = std::move(dormant_);
+    trigger_index_ = tokens_.size() - 1 - num_prompt_;
+    trigger_text_offset_ = text_.size() + out.size();
+  }
   if (step.finish != FinishReason::kNone) {
     // A stop token's or stop string's text is not output; a length finish releases held bytes.
     if (step.finish == FinishReason::kLength) out += detokenizer_.flush();

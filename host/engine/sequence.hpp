@@ -91,11 +91,35 @@ class Sequence {
   /// and scored token is masked by the matcher (distribution() at the state after `pending`), and
   /// every appended token advances it.
   void set_grammar(std::unique_ptr<SequenceGrammar> grammar) { grammar_ = std::move(grammar); }
+  /// A grammar armed by a trigger token (a "grammar trigger", llama.cpp's lazy grammar): while
+  /// dormant, the sequence samples exactly as an unconstrained one (no mask, no forced drafts);
+  /// the token after `trigger` (a vocabulary id, normally a control token such as Mistral's
+  /// [TOOL_CALLS]) is the first the grammar constrains, from its initial state. The trigger token
+  /// itself adds no text: when it is appended, text held back (an incomplete UTF-8 character, a
+  /// possible stop-string prefix) is released, so the text before it is exactly the text of the
+  /// tokens before it, and a stop string never spans it. A trigger that finishes the sequence (a
+  /// stop token id) arms nothing.
+  void set_grammar_trigger(std::unique_ptr<SequenceGrammar> grammar, int32_t trigger) {
+    dormant_ = std::move(grammar);
+    trigger_ = trigger;
+  }
+  /// Constrained now: a grammar without a trigger, or one whose trigger was appended.
   bool constrained() const { return grammar_ != nullptr; }
+  /// A grammar waits for its trigger token (set_grammar_trigger).
+  bool dormant() const { return dormant_ != nullptr; }
+  /// The index in output() of the trigger token once appended (it armed the grammar).
+  std::optional<size_t> trigger_index() const { return trigger_index_; }
+  /// Where the grammar's output starts in text() once the trigger was appended: text() before
+  /// it is the text of the tokens before the trigger.
+  std::optional<size_t> trigger_text_offset() const { return trigger_text_offset_; }
   /// The sequence's matcher (null when unconstrained); engine thread only.
   SequenceGrammar* grammar() { return grammar_.get(); }
   /// How many of `drafts` (in order) the grammar takes: the drafts are cut at the first one it
-  /// refuses (the matcher advances over them, then rolls back). All of them without a grammar.
+  /// refuses or that ends it (a stop token where it can end: no verification row may follow
+  /// it) (the matcher advances over them, then rolls back). A dormant grammar's drafts are
+  /// cut before their first trigger token, so that the trigger can only be the last token a step
+  /// appends (the verification rows after it would need the mask). All of them without a
+  /// grammar.
   size_t grammar_valid_prefix(std::span<const int32_t> drafts);
   /// The bytes the grammar forces next from the matcher's state (at most `capacity`); empty
   /// without a grammar or when nothing is forced. Throws GrammarContractError when the plugin
@@ -156,6 +180,10 @@ class Sequence {
   bool speculative_ = true;
   bool needs_logprobs_ = false;
   std::unique_ptr<SequenceGrammar> grammar_;  // structured outputs, or none
+  std::unique_ptr<SequenceGrammar> dormant_;  // a grammar waiting for trigger_, or none
+  int32_t trigger_ = -1;
+  std::optional<size_t> trigger_index_;        // output index of the trigger that armed grammar_
+  std::optional<size_t> trigger_text_offset_;  // text_.size() right after the trigger
 
   std::string append(Sampler::Result r, double now);
   /// Runs `f` with the sampler masked by the grammar's mask after `pending` (accepted, then rolled

@@ -51,6 +51,9 @@ class StopChecker {
   /// throws std::logic_error.
   Step on_token(int32_t token, std::string_view text_delta, bool ends = false);
 
+  /// Releases the text held back as a possible stop-string prefix: a boundary no stop string
+  /// spans (a grammar trigger token, engine/sequence.hpp). Matching goes on after it.
+  std::string release() { return matcher_.flush(); }
   FinishReason finish() const { return finish_; }
   int32_t num_generated() const { return num_generated_; }
 

@@ -419,8 +419,7 @@ std::string MessagesResponse::on_event(size_t, const StreamEvent& ev) {
   output_tokens_ = std::max(output_tokens_, ev.num_generated_tokens);
   std::vector<ToolEvent> events;
   if (tool_parser_) {
-    tool_parser_->feed(ev.text_delta, events);
-    if (ev.finished) tool_parser_->finish(events);
+    feed_reply(*tool_parser_, ev.text_delta, ev.trigger_offset, ev.finished, events);
     if (!stream_) {
       for (const ToolEvent& e : events) {
         tool_result_.apply(e);

@@ -164,6 +164,7 @@ void AsyncEngine::deliver(const std::vector<RequestOutput>& outputs) {
     StreamEvent ev;
     ev.text_delta = o.text_delta;
     ev.token_ids = o.new_token_ids;
+    ev.trigger_offset = o.trigger_offset;
     ev.finished = o.finished;
     ev.finish_reason = o.finish_reason;
     ev.stop_string = o.stop_string;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -42,8 +43,11 @@ struct TokenLogprob {
 
 /// News of one request, delivered to its callback.
 struct StreamEvent {
-  std::string text_delta;              ///< whole UTF-8 characters, stop strings removed
-  std::vector<int32_t> token_ids;      ///< tokens sampled this step
+  std::string text_delta;          ///< whole UTF-8 characters, stop strings removed
+  std::vector<int32_t> token_ids;  ///< tokens sampled this step
+  /// The request's grammar trigger was sampled this step (RequestOutput::trigger_offset):
+  /// text_delta before this offset is free text, from it on the grammar's output.
+  std::optional<size_t> trigger_offset;
   std::vector<TokenLogprob> logprobs;  ///< one per new token when logprobs were asked
   bool finished = false;
   std::string finish_reason;  ///< "stop", "length", "abort"; "error" with `error` set

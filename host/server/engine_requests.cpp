@@ -18,6 +18,7 @@ std::vector<GenerationRequest> engine_requests(const ApiRequest& api) {
       g.cache_salt = api.cache_salt;
       g.speculative = api.speculative;
       g.logprobs = engine_logprobs;
+      g.grammar_trigger = api.grammar_trigger;
       g.share_prompt_with_previous = i > 0;
       out.push_back(std::move(g));
     }

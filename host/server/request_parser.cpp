@@ -281,9 +281,11 @@ void for_template_tools(const RequestModel& host, const ToolRequest* tools,
     for (ChatToolCall& c : m.tool_calls) c.id = mistral_call_id(c.id);
     if (m.role == "tool") m.tool_call_id = mistral_call_id(m.tool_call_id);
   }
-  // The reply starts with the [TOOL_CALLS] control token, which a grammar never lets through:
-  // it is written into the prompt, and the grammar holds the calls after it.
-  if (tools != nullptr && tools->format == ToolFormat::kMistralNemo) {
+  // required / named: the reply starts with the [TOOL_CALLS] control token, which a grammar
+  // never lets through: it is written into the prompt, and the grammar holds the calls after it
+  // (auto: the model samples it, a grammar trigger; the prompt ends as the template renders it).
+  if (tools != nullptr && tools->format == ToolFormat::kMistralNemo &&
+      tools->choice != ToolChoice::kAuto) {
     options.reply_prefix_marker = "[TOOL_CALLS]";
   }
 }
@@ -655,15 +657,36 @@ void combine_response_format(const ApiRequest& r, ToolRequest& tools) {
                                                  "\"none\"");
   }
   if (tools.choice != ToolChoice::kAuto) return;
-  if (tools.format == ToolFormat::kLlama3Json) {
-    throw ApiError::invalid(r.grammar_param,
-                            r.grammar_param +
-                                " beside tools with tool_choice \"auto\" is not supported by "
-                                "the Llama 3.x tool-call format (a call is a JSON object too, so "
-                                "a JSON reply and a call cannot be told apart); use tool_choice "
-                                "\"required\", a named function, or \"none\"");
+  const char* why = nullptr;
+  if (tools.format == ToolFormat::kMistralNemo) {
+    why =
+        "Mistral Nemo's tool-call format (the reply before [TOOL_CALLS] is free text, which no "
+        "schema holds there)";
+  } else if (tools.format == ToolFormat::kLlama3Json) {
+    why =
+        "the Llama 3.x tool-call format (a call is a JSON object too, so a JSON reply and a "
+        "call cannot be told apart)";
+  }
+  if (why != nullptr) {
+    throw ApiError::invalid(
+        r.grammar_param, r.grammar_param +
+                             " beside tools with tool_choice \"auto\" is not supported by " + why +
+                             "; use tool_choice \"required\", a named function, or \"none\"");
   }
   tools.response_schema = response_schema_of(*r.grammar);
+}
+
+// Mistral Nemo under tool_choice auto: the id of its [TOOL_CALLS] control token, which arms the
+// grammar of the calls. A vocabulary that writes it as plain text (a template given by
+// --chat-template to another model) cannot tell a call from text that looks like one: 400.
+int32_t mistral_trigger(const RequestModel& host) {
+  if (const std::optional<int32_t> id = host.special_token("[TOOL_CALLS]")) return *id;
+  throw ApiError::invalid("tool_choice",
+                          "tool_choice = \"auto\" with Mistral Nemo's tool-call format needs "
+                          "[TOOL_CALLS] to be a special token of the model's vocabulary (the "
+                          "calls' grammar starts when the model samples it); this model's "
+                          "vocabulary writes it as plain text; use \"required\", a named "
+                          "function, or \"none\"");
 }
 
 }  // namespace
@@ -710,15 +733,10 @@ ApiRequest parse_request(ApiKind kind, std::string_view text, const RequestModel
         tools->format = ToolFormat::kLlama3Json;
         break;
       case ToolCallSyntax::kMistralNemo:
-        if (tools->choice == ToolChoice::kAuto) {
-          throw ApiError::invalid(
-              "tool_choice",
-              "tool_choice = \"auto\" is not supported by Mistral Nemo's tool-call format: a "
-              "call starts with the [TOOL_CALLS] control token, which the grammar plugin never "
-              "lets a free-text reply produce; use \"required\", a named function, or "
-              "\"none\"");
-        }
         tools->format = ToolFormat::kMistralNemo;
+        // auto: free text until the model samples the [TOOL_CALLS] control token, which arms
+        // the grammar of the calls (a grammar trigger: no grammar lets a control token through).
+        if (tools->choice == ToolChoice::kAuto) r.grammar_trigger = mistral_trigger(host);
         break;
       case ToolCallSyntax::kNone:
         break;

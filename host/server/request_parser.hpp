@@ -69,6 +69,10 @@ struct ApiRequest {
   /// with response_format beside tools under auto, the reply's schema inside it) and
   /// `grammar_param` "tools".
   std::shared_ptr<const ToolRequest> tools;
+  /// The token that arms `grammar` (GenerationRequest::grammar_trigger): Mistral Nemo's
+  /// [TOOL_CALLS] control token under tool_choice auto (free text until the model samples it,
+  /// then the calls). nullopt: the grammar holds from the first token.
+  std::optional<int32_t> grammar_trigger;
 
   /// Choices in the response: prompts.size() × n.
   size_t num_choices() const { return prompts.size() * static_cast<size_t>(n); }
@@ -108,6 +112,12 @@ class RequestModel {
   /// How the chat template writes tool calls (ChatTemplate::tool_call_syntax); other than kNone,
   /// tools and tool turns are rendered its way, else as the tool-call envelope.
   virtual ToolCallSyntax chat_tool_syntax() const { return ToolCallSyntax::kNone; }
+  /// The id of the special token (control or user-defined) whose text is exactly `text`;
+  /// nullopt when the vocabulary has none (the marker is then plain text).
+  virtual std::optional<int32_t> special_token(std::string_view text) const {
+    (void)text;
+    return std::nullopt;
+  }
   /// Whether the chat template defines tool calling.
   bool chat_supports_tools() const { return chat_tool_syntax() != ToolCallSyntax::kNone; }
 };

@@ -23,6 +23,12 @@ class EngineHostModel final : public RequestModel {
     return host_.chat_template() != nullptr ? host_.chat_template()->tool_call_syntax()
                                             : ToolCallSyntax::kNone;
   }
+  std::optional<int32_t> special_token(std::string_view text) const override {
+    const Tokenizer& tok = host_.tokenizer();
+    const std::optional<int32_t> id = tok.find_token(text);
+    if (id && tok.is_special(*id)) return id;
+    return std::nullopt;
+  }
 
  private:
   const EngineHost& host_;

@@ -217,8 +217,7 @@ json ResponseBuilder::chunk_base() const {
 
 json ResponseBuilder::feed_tools(Choice& c, const StreamEvent& ev) {
   std::vector<ToolEvent> events;
-  c.tool_parser->feed(ev.text_delta, events);
-  if (ev.finished) c.tool_parser->finish(events);
+  feed_reply(*c.tool_parser, ev.text_delta, ev.trigger_offset, ev.finished, events);
   return tool_delta(c, events);
 }
 

@@ -585,8 +585,7 @@ std::string ResponsesResponse::on_event(size_t, const StreamEvent& ev) {
   }
   if (tool_parser_) {
     std::vector<ToolEvent> events;
-    tool_parser_->feed(ev.text_delta, events);
-    if (ev.finished) tool_parser_->finish(events);
+    feed_reply(*tool_parser_, ev.text_delta, ev.trigger_offset, ev.finished, events);
     std::string out;
     if (stream_ && !started_) {
       started_ = true;

@@ -38,6 +38,18 @@ std::string random_tool_id(std::string_view prefix) {
   return id;
 }
 
+void feed_reply(ToolCallParser& parser, std::string_view text, std::optional<size_t> trigger_offset,
+                bool finished, std::vector<ToolEvent>& out) {
+  if (trigger_offset && *trigger_offset <= text.size()) {
+    parser.feed(text.substr(0, *trigger_offset), out);
+    parser.trigger(out);
+    parser.feed(text.substr(*trigger_offset), out);
+  } else {
+    parser.feed(text, out);
+  }
+  if (finished) parser.finish(out);
+}
+
 ToolCallResult parse_tool_reply(ToolCallParser& parser, std::string_view text) {
   std::vector<ToolEvent> events;
   parser.feed(text, events);
@@ -330,6 +342,38 @@ class EnvelopeParser final : public ToolCallParser {
   JsonCallScanner scanner_;
 };
 
+/// Free text until the grammar trigger (a control token the engine reports by its offset, never
+/// text: a user or the model writing "[TOOL_CALLS]" as text writes content), then the calls
+/// `after` reads (Mistral Nemo under tool_choice auto). Whitespace before the trigger is dropped
+/// (held until other text follows it); text after the calls has no place in the grammar.
+class TriggeredParser final : public ToolCallParser {
+ public:
+  explicit TriggeredParser(std::unique_ptr<ToolCallParser> after) : after_(std::move(after)) {}
+  void feed(std::string_view text, std::vector<ToolEvent>& out) override {
+    if (triggered_) return after_->feed(text, out);
+    held_ws_.append(text);
+    const size_t last = held_ws_.find_last_not_of(" \t\r\n");
+    if (last == std::string::npos) return;
+    out.push_back({ToolEvent::Kind::kContent, 0, held_ws_.substr(0, last + 1)});
+    held_ws_.erase(0, last + 1);
+  }
+  void trigger(std::vector<ToolEvent>& out) override {
+    (void)out;
+    triggered_ = true;
+    held_ws_.clear();
+  }
+  void finish(std::vector<ToolEvent>& out) override {
+    if (triggered_) return after_->finish(out);
+    if (!held_ws_.empty()) out.push_back({ToolEvent::Kind::kContent, 0, std::move(held_ws_)});
+    held_ws_.clear();
+  }
+
+ private:
+  std::unique_ptr<ToolCallParser> after_;
+  bool triggered_ = false;
+  std::string held_ws_;
+};
+
 // The length of the longest suffix of `text` that is a proper prefix of `marker`.
 size_t partial_marker(std::string_view text, std::string_view marker) {
   for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n) {
@@ -464,8 +508,10 @@ std::unique_ptr<ToolCallParser> make_envelope_parser(bool json_response) {
       Layout{"tool_calls", true, "name", "arguments", "response", json_response});
 }
 
-std::unique_ptr<ToolCallParser> make_mistral_nemo_parser() {
-  return std::make_unique<EnvelopeParser>(Layout{"", true, "name", "arguments", "", false});
+std::unique_ptr<ToolCallParser> make_mistral_nemo_parser(bool triggered) {
+  auto calls = std::make_unique<EnvelopeParser>(Layout{"", true, "name", "arguments", "", false});
+  if (!triggered) return calls;
+  return std::make_unique<TriggeredParser>(std::move(calls));
 }
 
 std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r) {
@@ -475,7 +521,7 @@ std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r) {
     case ToolFormat::kLlama3Json:
       return make_llama3_parser();
     case ToolFormat::kMistralNemo:
-      return make_mistral_nemo_parser();
+      return make_mistral_nemo_parser(r.choice == ToolChoice::kAuto);
     case ToolFormat::kEnvelope:
       break;
   }

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,10 @@ class ToolCallParser {
   virtual void feed(std::string_view text, std::vector<ToolEvent>& out) = 0;
   /// The reply has ended: appends what was held back (text that might have begun a call marker).
   virtual void finish(std::vector<ToolEvent>& out) { (void)out; }
+  /// The request's grammar trigger token was sampled here (StreamEvent::trigger_offset): the
+  /// text fed from now on is the grammar's. A token-level signal: text that merely looks like
+  /// the marker never calls this. Ignored by the formats whose calls start with text.
+  virtual void trigger(std::vector<ToolEvent>& out) { (void)out; }
 };
 
 /// The parser of the JSON envelope (tool_envelope.hpp). json_response: the "response" member's
@@ -69,15 +74,23 @@ std::unique_ptr<ToolCallParser> make_hermes_parser();
 /// whitespace after it dropped.
 std::unique_ptr<ToolCallParser> make_llama3_parser();
 
-/// The parser of Mistral Nemo's calls after the "[TOOL_CALLS]" the prompt ends with: the JSON list
-/// [{"name": ..., "arguments": {...}, "id": ...}, ...] (the ids are not reported).
-std::unique_ptr<ToolCallParser> make_mistral_nemo_parser();
+/// The parser of Mistral Nemo's calls: the JSON list [{"name": ..., "arguments": {...}, "id":
+/// ...}, ...] (the ids are not reported) after the "[TOOL_CALLS]" the prompt ends with; with
+/// `triggered` (tool_choice auto) free text (content) until ToolCallParser::trigger, the
+/// [TOOL_CALLS] control token sampled, then the list.
+std::unique_ptr<ToolCallParser> make_mistral_nemo_parser(bool triggered = false);
 
 /// The parser of `r`'s calls in r.format (envelope: json_response when r.response_schema is set).
 std::unique_ptr<ToolCallParser> make_tool_call_parser(const ToolRequest& r);
 
 /// A call id: `prefix` ("call_", Anthropic's "toolu_") and 24 random letters and digits.
 std::string random_tool_id(std::string_view prefix);
+
+/// Feeds one step's `text` to `parser`: with `trigger_offset` (the grammar trigger was sampled,
+/// StreamEvent::trigger_offset) the text before it, ToolCallParser::trigger, the rest; then
+/// finish() when `finished`.
+void feed_reply(ToolCallParser& parser, std::string_view text, std::optional<size_t> trigger_offset,
+                bool finished, std::vector<ToolEvent>& out);
 
 /// Parses a whole reply at once (tests, non-streamed answers).
 ToolCallResult parse_tool_reply(ToolCallParser& parser, std::string_view text);

@@ -45,11 +45,12 @@ GrammarSpec hermes_grammar(const ToolRequest& r);
 /// templates take one call per assistant turn.
 GrammarSpec llama3_grammar(const ToolRequest& r);
 
-/// The grammar of calls in Mistral Nemo's format, after the "[TOOL_CALLS]" the prompt ends with
-/// (a control token no grammar lets through): the JSON list [{"name": "<function>", "arguments":
+/// The grammar of calls in Mistral Nemo's format, after the "[TOOL_CALLS]" control token (no
+/// grammar lets a control token through): the JSON list [{"name": "<function>", "arguments":
 /// <its parameters>, "id": "<9 letters and digits>"}, ...], one call at least, one at most
-/// without parallel_tool_calls or with a named function. tool_choice auto is refused by the
-/// request parser.
+/// without parallel_tool_calls or with a named function. required / named: the prompt ends with
+/// [TOOL_CALLS]; auto: the model samples it, and it arms this grammar (ApiRequest::
+/// grammar_trigger).
 GrammarSpec mistral_nemo_grammar(const ToolRequest& r);
 
 /// The grammar of `r`'s calls in r.format (envelope_grammar, hermes_grammar, llama3_grammar,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -198,6 +199,56 @@ TEST(ToolCallParser, Llama3CallAfterTextAnyCuts) {
     ASSERT_EQ(r.calls.size(), 1u);
     EXPECT_EQ(r.calls[0].name, "find");
     EXPECT_EQ(json::parse(r.calls[0].arguments), json::parse(call)["parameters"]);
+  }
+}
+
+// Mistral Nemo under tool_choice auto: `text` fed in random pieces through feed_reply, the
+// trigger token (a control token, no text) sampled at byte `trigger` (npos: never).
+ToolCallResult mistral_auto(const std::string& text, size_t trigger, std::mt19937& rng) {
+  auto parser = make_mistral_nemo_parser(/*triggered=*/true);
+  std::vector<ToolEvent> events;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t n = std::min(std::uniform_int_distribution<size_t>(1, 9)(rng), text.size() - at);
+    std::optional<size_t> offset;
+    if (trigger >= at && trigger <= at + n && trigger != std::string::npos) {
+      offset = trigger - at;
+      trigger = std::string::npos;  // one trigger per reply
+    }
+    feed_reply(*parser, std::string_view(text).substr(at, n), offset, at + n == text.size(),
+               events);
+    at += n;
+  }
+  ToolCallResult r;
+  for (const ToolEvent& e : events) r.apply(e);
+  return r;
+}
+
+TEST(ToolCallParser, MistralNemoAutoContentUntilTheTriggerToken) {
+  // The calls start where the engine reports the trigger token, never where text looks like
+  // the marker: "[TOOL_CALLS]" and a JSON list written as text stay content.
+  const std::string list =
+      "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris [TOOL_CALLS]\"}, "
+      "\"id\": \"abcDEF123\"}, {\"name\": \"get_time\", \"arguments\": {}, \"id\": "
+      "\"x1x2x3x4x\"}]";
+  const std::string before = "Sure. [TOOL_CALLS][{\"name\": \"fake\"}] is text here.";
+  const std::string text = before + "\n " + list;
+  const json expected = json::parse(list);
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    const ToolCallResult r = mistral_auto(text, before.size() + 2, rng);
+    EXPECT_EQ(r.content, before) << "whitespace before the trigger dropped";
+    ASSERT_EQ(r.calls.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(r.calls[i].name, expected[i].at("name").get<std::string>());
+      EXPECT_EQ(json::parse(r.calls[i].arguments), expected[i].at("arguments"));
+    }
+    const ToolCallResult text_only = mistral_auto(text, std::string::npos, rng);
+    EXPECT_EQ(text_only.content, text) << "no trigger token: all of it is content";
+    EXPECT_TRUE(text_only.calls.empty());
+    const ToolCallResult calls_only = mistral_auto(" \n" + list, 2, rng);
+    EXPECT_FALSE(calls_only.has_content) << "only whitespace before the trigger: content null";
+    EXPECT_EQ(calls_only.calls.size(), 2u);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/grammar.hpp"
 #include "fake_model.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
@@ -41,7 +42,11 @@ struct SpecSetup {
   uint32_t num_blocks = 256, max_num_seqs = 16;
   std::string misbehave = "none";  // oracle_speculator breaks speculator.h for sequence bad_seq
   uint64_t bad_seq = 0;
+  bool grammar = false;  // grammar_xgrammar over the tiny vocabulary, kGrammarStop its stop id
 };
+
+/// The grammar plugin's stop id in the tests with a grammar ('-').
+constexpr int32_t kGrammarStop = 63;
 
 class SpecEngine {
  public:
@@ -65,10 +70,12 @@ class SpecEngine {
               std::to_string(c.wrong_every) + R"(, "misbehave": ")" + c.misbehave +
               R"(", "bad_seq": )" + std::to_string(c.bad_seq) + "}}";
     }
+    if (c.grammar) text += R"(, {"kind": "grammar", "library": "grammar_xgrammar"})";
     text += "]}";
     manifest_ = parse_manifest(text, fs::temp_directory_path() / "spec_engine.json");
     desc_ = fake_model::model_desc();
     pipeline_ = Pipeline::create(manifest_, &desc_, host_);
+    if (c.grammar) start_grammar();
     BackendRef b = pipeline_->backend();
     plinth_error err{};
     EXPECT_EQ(b.vtable->allocate_kv(b.instance, c.num_blocks, 4, &err), PLINTH_OK);
@@ -96,6 +103,13 @@ class SpecEngine {
   }
   Engine& engine() { return *engine_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
+  /// Compiles a regex through the grammar plugin (SpecSetup::grammar).
+  std::shared_ptr<CompiledGrammar> regex(const std::string& pattern) const {
+    GrammarSpec spec;
+    spec.kind = PLINTH_GRAMMAR_REGEX;
+    spec.spec = pattern;
+    return GrammarCompiler(pipeline_->grammar(), "grammar_xgrammar").compile(spec);
+  }
 
   /// Runs one request alone to the end.
   const Sequence& run(GenerationRequest g) {
@@ -105,6 +119,21 @@ class SpecEngine {
   }
 
  private:
+  void start_grammar() {
+    std::vector<plinth_grammar_token> tokens;
+    for (int32_t i = 0; i < static_cast<int32_t>(kVocab); ++i) {
+      const std::string& bytes = tokenizer_.token_to_bytes(i);
+      tokens.push_back({bytes.data(), static_cast<uint32_t>(bytes.size()), 1});
+    }
+    plinth_grammar_vocab vocab{};
+    vocab.struct_size = sizeof vocab;
+    vocab.vocab_size = kVocab;
+    vocab.tokens = tokens.data();
+    vocab.stop_ids = &kGrammarStop;
+    vocab.num_stop_ids = 1;
+    pipeline_->instantiate_grammar(vocab);
+  }
+
   HostContext host_{make_stderr_logger(spdlog::level::warn)};
   Tokenizer tokenizer_ = fake_model::tiny_tokenizer();
   Manifest manifest_;
@@ -344,6 +373,75 @@ TEST(SpecEngine, AProposalOfTheWrongShapeFailsTheSequencesAskedAndTheEngineGoesO
   EXPECT_EQ(std::vector<int32_t>(good.output().begin(), good.output().end()),
             expected_output(p, 20));
   EXPECT_EQ(se.engine().stats().kv.num_used_blocks, 0u);
+}
+
+// A grammar armed by a trigger token (GenerationRequest::grammar_trigger) under speculation: the
+// oracle drafts the fake model's continuation, so its drafts run through the trigger and past it;
+// the engine cuts them before the trigger (a verified row after it would be unmasked, and the
+// grammar would refuse what it allowed: the sequence would fail). 300 requests with their
+// triggers at various places, all at once: the same ids and finishes with and without the
+// speculator; before the trigger exactly the fake model's continuation, after it four letters
+// ("[a-z]{4}": the one-hot logits' token where the mask allows it) and the stop id.
+TEST(SpecEngine, GrammarTriggerCutsDraftsBeforeTheTrigger) {
+  if (!fs::exists(fs::path(PLINTH_PLUGIN_DIR) / "libplinth_grammar_xgrammar.so")) {
+    GTEST_SKIP() << "grammar_xgrammar is not built";
+  }
+  SpecEngine plain(SpecSetup{.speculator = false, .num_blocks = 512, .grammar = true});
+  SpecEngine spec(SpecSetup{.k = 5, .wrong_every = 4, .num_blocks = 512, .grammar = true});
+  struct Case {
+    std::vector<int32_t> prompt, before;  // before: the continuation up to the trigger
+  };
+  std::vector<Case> cases;
+  for (uint32_t seed = 0; cases.size() < 300; ++seed) {
+    const std::vector<int32_t> prompt = tokens(1 + seed % 20, 1000 + seed);
+    const std::vector<int32_t> cont = expected_output(prompt, 24);
+    for (size_t k = 1 + seed % 10; k < cont.size(); ++k) {
+      if (std::count(cont.begin(), cont.begin() + static_cast<std::ptrdiff_t>(k + 1), cont[k]) ==
+              1 &&
+          std::count(cont.begin(), cont.begin() + static_cast<std::ptrdiff_t>(k + 1),
+                     kGrammarStop) == 0) {
+        cases.push_back(
+            {prompt, {cont.begin(), cont.begin() + static_cast<std::ptrdiff_t>(k + 1)}});
+        break;
+      }
+    }
+  }
+  auto run_all = [&](SpecEngine& se) {
+    const std::shared_ptr<CompiledGrammar> grammar = se.regex("[a-z]{4}");
+    Engine& e = se.engine();
+    std::vector<uint64_t> ids;
+    for (const Case& c : cases) {
+      GenerationRequest g = greedy(c.prompt, 40);
+      g.params.stop_token_ids = {kGrammarStop};
+      g.grammar = grammar;
+      g.grammar_trigger = c.before.back();
+      ids.push_back(e.add_request(std::move(g)));
+    }
+    while (e.has_unfinished()) e.step();
+    std::vector<Outcome> out;
+    for (uint64_t id : ids) {
+      const Sequence* s = e.find(id);
+      out.push_back({{s->output().begin(), s->output().end()}, s->text(), *s->finish_reason()});
+      e.release(id);
+    }
+    return out;
+  };
+  const std::vector<Outcome> want = run_all(plain);
+  const std::vector<Outcome> got = run_all(spec);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    const std::vector<int32_t>& before = cases[i].before;
+    ASSERT_EQ(want[i].finish, "stop");
+    ASSERT_EQ(want[i].output.size(), before.size() + 5);
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), want[i].output.begin()));
+    for (size_t j = before.size(); j < before.size() + 4; ++j) {
+      EXPECT_LT(want[i].output[j], 26) << "a lowercase letter";
+    }
+    EXPECT_EQ(want[i].output.back(), kGrammarStop);
+    EXPECT_EQ(got[i], want[i]) << "with the speculator";
+  }
+  const EngineStats s = spec.engine().stats();
+  EXPECT_GT(s.spec.num_accepted_tokens, 300u) << "the dormant sequences were speculated on";
 }
 
 }  // namespace

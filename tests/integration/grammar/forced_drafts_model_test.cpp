@@ -14,12 +14,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "app/engine_host.hpp"
+#include "grammar_model_setup.hpp"
 #include "runtime/host_context.hpp"
 #include "runtime/logging.hpp"
 
@@ -27,8 +27,7 @@ namespace plinth {
 namespace {
 
 namespace fs = std::filesystem;
-
-const fs::path kModel = fs::path(PLINTH_SOURCE_DIR) / "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+using grammar_model::load;
 
 const char* const kSchema = R"({"type": "object", "properties": {
   "customer_full_legal_name": {"type": "string", "maxLength": 24},
@@ -39,30 +38,8 @@ const char* const kSchema = R"({"type": "object", "properties": {
                "number_of_previous_orders_placed", "preferred_delivery_time_window"],
   "additionalProperties": false})";
 
-// `prefix`: add prefix_radix; `ngram`: add spec_decode's n-gram speculator.
 fs::path write_manifest(const std::string& name, bool prefix, bool ngram) {
-  const fs::path dir = fs::temp_directory_path() / "plinth_forced_drafts";
-  fs::create_directories(dir);
-  const fs::path file = dir / (name + ".json");
-  std::ofstream out(file);
-  out << R"({"model": ")" << kModel.string() << R"(", "plugins": [
-    {"kind": "backend", "library": "backend_cpu",
-     "config": {"threads": 2, "matmul": "auto", "kv_dtype": "f16"}},
-    {"kind": "kv_cache", "library": "kv_paged", "config": {"block_size": 16}},
-    {"kind": "scheduler", "library": "scheduler_continuous", "config": {"max_num_seqs": 16}},)";
-  if (prefix) out << R"({"kind": "prefix_cache", "library": "prefix_radix"},)";
-  if (ngram) {
-    out << R"({"kind": "speculator", "library": "spec_decode", "config": {"method": "ngram",
-               "num_speculative_tokens": 4, "min_n": 1, "max_n": 3}},)";
-  }
-  out << R"({"kind": "grammar", "library": "grammar_xgrammar"}]})";
-  return file;
-}
-
-std::unique_ptr<EngineHost> load(HostContext& host, const fs::path& manifest) {
-  EngineHost::Options o;
-  o.manifest = manifest;
-  return EngineHost::load(o, host);
+  return grammar_model::write_manifest("plinth_forced_drafts", name, prefix, ngram);
 }
 
 struct Result {
@@ -120,15 +97,7 @@ RunResult run(EngineHost& h, bool forced, bool one_at_a_time, bool logprobs = fa
   return r;
 }
 
-class ForcedDraftsModel : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!fs::exists(kModel)) {
-      GTEST_SKIP() << "model missing: run tools/fetch_model (" << kModel << ")";
-    }
-  }
-  HostContext host_{make_stderr_logger(spdlog::level::warn)};
-};
+class ForcedDraftsModel : public grammar_model::ModelTest {};
 
 TEST_F(ForcedDraftsModel, GreedyIdsEqualDecodingWithoutDraftsInFewerForwards) {
   std::unique_ptr<EngineHost> h = load(host_, write_manifest("plain", false, false));
