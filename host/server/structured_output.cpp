@@ -1,5 +1,8 @@
 #include "server/structured_output.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "chat/ordered_json.hpp"
 #include "server/api_error.hpp"
 #include "server/tool_request.hpp"
@@ -75,6 +78,16 @@ std::optional<GrammarSpec> response_format(const json& rf) {
     throw ApiError::unprocessable("response_format.json_schema.name",
                                   "response_format.json_schema.name: required, a non-empty "
                                   "string");
+  }
+  // OpenAI's rule for the name: letters, digits, '_' and '-', at most 64 characters.
+  const std::string& n = name->get_ref<const std::string&>();
+  const bool name_ok = n.size() <= 64 && std::all_of(n.begin(), n.end(), [](unsigned char c) {
+                         return std::isalnum(c) != 0 || c == '_' || c == '-';
+                       });
+  if (!name_ok) {
+    throw ApiError::invalid("response_format.json_schema.name",
+                            "response_format.json_schema.name: use at most 64 letters, digits, "
+                            "'_' or '-' (as OpenAI requires)");
   }
   bool strict = false;
   if (auto s = js->find("strict"); s != js->end() && !s->is_null()) {

@@ -276,6 +276,11 @@ class StructuredOutputs(unittest.TestCase):
             (schema_format({"type": "string", "pattern": "(?=a)b"}), "response_format", "/pattern"),
             ({"type": "json_schema", "json_schema": {"schema": {}}},
              "response_format.json_schema.name", None),
+            # OpenAI's rule for the name: [a-zA-Z0-9_-]{1,64}.
+            ({"type": "json_schema", "json_schema": {"name": "a b/c", "schema": {}}},
+             "response_format.json_schema.name", None),
+            ({"type": "json_schema", "json_schema": {"name": "n" * 65, "schema": {}}},
+             "response_format.json_schema.name", None),
             ({"type": "xml"}, "response_format.type", None),
         ]
         for rf, param, pointer in cases:
