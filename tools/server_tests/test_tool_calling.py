@@ -548,21 +548,9 @@ class HermesFormat(unittest.TestCase, ResponseFormatBesideTools):
             if isinstance(choice, dict):
                 self.assertEqual([c.function.name for c in whole.message.tool_calls],
                                  ["get_time"])
-            calls, content = {}, None
-            for chunk in self.create(tool_choice=choice, stream=True):
-                if not chunk.choices:
-                    continue
-                d = chunk.choices[0].delta
-                if d.content:
-                    content = (content or "") + d.content
-                for tc in d.tool_calls or []:
-                    entry = calls.setdefault(tc.index, ["", ""])
-                    if tc.function and tc.function.name:
-                        entry[0] += tc.function.name
-                    if tc.function and tc.function.arguments:
-                        entry[1] += tc.function.arguments
+            content, calls, _ = gather_stream(self.create(tool_choice=choice, stream=True))
             self.assertEqual(content, whole.message.content)
-            self.assertEqual([calls[i] for i in sorted(calls)],
+            self.assertEqual(calls,
                              [[c.function.name, c.function.arguments]
                               for c in whole.message.tool_calls])
 
